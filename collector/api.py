@@ -1,0 +1,101 @@
+"""The HTTP API beside the OTLP receiver: health, metrics, read-only SQL, trace lookup."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, Field
+
+from collector.errors import RagfaultError, RetryableError, Unauthorized
+from collector.receivers.otlp_http import check_bearer
+from collector.store.reader import run_select
+
+
+class SqlRequest(BaseModel):
+    sql: str = Field(..., description="One SELECT statement; $name parameters allowed.")
+    params: dict[str, Any] = Field(default_factory=dict)
+    max_rows: int | None = Field(None, gt=0, description="Row cap for this call (at most the server's).")
+
+
+class SqlResponse(BaseModel):
+    columns: list[str]
+    types: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+
+
+def api_router(runtime: Any) -> APIRouter:
+    settings = runtime.settings
+
+    def auth(request: Request) -> None:
+        check_bearer(request, settings.api_token)
+
+    router = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+    limiter = anyio.CapacityLimiter(4)
+
+    def sql(body: SqlRequest) -> dict[str, Any]:
+        cap = min(body.max_rows or settings.sql_row_cap, settings.sql_row_cap)
+        con = runtime.store.cursor()
+        try:
+            return run_select(
+                con, body.sql, body.params, row_cap=cap, timeout=settings.sql_timeout_seconds
+            ).as_dict()
+        finally:
+            con.close()
+
+    @router.post("/sql", response_model=SqlResponse, summary="Run one read-only SQL statement")
+    async def sql_endpoint(body: SqlRequest) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(sql, body, limiter=limiter)
+
+    @router.get("/traces/{trace_id}", summary="One trace: its row, steps and step documents")
+    async def get_trace(trace_id: str) -> dict[str, Any]:
+        def load() -> dict[str, Any]:
+            con = runtime.store.cursor()
+            try:
+                out: dict[str, Any] = {}
+                for name, q in (
+                    ("trace", "SELECT * FROM traces WHERE trace_id = $t"),
+                    ("steps", "SELECT * FROM steps WHERE trace_id = $t ORDER BY start_time"),
+                    ("documents", "SELECT * FROM step_documents WHERE trace_id = $t ORDER BY span_id, stage, position"),
+                ):
+                    out[name] = run_select(con, q, {"t": trace_id.lower()}, row_cap=100_000).as_dict()
+                return out
+            finally:
+                con.close()
+
+        result = await anyio.to_thread.run_sync(load, limiter=limiter)
+        if not result["trace"]["rows"]:
+            raise HTTPException(404, f"no trace {trace_id}")
+        return result
+
+    return router
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RagfaultError)
+    async def _ragfault_error(request: Request, exc: RagfaultError) -> JSONResponse:
+        headers = {}
+        if isinstance(exc, RetryableError) and exc.http_status == 503:
+            headers["Retry-After"] = str(max(1, int(exc.retry_after)))
+        if isinstance(exc, Unauthorized):
+            headers["WWW-Authenticate"] = "Bearer"
+        return JSONResponse({"error": type(exc).__name__, "detail": str(exc)}, exc.http_status, headers=headers)
+
+
+def health_router(runtime: Any) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/healthz", summary="200 once the collector accepts traces")
+    async def healthz() -> JSONResponse:
+        if not runtime.ready:
+            return JSONResponse({"status": "starting"}, 503)
+        return JSONResponse({"status": "ok", "queue_spans": runtime.writer.queued_spans})
+
+    @router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics")
+    async def metrics() -> PlainTextResponse:
+        return PlainTextResponse(runtime.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    return router

@@ -1,0 +1,163 @@
+"""Trace assembly at settle time: the query, the answer, and the context stage (DESIGN §3).
+
+A trace's spans arrive in any order and in several requests, so what needs the whole trace is done
+once it has settled: find the query text and the final answer, and — when the app did not send the
+final context explicitly (``ragfault.context.documents``) — derive it: a candidate is in context when
+its content appears in the input of the LLM call that produced the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from collector.normalize.common import parse_json
+from collector.textnorm import normalize
+
+_TEXT_KEYS = ("query", "question", "input", "user_input", "prompt", "output", "answer", "result", "text", "content")
+
+
+@dataclass
+class StepView:
+    span_id: str
+    parent_span_id: str | None
+    step_type: str
+    start_time: Any
+    end_time: Any
+    query_text: str | None
+    input_text: str | None
+    output_text: str | None
+    user_scope: list[str] | None
+    is_root: bool
+
+
+@dataclass
+class DocView:
+    span_id: str
+    stage: str
+    position: int
+    doc_id: str | None
+    chunk_id: str | None
+    content: str | None
+    score: float | None
+    metadata: str | None
+    source: str
+
+
+@dataclass
+class Assembly:
+    query_text: str | None = None
+    answer_text: str | None = None
+    answer_span_id: str | None = None
+    user_scope: list[str] | None = None
+    context: list[DocView] = field(default_factory=list)
+
+
+def plain_text(value: str | None) -> str | None:
+    """The human text inside a JSON-wrapped input or output value, else the value itself."""
+    if not value:
+        return value
+    s = value.strip()
+    if not s or s[0] not in "{[\"":
+        return value
+    parsed = parse_json(s)
+    if isinstance(parsed, str):
+        return parsed
+    if isinstance(parsed, dict):
+        for key in _TEXT_KEYS:
+            v = parsed.get(key)
+            if isinstance(v, str) and v:
+                return v
+            if isinstance(v, dict):
+                inner = plain_text(_dumps(v))
+                if inner and inner != _dumps(v):
+                    return inner
+        strings = [v for v in parsed.values() if isinstance(v, str)]
+        if len(strings) == 1:
+            return strings[0]
+    if isinstance(parsed, list) and parsed:
+        last = parsed[-1]
+        if isinstance(last, dict):
+            content = last.get("content")
+            if isinstance(content, str):
+                return content
+    return value
+
+
+def _dumps(v: Any) -> str:
+    import orjson
+
+    return orjson.dumps(v).decode()
+
+
+def _sort_key(s: StepView) -> tuple[Any, Any]:
+    return (s.end_time is None, s.end_time or s.start_time)
+
+
+def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
+    out = Assembly()
+    roots = [s for s in steps if s.is_root]
+    root = roots[0] if roots else None
+    llms = sorted((s for s in steps if s.step_type == "llm"), key=_sort_key)
+    answering = [s for s in llms if s.output_text] or llms
+    answer_llm = answering[-1] if answering else None
+    retrievals = sorted((s for s in steps if s.step_type in ("retrieval", "rerank")), key=_sort_key)
+
+    # query: the root's input, else the first retrieval query, else the user message of the first LLM call
+    if root is not None and root.step_type not in ("llm", "retrieval", "rerank", "tool"):
+        out.query_text = plain_text(root.query_text or root.input_text)
+    if not out.query_text:
+        for s in retrievals:
+            if s.query_text:
+                out.query_text = plain_text(s.query_text)
+                break
+    if not out.query_text and llms:
+        out.query_text = plain_text(llms[0].query_text)
+    if not out.query_text and root is not None:
+        out.query_text = plain_text(root.query_text or root.input_text)
+
+    # answer: the root's output when it is a chain or agent, else the last LLM call's output
+    if root is not None and root.step_type in ("chain", "agent", "other") and root.output_text:
+        out.answer_text = plain_text(root.output_text)
+    if answer_llm is not None:
+        out.answer_span_id = answer_llm.span_id
+        if not out.answer_text:
+            out.answer_text = plain_text(answer_llm.output_text)
+
+    for s in ([root] if root else []) + steps:
+        if s is not None and s.user_scope:
+            out.user_scope = s.user_scope
+            break
+
+    explicit = [d for d in docs if d.stage == "context" and d.source == "span"]
+    if explicit or answer_llm is None or not answer_llm.input_text:
+        return out
+    prompt = normalize(answer_llm.input_text)
+    seen: set[str] = set()
+    found: list[tuple[int, DocView]] = []
+    for d in docs:
+        if d.stage not in ("candidate", "reranked", "rerank_input") or not d.content:
+            continue
+        norm = normalize(d.content)
+        if not norm or norm in seen:
+            continue
+        at = prompt.find(norm)
+        if at >= 0:
+            seen.add(norm)
+            found.append((at, d))
+    found.sort(key=lambda x: x[0])
+    out.context = [
+        DocView(
+            span_id=answer_llm.span_id,
+            stage="context",
+            position=i,
+            doc_id=d.doc_id,
+            chunk_id=d.chunk_id,
+            content=d.content,
+            score=d.score,
+            metadata=d.metadata,
+            source="derived",
+        )
+        for i, (_, d) in enumerate(found)
+    ]
+    return out

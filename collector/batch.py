@@ -1,0 +1,281 @@
+"""ExportTraceServiceRequest -> columnar rows for ``spans``, ``steps`` and ``step_documents``.
+
+This is the hot path of ingest: one pass over each span's attributes, one JSON encoding per
+structured column, the convention reader, and appends to column lists that become Arrow arrays.
+A span with an invalid id is rejected (counted for ``partial_success``); the rest of the batch
+is kept.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from collector.normalize import DEFAULT_SOURCE_KEYS, normalize_span
+
+SPAN_KIND = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
+STATUS_CODE = ("UNSET", "OK", "ERROR")
+_MAX_DEPTH = 32
+
+SPAN_COLUMNS = (
+    "trace_id", "span_id", "parent_span_id", "trace_state", "flags", "name", "kind",
+    "start_time", "end_time", "start_time_unix_nano", "end_time_unix_nano", "duration_ms",
+    "status_code", "status_message", "attributes", "events", "links",
+    "dropped_attributes_count", "dropped_events_count", "dropped_links_count",
+    "resource_attributes", "resource_schema_url", "scope_name", "scope_version",
+    "scope_attributes", "scope_schema_url", "service_name", "session_id", "user_id",
+    "case_id", "run_id", "step_type", "convention", "received_at",
+)  # fmt: skip
+
+STEP_COLUMNS = (
+    "trace_id", "span_id", "parent_span_id", "step_type", "convention", "name", "service_name",
+    "start_time", "end_time", "duration_ms", "status_code", "model", "input_tokens",
+    "output_tokens", "total_tokens", "query_text", "input_text", "output_text", "tool_name",
+    "tool_arguments", "tool_result", "top_k", "case_id", "run_id", "session_id", "user_id",
+    "user_scope", "citations", "is_root",
+)  # fmt: skip
+
+DOC_COLUMNS = (
+    "trace_id", "span_id", "stage", "position", "doc_id", "chunk_id", "content", "score",
+    "metadata", "source",
+)  # fmt: skip
+
+
+def any_value(v: Any, depth: int = 0) -> Any:
+    """AnyValue -> a JSON-compatible Python value (bytes as base64)."""
+    kind = v.WhichOneof("value")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "int_value":
+        return v.int_value
+    if kind == "double_value":
+        return v.double_value
+    if kind == "bool_value":
+        return v.bool_value
+    if depth >= _MAX_DEPTH:
+        return None
+    if kind == "array_value":
+        return [any_value(x, depth + 1) for x in v.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: any_value(kv.value, depth + 1) for kv in v.kvlist_value.values}
+    if kind == "bytes_value":
+        return base64.b64encode(v.bytes_value).decode()
+    return None
+
+
+def attributes(kvs: Any) -> dict[str, Any]:
+    return {kv.key: any_value(kv.value) for kv in kvs}
+
+
+def _ts(ns: int) -> datetime | None:
+    if not ns:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).replace(tzinfo=None)
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+@dataclass
+class SpanBatch:
+    """Column lists ready to become Arrow tables, plus what was rejected."""
+
+    spans: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in SPAN_COLUMNS})
+    steps: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in STEP_COLUMNS})
+    docs: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in DOC_COLUMNS})
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+    nbytes: int = 0
+
+    def __len__(self) -> int:
+        return len(self.spans["span_id"])
+
+    def error_message(self) -> str:
+        if not self.errors:
+            return ""
+        more = f" (and {len(self.errors) - 3} more)" if len(self.errors) > 3 else ""
+        return "; ".join(self.errors[:3]) + more
+
+    def extend(self, other: SpanBatch) -> None:
+        for table, src in ((self.spans, other.spans), (self.steps, other.steps), (self.docs, other.docs)):
+            for col, values in src.items():
+                table[col].extend(values)
+        self.rejected += other.rejected
+        self.nbytes += other.nbytes
+
+
+def _reject(batch: SpanBatch, reason: str) -> None:
+    batch.rejected += 1
+    if len(batch.errors) < 20:
+        batch.errors.append(reason)
+
+
+def flatten(
+    req: ExportTraceServiceRequest,
+    received_at: datetime | None = None,
+    source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS,
+) -> SpanBatch:
+    """Flatten an export request into a SpanBatch. Never raises on span content."""
+    batch = SpanBatch()
+    now = received_at or datetime.now(timezone.utc).replace(tzinfo=None)
+    sp, st, dc = batch.spans, batch.steps, batch.docs
+    for rs in req.resource_spans:
+        res_attrs = attributes(rs.resource.attributes)
+        res_json = _json(res_attrs)
+        service = res_attrs.get("service.name")
+        service = str(service) if service is not None else None
+        res_schema = rs.schema_url or None
+        for ss in rs.scope_spans:
+            scope = ss.scope
+            scope_json = _json(attributes(scope.attributes)) if len(scope.attributes) else None
+            for span in ss.spans:
+                tid, sid, pid = span.trace_id, span.span_id, span.parent_span_id
+                if len(tid) != 16 or tid == b"\x00" * 16:
+                    _reject(batch, f"span {span.name!r}: trace_id must be 16 non-zero bytes")
+                    continue
+                if len(sid) != 8 or sid == b"\x00" * 8:
+                    _reject(batch, f"span {span.name!r}: span_id must be 8 non-zero bytes")
+                    continue
+                if pid and len(pid) != 8:
+                    _reject(batch, f"span {span.name!r}: parent_span_id must be 8 bytes")
+                    continue
+                trace_id, span_id = tid.hex(), sid.hex()
+                parent = pid.hex() if pid and pid != b"\x00" * 8 else None
+                attrs = attributes(span.attributes)
+                try:
+                    step = normalize_span(attrs, source_keys)
+                except Exception as exc:  # a convention reader must never lose a span
+                    from collector.normalize.common import Step
+
+                    step = Step()
+                    _note_normalize_error(batch, span.name, exc)
+                start_ns, end_ns = span.start_time_unix_nano, span.end_time_unix_nano
+                start, end = _ts(start_ns), _ts(end_ns)
+                duration = (end_ns - start_ns) / 1e6 if start_ns and end_ns >= start_ns else None
+                status = STATUS_CODE[span.status.code] if 0 <= span.status.code < 3 else str(span.status.code)
+                kind = SPAN_KIND[span.kind] if 0 <= span.kind < 6 else str(span.kind)
+                events = (
+                    _json(
+                        [
+                            {
+                                "name": e.name,
+                                "time_unix_nano": e.time_unix_nano,
+                                "attributes": attributes(e.attributes),
+                                "dropped_attributes_count": e.dropped_attributes_count,
+                            }
+                            for e in span.events
+                        ]
+                    )
+                    if len(span.events)
+                    else None
+                )
+                links = (
+                    _json(
+                        [
+                            {
+                                "trace_id": lk.trace_id.hex(),
+                                "span_id": lk.span_id.hex(),
+                                "trace_state": lk.trace_state,
+                                "attributes": attributes(lk.attributes),
+                                "dropped_attributes_count": lk.dropped_attributes_count,
+                                "flags": lk.flags,
+                            }
+                            for lk in span.links
+                        ]
+                    )
+                    if len(span.links)
+                    else None
+                )
+                sp["trace_id"].append(trace_id)
+                sp["span_id"].append(span_id)
+                sp["parent_span_id"].append(parent)
+                sp["trace_state"].append(span.trace_state or None)
+                sp["flags"].append(span.flags)
+                sp["name"].append(span.name)
+                sp["kind"].append(kind)
+                sp["start_time"].append(start)
+                sp["end_time"].append(end)
+                sp["start_time_unix_nano"].append(start_ns)
+                sp["end_time_unix_nano"].append(end_ns)
+                sp["duration_ms"].append(duration)
+                sp["status_code"].append(status)
+                sp["status_message"].append(span.status.message or None)
+                sp["attributes"].append(_json(attrs))
+                sp["events"].append(events)
+                sp["links"].append(links)
+                sp["dropped_attributes_count"].append(span.dropped_attributes_count)
+                sp["dropped_events_count"].append(span.dropped_events_count)
+                sp["dropped_links_count"].append(span.dropped_links_count)
+                sp["resource_attributes"].append(res_json)
+                sp["resource_schema_url"].append(res_schema)
+                sp["scope_name"].append(scope.name or None)
+                sp["scope_version"].append(scope.version or None)
+                sp["scope_attributes"].append(scope_json)
+                sp["scope_schema_url"].append(ss.schema_url or None)
+                sp["service_name"].append(service)
+                sp["session_id"].append(step.session_id)
+                sp["user_id"].append(step.user_id)
+                sp["case_id"].append(step.case_id)
+                sp["run_id"].append(step.run_id)
+                sp["step_type"].append(step.step_type)
+                sp["convention"].append(step.convention)
+                sp["received_at"].append(now)
+
+                st["trace_id"].append(trace_id)
+                st["span_id"].append(span_id)
+                st["parent_span_id"].append(parent)
+                st["step_type"].append(step.step_type)
+                st["convention"].append(step.convention)
+                st["name"].append(span.name)
+                st["service_name"].append(service)
+                st["start_time"].append(start)
+                st["end_time"].append(end)
+                st["duration_ms"].append(duration)
+                st["status_code"].append(status)
+                st["model"].append(step.model)
+                st["input_tokens"].append(step.input_tokens)
+                st["output_tokens"].append(step.output_tokens)
+                st["total_tokens"].append(step.total_tokens)
+                st["query_text"].append(step.query_text)
+                st["input_text"].append(step.input_text)
+                st["output_text"].append(step.output_text)
+                st["tool_name"].append(step.tool_name)
+                st["tool_arguments"].append(step.tool_arguments)
+                st["tool_result"].append(step.tool_result)
+                st["top_k"].append(step.top_k)
+                st["case_id"].append(step.case_id)
+                st["run_id"].append(step.run_id)
+                st["session_id"].append(step.session_id)
+                st["user_id"].append(step.user_id)
+                st["user_scope"].append(step.user_scope)
+                st["citations"].append(step.citations)
+                st["is_root"].append(parent is None)
+
+                for d in step.docs:
+                    dc["trace_id"].append(trace_id)
+                    dc["span_id"].append(span_id)
+                    dc["stage"].append(d.stage)
+                    dc["position"].append(d.position)
+                    dc["doc_id"].append(d.doc_id)
+                    dc["chunk_id"].append(d.chunk_id)
+                    dc["content"].append(d.content)
+                    dc["score"].append(d.score)
+                    dc["metadata"].append(_json(d.metadata) if d.metadata is not None else None)
+                    dc["source"].append("span")
+    return batch
+
+
+def _note_normalize_error(batch: SpanBatch, name: str, exc: Exception) -> None:
+    if len(batch.errors) < 20:
+        batch.errors.append(f"span {name!r} kept raw; normalizer error: {type(exc).__name__}")
+
+
+def monotonic_ms() -> float:
+    return time.monotonic() * 1000.0

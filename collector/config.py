@@ -1,0 +1,87 @@
+"""Deploy settings of the collector: one frozen model, built once in ``main()`` and passed down.
+
+Sources, lowest precedence first: the model defaults, a TOML config file (table ``[server]``),
+environment variables ``RAGFAULT_<FIELD>`` (e.g. ``RAGFAULT_HTTP_PORT``), command-line flags.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from collector.errors import ConfigError
+from collector.normalize import DEFAULT_SOURCE_KEYS
+
+
+class ServerSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    db: str = Field("./ragfault.duckdb", description="DuckDB file the server owns.")
+    host: str = Field("127.0.0.1", description="Address both receivers bind to (0.0.0.0 for all).")
+    http_port: int = Field(4318, ge=0, le=65535, description="OTLP/HTTP, API and metrics port.")
+    grpc_port: int = Field(4317, ge=0, le=65535, description="OTLP/gRPC port; 0 picks a free port.")
+    settle_seconds: float = Field(3.0, gt=0, description="A trace is complete after this long without new spans.")
+    max_trace_wait_seconds: float = Field(
+        300.0, gt=0, description="Settle a trace whose root never arrived after this long."
+    )
+    max_body_bytes: int = Field(32 << 20, gt=0, description="Largest compressed request body.")
+    max_decompressed_bytes: int = Field(128 << 20, gt=0, description="Largest body after inflating.")
+    max_queue_spans: int = Field(200_000, gt=0, description="Spans waiting for the writer before 503.")
+    max_batch_spans: int = Field(20_000, gt=0, description="Most spans committed in one transaction.")
+    ingest_token: str | None = Field(None, description="Bearer token required on /v1/traces and gRPC.")
+    api_token: str | None = Field(None, description="Bearer token required on /api/*.")
+    sql_row_cap: int = Field(10_000, gt=0, description="Most rows one SQL API call returns.")
+    sql_timeout_seconds: float = Field(30.0, gt=0, description="Time limit of one SQL API call.")
+    memory_limit: str | None = Field("4GB", description="DuckDB memory limit.")
+    source_keys: tuple[str, ...] = Field(
+        DEFAULT_SOURCE_KEYS, description="Document metadata keys that name the source document."
+    )
+    log_level: str = Field("info", description="debug, info, warning or error.")
+
+    @model_validator(mode="after")
+    def _check(self) -> ServerSettings:
+        if self.max_decompressed_bytes < self.max_body_bytes:
+            raise ValueError("max_decompressed_bytes must be at least max_body_bytes")
+        if self.http_port and self.http_port == self.grpc_port:
+            raise ValueError("http_port and grpc_port must differ")
+        return self
+
+
+def load_toml(path: str | Path | None) -> dict[str, Any]:
+    if not path:
+        return {}
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {path}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+
+
+def env_values(model: type[BaseModel], prefix: str = "RAGFAULT_") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        raw = os.environ.get(prefix + name.upper())
+        if raw is None:
+            continue
+        ann = field.annotation
+        out[name] = tuple(s.strip() for s in raw.split(",") if s.strip()) if ann == tuple[str, ...] else raw
+    return out
+
+
+def build_settings(
+    config_file: str | Path | None = None, overrides: dict[str, Any] | None = None
+) -> ServerSettings:
+    """Defaults < config file [server] < RAGFAULT_* environment < explicit overrides (flags)."""
+    data: dict[str, Any] = dict(load_toml(config_file).get("server", {}))
+    data.update(env_values(ServerSettings))
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return ServerSettings(**data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid settings: {exc}") from exc

@@ -1,0 +1,66 @@
+"""Spans -> steps and step documents, per convention (DESIGN §2).
+
+``normalize_span`` picks the convention reader by the attributes a span carries, then applies the
+project's own ``ragfault.*`` attributes, which any convention may add. Unknown conventions are not an
+error: the span is kept losslessly in ``spans`` and becomes a step of type ``other``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collector.normalize import genai, openinference, traceloop
+from collector.normalize.common import (
+    DEFAULT_SOURCE_KEYS,
+    Doc,
+    Step,
+    as_str,
+    as_str_list,
+    openinference_docs,
+    parse_json,
+)
+
+__all__ = ["DEFAULT_SOURCE_KEYS", "Doc", "Step", "normalize_span", "STEP_TYPES", "STAGES"]
+
+STEP_TYPES = ("retrieval", "rerank", "llm", "tool", "agent", "chain", "embedding", "other")
+STAGES = ("candidate", "reranked", "context", "rerank_input")
+
+_BAGGAGE_PREFIXES = ("", "traceloop.association.properties.", "baggage.")
+
+
+def _first(attrs: dict[str, Any], names: tuple[str, ...]) -> Any:
+    for prefix in _BAGGAGE_PREFIXES:
+        for name in names:
+            v = attrs.get(prefix + name)
+            if v is not None and v != "":
+                return v
+    return None
+
+
+def _metadata_value(attrs: dict[str, Any], key: str) -> Any:
+    meta = attrs.get("metadata")
+    if meta is None:
+        return None
+    parsed = parse_json(meta)
+    return parsed.get(key) if isinstance(parsed, dict) else None
+
+
+def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS) -> Step:
+    """Read one span's attributes into a ``Step`` (never raises on odd values)."""
+    step = Step()
+    if "openinference.span.kind" in attrs:
+        openinference.read(attrs, step, source_keys)
+    elif "traceloop.span.kind" in attrs or "traceloop.entity.name" in attrs or "llm.request.type" in attrs:
+        traceloop.read(attrs, step, source_keys)
+    elif "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs:
+        genai.read(attrs, step, source_keys)
+
+    # The project's own attributes (DESIGN §2), on top of any convention.
+    step.case_id = as_str(_first(attrs, ("ragfault.case_id",))) or as_str(_metadata_value(attrs, "ragfault.case_id"))
+    step.run_id = as_str(_first(attrs, ("ragfault.run_id",))) or as_str(_metadata_value(attrs, "ragfault.run_id"))
+    step.user_scope = as_str_list(_first(attrs, ("ragfault.user_scope",)))
+    step.citations = as_str_list(attrs.get("ragfault.answer.citations"))
+    context: list[Doc] = openinference_docs(attrs, "ragfault.context.documents.", "context", source_keys)
+    if context:
+        step.docs.extend(context)
+    return step

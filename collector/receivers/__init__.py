@@ -1,0 +1,1 @@
+"""OTLP receivers: thin decoders (HTTP, gRPC) over one ``Pipeline.export`` call."""

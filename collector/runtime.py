@@ -1,0 +1,71 @@
+"""Wiring of one collector process: store, writer, pipeline, settler, gRPC server.
+
+``Runtime`` is built from ``ServerSettings`` in ``main()`` (or a test) and passed to the HTTP app;
+nothing is created at import time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from collector.config import ServerSettings
+from collector.metrics import Metrics
+from collector.pipeline import Pipeline
+from collector.settle import Settler
+from collector.store import Store
+from collector.store.writer import Writer
+
+log = logging.getLogger("ragfault")
+
+class Runtime:
+    """``extensions`` join after the collector is up (the evaluation scheduler, for one): each is
+    called with the runtime and returns an object with ``start()`` and ``stop()``."""
+
+    def __init__(self, settings: ServerSettings, extensions: Sequence[Callable[[Runtime], Any]] = ()) -> None:
+        self.extension_factories = list(extensions)
+        self.settings = settings
+        self.metrics = Metrics()
+        self.store = Store(settings.db, memory_limit=settings.memory_limit)
+        self.writer = Writer(
+            self.store,
+            self.metrics,
+            max_queue_spans=settings.max_queue_spans,
+            max_batch_spans=settings.max_batch_spans,
+        )
+        self.pipeline = Pipeline(self.writer, self.metrics, settings.source_keys)
+        self.settler = Settler(
+            self.store.cursor(),
+            self.writer,
+            settle_seconds=settings.settle_seconds,
+            max_wait_seconds=settings.max_trace_wait_seconds,
+        )
+        self.grpc_server: Any = None
+        self.grpc_port: int | None = None
+        self.extensions: list[Any] = []
+        self.ready = False
+
+    def start(self, grpc: bool = True) -> None:
+        self.writer.start()
+        self.settler.start()
+        for factory in self.extension_factories:
+            ext = factory(self)
+            ext.start()
+            self.extensions.append(ext)
+        if grpc:
+            from collector.receivers.otlp_grpc import start_grpc
+
+            self.grpc_server, self.grpc_port = start_grpc(self.settings, self.pipeline, self.metrics)
+        self.ready = True
+        log.info("collector ready: db=%s grpc=%s", self.settings.db, self.grpc_port)
+
+    def stop(self) -> None:
+        self.ready = False
+        if self.grpc_server is not None:
+            self.grpc_server.stop(grace=5).wait(10)
+        for ext in reversed(self.extensions):
+            ext.stop()
+        self.settler.stop()
+        self.writer.stop()
+        self.store.close()

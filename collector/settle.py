@@ -1,0 +1,202 @@
+"""Trace completion: find traces that settled, assemble them, hand them on for evaluation.
+
+A trace is ready when its root span arrived and nothing new came for ``settle_seconds``, or when
+``max_trace_wait_seconds`` passed without a root. A late span bumps ``span_count`` past
+``assembled_spans`` and the trace is assembled (and evaluated) again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from collector.assemble import DocView, StepView, assemble
+from collector.store.writer import Writer
+
+log = logging.getLogger("ragfault.settle")
+
+_READY = """
+SELECT trace_id, span_count FROM traces
+WHERE (settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count)
+  AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired)
+ORDER BY last_received_at
+LIMIT $limit
+"""
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def load_trace_parts(
+    con: duckdb.DuckDBPyConnection, trace_ids: list[str]
+) -> tuple[dict[str, list[StepView]], dict[str, list[DocView]]]:
+    con.register("_ids", pa.table({"trace_id": trace_ids}))
+    try:
+        steps: dict[str, list[StepView]] = {t: [] for t in trace_ids}
+        for r in con.execute(
+            "SELECT trace_id, span_id, parent_span_id, step_type, start_time, end_time, query_text, "
+            "input_text, output_text, user_scope, is_root FROM steps WHERE trace_id IN (SELECT trace_id FROM _ids)"
+        ).fetchall():
+            steps[r[0]].append(StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10])))
+        docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}
+        for r in con.execute(
+            "SELECT trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source "
+            "FROM step_documents WHERE trace_id IN (SELECT trace_id FROM _ids) AND source <> 'derived' "
+            "ORDER BY trace_id, span_id, stage, position"
+        ).fetchall():
+            docs[r[0]].append(DocView(*r[1:]))
+    finally:
+        con.unregister("_ids")
+    return steps, docs
+
+
+class Settler:
+    def __init__(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        writer: Writer,
+        *,
+        settle_seconds: float,
+        max_wait_seconds: float,
+        interval: float = 0.5,
+        batch_limit: int = 2000,
+    ) -> None:
+        self.cursor = cursor
+        self.writer = writer
+        self.settle_seconds = settle_seconds
+        self.max_wait_seconds = max_wait_seconds
+        self.interval = min(interval, settle_seconds / 2)
+        self.batch_limit = batch_limit
+        self.listeners: list[Callable[[list[str]], None]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="ragfault-settler", daemon=True)
+        self.settled_total = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                while self.run_once() >= self.batch_limit and not self._stop.is_set():
+                    pass
+            except Exception:
+                log.exception("settle round failed")
+
+    def ready(self, now: datetime | None = None) -> list[tuple[str, int]]:
+        now = now or utcnow()
+        rows = self.cursor.execute(
+            _READY,
+            {
+                "settled": now - timedelta(seconds=self.settle_seconds),
+                "expired": now - timedelta(seconds=self.max_wait_seconds),
+                "limit": self.batch_limit,
+            },
+        ).fetchall()
+        return [(r[0], int(r[1])) for r in rows]
+
+    def run_once(self, now: datetime | None = None, force: bool = False) -> int:
+        """Assemble every ready trace (all unassembled ones with ``force``); returns how many."""
+        if force:
+            rows = self.cursor.execute(
+                "SELECT trace_id, span_count FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count "
+                "LIMIT $limit",
+                {"limit": self.batch_limit},
+            ).fetchall()
+            ready = [(r[0], int(r[1])) for r in rows]
+        else:
+            ready = self.ready(now)
+        if not ready:
+            return 0
+        ids = [t for t, _ in ready]
+        steps, docs = load_trace_parts(self.cursor, ids)
+        asm_rows: dict[str, list[Any]] = {
+            k: []
+            for k in ("trace_id", "query_text", "answer_text", "answer_span_id", "user_scope", "assembled_spans")
+        }
+        ctx: dict[str, list[Any]] = {
+            k: []
+            for k in ("trace_id", "span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata", "source")
+        }
+        for trace_id, count in ready:
+            a = assemble(steps[trace_id], docs[trace_id])
+            asm_rows["trace_id"].append(trace_id)
+            asm_rows["query_text"].append(a.query_text)
+            asm_rows["answer_text"].append(a.answer_text)
+            asm_rows["answer_span_id"].append(a.answer_span_id)
+            asm_rows["user_scope"].append(a.user_scope)
+            asm_rows["assembled_spans"].append(count)
+            for d in a.context:
+                ctx["trace_id"].append(trace_id)
+                for k in ("span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata", "source"):
+                    ctx[k].append(getattr(d, k))
+        asm = pa.table(
+            {
+                "trace_id": pa.array(asm_rows["trace_id"], pa.string()),
+                "query_text": pa.array(asm_rows["query_text"], pa.string()),
+                "answer_text": pa.array(asm_rows["answer_text"], pa.string()),
+                "answer_span_id": pa.array(asm_rows["answer_span_id"], pa.string()),
+                "user_scope": pa.array(asm_rows["user_scope"], pa.list_(pa.string())),
+                "assembled_spans": pa.array(asm_rows["assembled_spans"], pa.int64()),
+            }
+        )
+        ctx_tbl = pa.table(
+            {
+                "trace_id": pa.array(ctx["trace_id"], pa.string()),
+                "span_id": pa.array(ctx["span_id"], pa.string()),
+                "stage": pa.array(ctx["stage"], pa.string()),
+                "position": pa.array(ctx["position"], pa.int32()),
+                "doc_id": pa.array(ctx["doc_id"], pa.string()),
+                "chunk_id": pa.array(ctx["chunk_id"], pa.string()),
+                "content": pa.array(ctx["content"], pa.string()),
+                "score": pa.array(ctx["score"], pa.float64()),
+                "metadata": pa.array(ctx["metadata"], pa.string()),
+                "source": pa.array(ctx["source"], pa.string()),
+            }
+        )
+        settled_at = now or utcnow()
+
+        def write(con: duckdb.DuckDBPyConnection) -> None:
+            con.register("_asm", asm)
+            con.register("_ctx", ctx_tbl)
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.execute(
+                    "DELETE FROM step_documents WHERE source = 'derived' AND trace_id IN (SELECT trace_id FROM _asm)"
+                )
+                con.execute("INSERT INTO step_documents SELECT * FROM _ctx")
+                con.execute(
+                    "UPDATE traces SET query_text = a.query_text, answer_text = a.answer_text, "
+                    "answer_span_id = a.answer_span_id, user_scope = a.user_scope, "
+                    "assembled_spans = a.assembled_spans, settled_at = $now FROM _asm a "
+                    "WHERE traces.trace_id = a.trace_id",
+                    {"now": settled_at},
+                )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            finally:
+                con.unregister("_asm")
+                con.unregister("_ctx")
+
+        self.writer.call(write, timeout=120)
+        self.settled_total += len(ids)
+        for listener in self.listeners:
+            try:
+                listener(ids)
+            except Exception:
+                log.exception("settle listener failed")
+        return len(ids)

@@ -1,0 +1,150 @@
+"""The DuckDB store: one file, one writing connection, sandboxed read cursors.
+
+DuckDB allows one writing process per file, and within the process one database instance whose
+settings are global. The instance is opened once, migrated, then sandboxed for every later
+statement: no file or network access, no extension loading, configuration locked. Ingest tables are
+appended as Arrow; span identity is (trace_id, span_id), and a re-sent span is ignored.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, SpanBatch
+from collector.errors import ConfigError
+from collector.store.schema import DOC_SCHEMA, SPAN_SCHEMA, STEP_SCHEMA, migrate, to_arrow
+
+_SPAN_COLS = ", ".join(SPAN_COLUMNS)
+_STEP_COLS = ", ".join(STEP_COLUMNS)
+_DOC_COLS = ", ".join(DOC_COLUMNS)
+
+_TRACE_UPSERT = """
+INSERT INTO traces (trace_id, first_received_at, last_received_at, span_count, error_count, has_root,
+                    root_span_id, root_name, start_time, end_time, service_name, case_id, run_id,
+                    session_id, user_id)
+SELECT trace_id, min(received_at), max(received_at), count(*),
+       count(*) FILTER (WHERE status_code = 'ERROR'),
+       bool_or(parent_span_id IS NULL),
+       any_value(span_id) FILTER (WHERE parent_span_id IS NULL),
+       any_value(name) FILTER (WHERE parent_span_id IS NULL),
+       min(start_time), max(end_time),
+       coalesce(any_value(service_name) FILTER (WHERE parent_span_id IS NULL), any_value(service_name)),
+       any_value(case_id) FILTER (WHERE case_id IS NOT NULL),
+       any_value(run_id) FILTER (WHERE run_id IS NOT NULL),
+       any_value(session_id) FILTER (WHERE session_id IS NOT NULL),
+       any_value(user_id) FILTER (WHERE user_id IS NOT NULL)
+FROM _new_spans GROUP BY trace_id
+ON CONFLICT (trace_id) DO UPDATE SET
+    last_received_at = greatest(traces.last_received_at, excluded.last_received_at),
+    span_count       = traces.span_count + excluded.span_count,
+    error_count      = traces.error_count + excluded.error_count,
+    has_root         = traces.has_root OR excluded.has_root,
+    root_span_id     = coalesce(traces.root_span_id, excluded.root_span_id),
+    root_name        = coalesce(traces.root_name, excluded.root_name),
+    start_time       = least(traces.start_time, excluded.start_time),
+    end_time         = greatest(traces.end_time, excluded.end_time),
+    service_name     = coalesce(traces.service_name, excluded.service_name),
+    case_id          = coalesce(traces.case_id, excluded.case_id),
+    run_id           = coalesce(traces.run_id, excluded.run_id),
+    session_id       = coalesce(traces.session_id, excluded.session_id),
+    user_id          = coalesce(traces.user_id, excluded.user_id)
+"""
+
+
+def sandbox(con: duckdb.DuckDBPyConnection) -> None:
+    """Lock the instance down: after this no statement can touch files, the network or settings."""
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+class Store:
+    """A DuckDB file opened by this process. ``read_only`` opens for the CLI when no server runs."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        read_only: bool = False,
+        memory_limit: str | None = None,
+        threads: int | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        config: dict[str, Any] = {
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "allow_community_extensions": False,
+        }
+        if memory_limit:
+            config["memory_limit"] = memory_limit
+        if threads:
+            config["threads"] = threads
+        if not read_only:
+            # Fewer, larger checkpoints under sustained ingest; the WAL is replayed after a crash.
+            config["checkpoint_threshold"] = "256MB"
+        if self.path != ":memory:" and not read_only:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.con = duckdb.connect(self.path, read_only=read_only, config=config)
+        except duckdb.IOException as exc:
+            raise ConfigError(f"cannot open database {self.path}: {exc}") from exc
+        if not read_only:
+            migrate(self.con)
+        sandbox(self.con)
+        self._lock = threading.Lock()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A new connection to the same instance (for a reader thread)."""
+        return self.con.cursor()
+
+    def close(self) -> None:
+        try:
+            if not self.read_only:
+                self.con.execute("CHECKPOINT")
+        except duckdb.Error:
+            pass
+        self.con.close()
+
+    # --- writes: called only from the writer thread -------------------------------------------
+
+    def write_spans(self, con: duckdb.DuckDBPyConnection, batch: SpanBatch) -> int:
+        """Append a batch in one transaction; returns how many spans were new (re-sent ones are ignored)."""
+        if not len(batch):
+            return 0
+        con.register("_in_spans", to_arrow(batch.spans, SPAN_SCHEMA))
+        con.register("_in_steps", to_arrow(batch.steps, STEP_SCHEMA))
+        con.register("_in_docs", to_arrow(batch.docs, DOC_SCHEMA))
+        con.execute("BEGIN TRANSACTION")
+        try:
+            new = con.execute(
+                f"INSERT OR IGNORE INTO spans ({_SPAN_COLS}) SELECT {_SPAN_COLS} FROM _in_spans "
+                "RETURNING trace_id, span_id"
+            ).fetchall()
+            stored = len(new)
+            if stored:
+                if stored == len(batch):
+                    where = ""
+                else:  # some spans were re-sent: keep steps and documents of the new ones only
+                    con.register("_new", pa.table({"trace_id": [r[0] for r in new], "span_id": [r[1] for r in new]}))
+                    where = " WHERE (trace_id, span_id) IN (SELECT trace_id, span_id FROM _new)"
+                con.execute(f"CREATE OR REPLACE TEMP VIEW _new_spans AS SELECT * FROM _in_spans{where}")
+                con.execute(f"INSERT OR IGNORE INTO steps ({_STEP_COLS}) SELECT {_STEP_COLS} FROM _in_steps{where}")
+                if len(batch.docs["span_id"]):
+                    con.execute(f"INSERT INTO step_documents ({_DOC_COLS}) SELECT {_DOC_COLS} FROM _in_docs{where}")
+                con.execute(_TRACE_UPSERT)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        finally:
+            for name in ("_in_spans", "_in_steps", "_in_docs", "_new"):
+                try:
+                    con.unregister(name)
+                except duckdb.Error:
+                    pass
+        return stored

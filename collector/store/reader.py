@@ -1,0 +1,108 @@
+"""Read-only SQL for users: one SELECT, a row cap, a time limit, inside a READ ONLY transaction.
+
+Three layers refuse what is not a plain read: the statement type (only SELECT), a read-only
+transaction (no writes even from a SELECT with side effects), and the instance sandbox set in
+``duck.sandbox`` (no file or network access, no extension loading, no settings changes).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from collector.errors import QueryRefused, QueryTimeout
+
+ALLOWED = {duckdb.StatementType.SELECT}
+
+
+@dataclass
+class QueryResult:
+    columns: list[str]
+    types: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"columns": self.columns, "types": self.types, "rows": self.rows, "truncated": self.truncated}
+
+
+def check_statement(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryRefused(f"cannot parse SQL: {exc}") from exc
+    if len(statements) != 1:
+        raise QueryRefused(f"exactly one statement is allowed, got {len(statements)}")
+    kind = statements[0].type
+    if kind not in ALLOWED:
+        raise QueryRefused(f"only SELECT statements are allowed, got {kind.name}")
+
+
+def jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def run_select(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: dict[str, Any] | None = None,
+    *,
+    row_cap: int = 10_000,
+    timeout: float = 30.0,
+) -> QueryResult:
+    """Run one read-only statement on ``con`` (a cursor of its own) and fetch at most ``row_cap`` rows."""
+    check_statement(con, sql)
+    timer = threading.Timer(timeout, con.interrupt)
+    timed_out = False
+    con.execute("BEGIN TRANSACTION READ ONLY")
+    timer.start()
+    try:
+        cur = con.execute(sql, params or None)
+        rows = cur.fetchmany(row_cap + 1)
+        desc = cur.description or []
+    except duckdb.InterruptException as exc:
+        timed_out = True
+        raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
+    except duckdb.PermissionException as exc:
+        raise QueryRefused(f"refused: {exc}") from exc
+    except duckdb.Error as exc:
+        if "read-only" in str(exc).lower() or "read only" in str(exc).lower():
+            raise QueryRefused(f"refused: {exc}") from exc
+        raise QueryRefused(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        timer.cancel()
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            if not timed_out:
+                pass
+    truncated = len(rows) > row_cap
+    rows = rows[:row_cap]
+    return QueryResult(
+        columns=[d[0] for d in desc],
+        types=[str(d[1]) for d in desc],
+        rows=[[jsonable(v) for v in r] for r in rows],
+        truncated=truncated,
+    )

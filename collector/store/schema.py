@@ -1,0 +1,92 @@
+"""Numbered SQL migrations and the Arrow types of the ingest tables."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import duckdb
+import pyarrow as pa
+
+from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(version, name, sql) of every bundled migration, in order."""
+    out = []
+    for entry in resources.files("collector.store").joinpath("migrations").iterdir():
+        name = entry.name
+        if name.endswith(".sql") and name[:3].isdigit():
+            out.append((int(name[:3]), name, entry.read_text(encoding="utf-8")))
+    return sorted(out)
+
+
+def current_version(con: duckdb.DuckDBPyConnection) -> int:
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+    ).fetchone()
+    if not exists or not exists[0]:
+        return 0
+    row = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply pending migrations, each in its own transaction. Returns the names applied."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
+        "applied_at TIMESTAMP DEFAULT current_timestamp)"
+    )
+    done = current_version(con)
+    applied = []
+    for version, name, sql in migrations():
+        if version <= done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(sql)
+            con.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+_TS = pa.timestamp("us")
+_S = pa.string()
+_STR_LIST = pa.list_(pa.string())
+
+_SPAN_TYPES = {
+    "flags": pa.uint32(),
+    "start_time": _TS,
+    "end_time": _TS,
+    "start_time_unix_nano": pa.uint64(),
+    "end_time_unix_nano": pa.uint64(),
+    "duration_ms": pa.float64(),
+    "dropped_attributes_count": pa.uint32(),
+    "dropped_events_count": pa.uint32(),
+    "dropped_links_count": pa.uint32(),
+    "received_at": _TS,
+}
+_STEP_TYPES = {
+    "start_time": _TS,
+    "end_time": _TS,
+    "duration_ms": pa.float64(),
+    "input_tokens": pa.int64(),
+    "output_tokens": pa.int64(),
+    "total_tokens": pa.int64(),
+    "top_k": pa.int32(),
+    "user_scope": _STR_LIST,
+    "citations": _STR_LIST,
+    "is_root": pa.bool_(),
+}
+_DOC_TYPES = {"position": pa.int32(), "score": pa.float64()}
+
+SPAN_SCHEMA = pa.schema([(c, _SPAN_TYPES.get(c, _S)) for c in SPAN_COLUMNS])
+STEP_SCHEMA = pa.schema([(c, _STEP_TYPES.get(c, _S)) for c in STEP_COLUMNS])
+DOC_SCHEMA = pa.schema([(c, _DOC_TYPES.get(c, _S)) for c in DOC_COLUMNS])
+
+
+def to_arrow(columns: dict[str, list[object]], schema: pa.Schema) -> pa.Table:
+    return pa.table([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)

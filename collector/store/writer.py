@@ -1,0 +1,177 @@
+"""The single writer: one thread owns every DuckDB write.
+
+Receivers hand it ``SpanBatch``es; it coalesces whatever is queued into one transaction (group
+commit) and resolves each submitter's future only after COMMIT, so an acknowledged span is in the
+database file (WAL) and survives SIGKILL. Other components hand it jobs (a callable taking the
+connection) that run between batches, serialized with ingest.
+
+The queue is bounded in spans; ``submit`` raises ``RetryableError`` when it is full, which the
+receivers turn into 503 / UNAVAILABLE so exporters back off (memory stays bounded under overload).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+import duckdb
+
+from collector.batch import SpanBatch
+from collector.errors import RetryableError
+from collector.metrics import Metrics
+from collector.store.duck import Store
+
+log = logging.getLogger("ragfault.writer")
+T = TypeVar("T")
+
+_STOP = object()
+
+
+class Writer:
+    def __init__(
+        self,
+        store: Store,
+        metrics: Metrics,
+        *,
+        max_queue_spans: int = 100_000,
+        max_batch_spans: int = 20_000,
+    ) -> None:
+        self.store = store
+        self.metrics = metrics
+        self.max_queue_spans = max_queue_spans
+        self.max_batch_spans = max_batch_spans
+        self._q: queue.Queue[Any] = queue.Queue()
+        self._queued_spans = 0
+        self._lock = threading.Lock()
+        self._con = store.cursor()
+        self._thread = threading.Thread(target=self._run, name="ragfault-writer", daemon=True)
+        self._stopped = threading.Event()
+        self.listeners: list[Callable[[int], None]] = []
+
+    @property
+    def queued_spans(self) -> int:
+        return self._queued_spans
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Finish what is queued, then stop."""
+        if self._thread.is_alive():
+            self._q.put(_STOP)
+            self._thread.join(timeout)
+        self._stopped.set()
+
+    def submit(self, batch: SpanBatch) -> Future[int]:
+        """Queue a batch; the future resolves to the number of new spans once committed."""
+        fut: Future[int] = Future()
+        n = len(batch)
+        with self._lock:
+            if self._stopped.is_set():
+                raise RetryableError("writer is stopping", retry_after=5)
+            if self._queued_spans + n > self.max_queue_spans and self._queued_spans > 0:
+                self.metrics.inc("ragfault_ingest_throttled_total")
+                raise RetryableError(
+                    f"ingest queue full ({self._queued_spans} spans waiting)", retry_after=1
+                )
+            self._queued_spans += n
+        self.metrics.set("ragfault_queue_spans", self._queued_spans)
+        self._q.put((batch, fut))
+        return fut
+
+    def submit_job(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> Future[T]:
+        """Run ``fn(connection)`` on the writer thread, between ingest batches."""
+        fut: Future[T] = Future()
+        self._q.put((fn, fut))
+        return fut
+
+    def call(self, fn: Callable[[duckdb.DuckDBPyConnection], T], timeout: float | None = None) -> T:
+        return self.submit_job(fn).result(timeout)
+
+    # --- the thread ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        stop = False
+        while not stop:
+            item = self._q.get()
+            if item is _STOP:
+                break
+            if not isinstance(item[0], SpanBatch):
+                self._run_job(*item)
+                continue
+            pending = [item]
+            size = len(item[0])
+            jobs = []
+            while size < self.max_batch_spans:  # coalesce what else is already queued
+                try:
+                    nxt = self._q.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is _STOP:
+                    stop = True
+                    break
+                if isinstance(nxt[0], SpanBatch):
+                    pending.append(nxt)
+                    size += len(nxt[0])
+                else:
+                    jobs.append(nxt)
+            self._write(pending)
+            for job in jobs:
+                self._run_job(*job)
+        # drain: jobs and batches left behind are failed retryably, never silently dropped
+        while True:
+            try:
+                rest = self._q.get_nowait()
+            except queue.Empty:
+                break
+            if rest is not _STOP:
+                rest[1].set_exception(RetryableError("writer stopped", retry_after=5))
+
+    def _run_job(self, fn: Callable[[duckdb.DuckDBPyConnection], Any], fut: Future[Any]) -> None:
+        if not fut.set_running_or_notify_cancel():
+            return
+        try:
+            fut.set_result(fn(self._con))
+        except BaseException as exc:  # a failing job reports to its caller, the writer goes on
+            log.exception("writer job failed")
+            fut.set_exception(exc)
+
+    def _write(self, pending: list[tuple[SpanBatch, Future[int]]]) -> None:
+        merged = pending[0][0] if len(pending) == 1 else SpanBatch()
+        if len(pending) > 1:
+            for b, _ in pending:
+                merged.extend(b)
+        n = len(merged)
+        t0 = time.perf_counter()
+        try:
+            stored = self.store.write_spans(self._con, merged)
+        except Exception as exc:
+            log.exception("write of %d spans failed", n)
+            self.metrics.inc("ragfault_write_errors_total")
+            err = RetryableError(f"store write failed: {type(exc).__name__}", retry_after=5)
+            for _, fut in pending:
+                fut.set_exception(err)
+            self._release(n)
+            return
+        elapsed = time.perf_counter() - t0
+        self.metrics.observe("ragfault_write_seconds", elapsed)
+        self.metrics.inc("ragfault_spans_stored_total", stored)
+        self.metrics.inc("ragfault_spans_duplicate_total", n - stored)
+        self._release(n)
+        for b, fut in pending:
+            fut.set_result(len(b))
+        for listener in self.listeners:
+            try:
+                listener(stored)
+            except Exception:
+                log.exception("writer listener failed")
+
+    def _release(self, n: int) -> None:
+        with self._lock:
+            self._queued_spans -= n
+        self.metrics.set("ragfault_queue_spans", self._queued_spans)

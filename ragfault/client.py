@@ -1,0 +1,77 @@
+"""Talking to a running ragfault server, or opening its file read-only when none runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from collector.errors import ConfigError, QueryRefused
+
+DEFAULT_SERVER = "http://127.0.0.1:4318"
+
+
+def server_url(explicit: str | None = None) -> str:
+    return (explicit or os.environ.get("RAGFAULT_SERVER") or DEFAULT_SERVER).rstrip("/")
+
+
+def _headers(token: str | None) -> dict[str, str]:
+    h = {"Content-Type": "application/json"}
+    token = token or os.environ.get("RAGFAULT_API_TOKEN")
+    if token:
+        h["Authorization"] = f"Bearer {token}"
+    return h
+
+
+def server_up(url: str, timeout: float = 0.5) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/healthz", timeout=timeout) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def post(url: str, path: str, body: bytes, token: str | None = None, content_type: str | None = None,
+         timeout: float = 120) -> dict[str, Any]:
+    headers = _headers(token)
+    if content_type:
+        headers["Content-Type"] = content_type
+    req = urllib.request.Request(url + path, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")
+        try:
+            detail = json.loads(detail).get("detail", detail)
+        except (ValueError, AttributeError):
+            pass
+        if exc.code == 400:
+            raise QueryRefused(str(detail)) from exc
+        raise ConfigError(f"server answered {exc.code}: {detail}") from exc
+
+
+def sql(query: str, params: dict[str, Any] | None = None, *, db: str | None = None, server: str | None = None,
+        token: str | None = None, row_cap: int = 10_000, timeout: float = 60) -> dict[str, Any]:
+    """Run a read-only query through the server when one answers, else on the file read-only."""
+    url = server_url(server)
+    if server_up(url):
+        body = json.dumps({"sql": query, "params": params or {}, "max_rows": row_cap}).encode()
+        return post(url, "/api/v1/sql", body, token)
+    db = db or "./ragfault.duckdb"
+    from collector.store import Store
+    from collector.store.reader import run_select
+
+    if not Path(db).exists():
+        raise ConfigError(f"no server at {url} and no database file {db}")
+    try:
+        store = Store(db, read_only=True)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (is a server running on this file? pass --server)") from exc
+    try:
+        return run_select(store.cursor(), query, params, row_cap=row_cap, timeout=timeout).as_dict()
+    finally:
+        store.con.close()

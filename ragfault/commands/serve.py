@@ -1,0 +1,35 @@
+"""ragfault serve: run the collector."""
+
+from __future__ import annotations
+
+import argparse
+
+from collector.config import build_settings
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("serve", help="run the collector (OTLP/HTTP + API and OTLP/gRPC)")
+    p.add_argument("--db", help="DuckDB file (default ./ragfault.duckdb)")
+    p.add_argument("--host", help="bind address (default 127.0.0.1)")
+    p.add_argument("--http-port", type=int, help="OTLP/HTTP and API port (default 4318)")
+    p.add_argument("--grpc-port", type=int, help="OTLP/gRPC port (default 4317)")
+    p.add_argument("--settle-seconds", type=float, help="quiet time after which a trace is complete (default 3)")
+    p.add_argument("--config", help="TOML config file ([server], [evaluation], [judge] tables)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragfault.server import serve
+
+    settings = build_settings(
+        args.config,
+        {
+            "db": args.db,
+            "host": args.host,
+            "http_port": args.http_port,
+            "grpc_port": args.grpc_port,
+            "settle_seconds": args.settle_seconds,
+        },
+    )
+    serve(settings)
+    return 0

@@ -1,0 +1,88 @@
+"""``ragfault serve``: run the collector (OTLP/HTTP + API, OTLP/gRPC) until interrupted."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import uvicorn
+
+from collector.app import create_app
+from collector.config import ServerSettings
+from collector.runtime import Runtime
+
+
+def build(settings: ServerSettings) -> tuple[Runtime, Any]:
+    """The runtime and app with every built-in component wired in."""
+    routers: list[Callable[[Runtime], Any]] = []
+    extensions: list[Callable[[Runtime], Any]] = []
+    for hook in _components():
+        hook(routers, extensions)
+    runtime = Runtime(settings, extensions=extensions)
+    return runtime, create_app(runtime, routers=routers)
+
+
+def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
+    """Packages beyond the collector add routers and extensions here."""
+    hooks: list[Callable[[list[Any], list[Any]], None]] = []
+    try:
+        from evaluators.service import register as register_evaluators
+    except ImportError:
+        pass
+    else:
+        hooks.append(register_evaluators)
+    return hooks
+
+
+class ServerThread:
+    """The server in a background thread (for ``demo`` and tests); ``start()`` returns once healthy."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.runtime, self.app = build(settings)
+        config = uvicorn.Config(
+            self.app, host=settings.host, port=settings.http_port, log_level="warning", lifespan="on"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="ragfault-http", daemon=True)
+
+    @property
+    def http_port(self) -> int:
+        for s in self.server.servers:
+            for sock in s.sockets:
+                return int(sock.getsockname()[1])
+        return self.settings.http_port
+
+    def start(self, timeout: float = 30) -> ServerThread:
+        self.thread.start()
+        deadline = threading.Event()
+        waited = 0.0
+        while not (self.server.started and self.runtime.ready):
+            if not self.thread.is_alive():
+                raise RuntimeError("server thread exited during startup")
+            deadline.wait(0.05)
+            waited += 0.05
+            if waited > timeout:
+                raise TimeoutError("server did not start")
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+def serve(settings: ServerSettings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    runtime, app = build(settings)
+    config = uvicorn.Config(
+        app, host=settings.host, port=settings.http_port, log_level=settings.log_level, lifespan="on",
+        timeout_graceful_shutdown=10,
+    )
+    server = uvicorn.Server(config)
+    signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
+    server.run()

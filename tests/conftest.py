@@ -1,0 +1,85 @@
+"""Shared fixtures: a real ragfault server on free ports with its own DuckDB file."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from collector.config import ServerSettings
+from ragfault.server import ServerThread
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> ServerSettings:
+    values: dict[str, Any] = {
+        "db": str(tmp_path / "ragfault.duckdb"),
+        "http_port": free_port(),
+        "grpc_port": free_port(),
+        "settle_seconds": 0.3,
+        "memory_limit": "1GB",
+    }
+    values.update(overrides)
+    return ServerSettings(**values)
+
+
+class Server:
+    """A running server and helpers to query it."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.thread = ServerThread(settings).start()
+        self.runtime = self.thread.runtime
+        self.url = f"http://127.0.0.1:{settings.http_port}"
+        self.grpc_endpoint = f"127.0.0.1:{self.runtime.grpc_port}"
+        self.http = httpx.Client(base_url=self.url, timeout=30)
+
+    def sql(self, query: str, **params: Any) -> list[list[Any]]:
+        r = self.http.post("/api/v1/sql", json={"sql": query, "params": params})
+        assert r.status_code == 200, r.text
+        return r.json()["rows"]
+
+    def scalar(self, query: str, **params: Any) -> Any:
+        return self.sql(query, **params)[0][0]
+
+    def wait_for(self, query: str, expected: Any, timeout: float = 20, **params: Any) -> Any:
+        deadline = time.monotonic() + timeout
+        value = None
+        while time.monotonic() < deadline:
+            value = self.scalar(query, **params)
+            if value == expected:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"{query!r} gave {value!r}, expected {expected!r}")
+
+    def settle(self) -> int:
+        """Assemble every trace that has spans not yet assembled, now (no waiting for the settle time)."""
+        n = 0
+        while True:
+            k = self.runtime.settler.run_once(force=True)
+            n += k
+            if not k:
+                return n
+
+    def stop(self) -> None:
+        self.http.close()
+        self.thread.stop()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    srv = Server(make_settings(tmp_path))
+    try:
+        yield srv
+    finally:
+        srv.stop()
