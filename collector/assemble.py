@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from collector.normalize.common import parse_json
+from collector.normalize.common import unwrap_text
 from collector.textnorm import normalize
 
-_TEXT_KEYS = ("query", "question", "input", "user_input", "prompt", "output", "answer", "result", "text", "content")
+# Which row represents a document found in the prompt when it appears in several stages.
+_STAGE_PRIORITY = {"reranked": 0, "candidate": 1, "rerank_input": 2}
 
 
 @dataclass
@@ -55,43 +56,40 @@ class Assembly:
 
 def plain_text(value: str | None) -> str | None:
     """The human text inside a JSON-wrapped input or output value, else the value itself."""
-    if not value:
-        return value
-    s = value.strip()
-    if not s or s[0] not in "{[\"":
-        return value
-    parsed = parse_json(s)
-    if isinstance(parsed, str):
-        return parsed
-    if isinstance(parsed, dict):
-        for key in _TEXT_KEYS:
-            v = parsed.get(key)
-            if isinstance(v, str) and v:
-                return v
-            if isinstance(v, dict):
-                inner = plain_text(_dumps(v))
-                if inner and inner != _dumps(v):
-                    return inner
-        strings = [v for v in parsed.values() if isinstance(v, str)]
-        if len(strings) == 1:
-            return strings[0]
-    if isinstance(parsed, list) and parsed:
-        last = parsed[-1]
-        if isinstance(last, dict):
-            content = last.get("content")
-            if isinstance(content, str):
-                return content
-    return value
-
-
-def _dumps(v: Any) -> str:
-    import orjson
-
-    return orjson.dumps(v).decode()
+    return unwrap_text(value)
 
 
 def _sort_key(s: StepView) -> tuple[Any, Any]:
     return (s.end_time is None, s.end_time or s.start_time)
+
+
+def _llm_ancestors(step: StepView, by_id: dict[str, StepView]) -> list[StepView]:
+    """The LLM steps enclosing ``step`` (nearest first)."""
+    out: list[StepView] = []
+    seen = {step.span_id}
+    parent = step.parent_span_id
+    while parent and parent not in seen and parent in by_id:
+        seen.add(parent)
+        p = by_id[parent]
+        if p.step_type == "llm":
+            out.append(p)
+        parent = p.parent_span_id
+    return out
+
+
+def answering_llm(steps: list[StepView]) -> StepView | None:
+    """The LLM call that produced the answer: the last one to end that has an output.
+
+    Frameworks nest model calls (LlamaIndex's ``LLM.predict`` wraps ``LLM.complete``; both are LLM
+    spans): the innermost call is the one whose input is the prompt the model read, so an LLM step
+    that encloses another is skipped when an inner one has an output.
+    """
+    by_id = {s.span_id: s for s in steps}
+    llms = sorted((s for s in steps if s.step_type == "llm"), key=_sort_key)
+    wrappers = {a.span_id for s in llms for a in _llm_ancestors(s, by_id)}
+    leaves = [s for s in llms if s.span_id not in wrappers]
+    answering = [s for s in leaves if s.output_text] or [s for s in llms if s.output_text] or llms
+    return answering[-1] if answering else None
 
 
 def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
@@ -99,8 +97,7 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
     roots = [s for s in steps if s.is_root]
     root = roots[0] if roots else None
     llms = sorted((s for s in steps if s.step_type == "llm"), key=_sort_key)
-    answering = [s for s in llms if s.output_text] or llms
-    answer_llm = answering[-1] if answering else None
+    answer_llm = answering_llm(steps)
     retrievals = sorted((s for s in steps if s.step_type in ("retrieval", "rerank")), key=_sort_key)
 
     # query: the root's input, else the first retrieval query, else the user message of the first LLM call
@@ -130,14 +127,22 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
             break
 
     explicit = [d for d in docs if d.stage == "context" and d.source == "span"]
-    if explicit or answer_llm is None or not answer_llm.input_text:
+    if explicit or answer_llm is None:
         return out
-    prompt = normalize(answer_llm.input_text)
+    by_id = {s.span_id: s for s in steps}
+    prompt_text = answer_llm.input_text or next(
+        (a.input_text for a in _llm_ancestors(answer_llm, by_id) if a.input_text), None
+    )
+    if not prompt_text:
+        return out
+    prompt = normalize(prompt_text)
     seen: set[str] = set()
     found: list[tuple[int, DocView]] = []
-    for d in docs:
-        if d.stage not in ("candidate", "reranked", "rerank_input") or not d.content:
-            continue
+    ranked = sorted(
+        (d for d in docs if d.stage in _STAGE_PRIORITY and d.content),
+        key=lambda d: _STAGE_PRIORITY[d.stage],
+    )
+    for d in ranked:
         norm = normalize(d.content)
         if not norm or norm in seen:
             continue

@@ -41,6 +41,7 @@ class ServerSettings(BaseModel):
         DEFAULT_SOURCE_KEYS, description="Document metadata keys that name the source document."
     )
     log_level: str = Field("info", description="debug, info, warning or error.")
+    config_file: str | None = Field(None, description="The TOML file these settings came from, if any.")
 
     @model_validator(mode="after")
     def _check(self) -> ServerSettings:
@@ -81,6 +82,8 @@ def build_settings(
     data: dict[str, Any] = dict(load_toml(config_file).get("server", {}))
     data.update(env_values(ServerSettings))
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if config_file:
+        data["config_file"] = str(config_file)
     try:
         return ServerSettings(**data)
     except ValidationError as exc:

@@ -37,7 +37,7 @@ class Runtime:
         self.pipeline = Pipeline(self.writer, self.metrics, settings.source_keys)
         self.settler = Settler(
             self.store.cursor(),
-            self.writer,
+            lambda fn: self.writer.call(fn, timeout=120),
             settle_seconds=settings.settle_seconds,
             max_wait_seconds=settings.max_trace_wait_seconds,
         )

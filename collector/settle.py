@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.assemble import DocView, StepView, assemble
-from collector.store.writer import Writer
+from collector.textnorm import normalize
 
 log = logging.getLogger("ragfault.settle")
 
@@ -61,7 +61,7 @@ class Settler:
     def __init__(
         self,
         cursor: duckdb.DuckDBPyConnection,
-        writer: Writer,
+        write: Callable[[Callable[[duckdb.DuckDBPyConnection], Any]], Any],
         *,
         settle_seconds: float,
         max_wait_seconds: float,
@@ -69,7 +69,7 @@ class Settler:
         batch_limit: int = 2000,
     ) -> None:
         self.cursor = cursor
-        self.writer = writer
+        self.write = write  # runs a function on the writing connection (the writer thread in a server)
         self.settle_seconds = settle_seconds
         self.max_wait_seconds = max_wait_seconds
         self.interval = min(interval, settle_seconds / 2)
@@ -124,7 +124,7 @@ class Settler:
         steps, docs = load_trace_parts(self.cursor, ids)
         asm_rows: dict[str, list[Any]] = {
             k: []
-            for k in ("trace_id", "query_text", "answer_text", "answer_span_id", "user_scope", "assembled_spans")
+            for k in ("trace_id", "query_text", "query_norm", "answer_text", "answer_span_id", "user_scope", "assembled_spans")
         }
         ctx: dict[str, list[Any]] = {
             k: []
@@ -134,6 +134,7 @@ class Settler:
             a = assemble(steps[trace_id], docs[trace_id])
             asm_rows["trace_id"].append(trace_id)
             asm_rows["query_text"].append(a.query_text)
+            asm_rows["query_norm"].append(normalize(a.query_text) or None)
             asm_rows["answer_text"].append(a.answer_text)
             asm_rows["answer_span_id"].append(a.answer_span_id)
             asm_rows["user_scope"].append(a.user_scope)
@@ -146,6 +147,7 @@ class Settler:
             {
                 "trace_id": pa.array(asm_rows["trace_id"], pa.string()),
                 "query_text": pa.array(asm_rows["query_text"], pa.string()),
+                "query_norm": pa.array(asm_rows["query_norm"], pa.string()),
                 "answer_text": pa.array(asm_rows["answer_text"], pa.string()),
                 "answer_span_id": pa.array(asm_rows["answer_span_id"], pa.string()),
                 "user_scope": pa.array(asm_rows["user_scope"], pa.list_(pa.string())),
@@ -178,7 +180,7 @@ class Settler:
                 )
                 con.execute("INSERT INTO step_documents SELECT * FROM _ctx")
                 con.execute(
-                    "UPDATE traces SET query_text = a.query_text, answer_text = a.answer_text, "
+                    "UPDATE traces SET query_text = a.query_text, query_norm = a.query_norm, answer_text = a.answer_text, "
                     "answer_span_id = a.answer_span_id, user_scope = a.user_scope, "
                     "assembled_spans = a.assembled_spans, settled_at = $now FROM _asm a "
                     "WHERE traces.trace_id = a.trace_id",
@@ -192,7 +194,7 @@ class Settler:
                 con.unregister("_asm")
                 con.unregister("_ctx")
 
-        self.writer.call(write, timeout=120)
+        self.write(write)
         self.settled_total += len(ids)
         for listener in self.listeners:
             try:

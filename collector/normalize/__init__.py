@@ -16,6 +16,7 @@ from collector.normalize.common import (
     Step,
     as_str,
     as_str_list,
+    json_docs,
     openinference_docs,
     parse_json,
 )
@@ -37,12 +38,32 @@ def _first(attrs: dict[str, Any], names: tuple[str, ...]) -> Any:
     return None
 
 
-def _metadata_value(attrs: dict[str, Any], key: str) -> Any:
+def _metadata(attrs: dict[str, Any]) -> dict[str, Any] | None:
+    """The OpenInference ``metadata`` attribute (a JSON object string), parsed."""
     meta = attrs.get("metadata")
     if meta is None:
         return None
     parsed = parse_json(meta)
-    return parsed.get(key) if isinstance(parsed, dict) else None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _metadata_value(meta: dict[str, Any] | None, key: str) -> Any:
+    """``ragfault.case_id`` from metadata: a dotted key, or nested ``{"ragfault": {"case_id": ..}}``."""
+    if not meta:
+        return None
+    v = meta.get(key)
+    if v is None and "." in key:
+        head, _, rest = key.partition(".")
+        inner = meta.get(head)
+        v = inner.get(rest) if isinstance(inner, dict) else None
+    return v if v != "" else None
+
+
+def _is_traceloop(attrs: dict[str, Any]) -> bool:
+    if "traceloop.span.kind" in attrs or "traceloop.entity.name" in attrs or "llm.request.type" in attrs:
+        return True
+    # OpenLLMetry's LangChain model-call span has no span kind, only traceloop.workflow.name & co.
+    return any(k.startswith("traceloop.") for k in attrs)
 
 
 def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS) -> Step:
@@ -50,17 +71,23 @@ def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT
     step = Step()
     if "openinference.span.kind" in attrs:
         openinference.read(attrs, step, source_keys)
-    elif "traceloop.span.kind" in attrs or "traceloop.entity.name" in attrs or "llm.request.type" in attrs:
+    elif _is_traceloop(attrs):
         traceloop.read(attrs, step, source_keys)
     elif "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs:
         genai.read(attrs, step, source_keys)
 
     # The project's own attributes (DESIGN §2), on top of any convention.
-    step.case_id = as_str(_first(attrs, ("ragfault.case_id",))) or as_str(_metadata_value(attrs, "ragfault.case_id"))
-    step.run_id = as_str(_first(attrs, ("ragfault.run_id",))) or as_str(_metadata_value(attrs, "ragfault.run_id"))
-    step.user_scope = as_str_list(_first(attrs, ("ragfault.user_scope",)))
+    meta = _metadata(attrs)
+    step.case_id = as_str(_first(attrs, ("ragfault.case_id",))) or as_str(_metadata_value(meta, "ragfault.case_id"))
+    step.run_id = as_str(_first(attrs, ("ragfault.run_id",))) or as_str(_metadata_value(meta, "ragfault.run_id"))
+    step.user_scope = as_str_list(_first(attrs, ("ragfault.user_scope",))) or as_str_list(
+        _metadata_value(meta, "ragfault.user_scope")
+    )
     step.citations = as_str_list(attrs.get("ragfault.answer.citations"))
+    # The final context: flattened (OpenInference style), or one JSON list like gen_ai.retrieval.documents.
     context: list[Doc] = openinference_docs(attrs, "ragfault.context.documents.", "context", source_keys)
+    if not context and attrs.get("ragfault.context.documents") is not None:
+        context = json_docs(attrs["ragfault.context.documents"], "context", source_keys)
     if context:
         step.docs.extend(context)
     return step

@@ -76,10 +76,16 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str):
+        s = value.strip()
         try:
-            return int(value)
+            return int(s)
+        except ValueError:
+            pass
+        try:
+            f = float(s)
         except ValueError:
             return None
+        return int(f) if f.is_integer() else None
     return None
 
 
@@ -90,9 +96,10 @@ def as_float(value: Any) -> float | None:
         return float(value)
     if isinstance(value, str):
         try:
-            return float(value)
+            f = float(value.strip())
         except ValueError:
             return None
+        return f if f == f else None  # NaN is no score
     return None
 
 
@@ -166,7 +173,9 @@ def make_doc(
     source_keys: tuple[str, ...],
 ) -> Doc:
     meta = parse_json(metadata) if metadata is not None else None
-    if meta is not None and not isinstance(meta, dict):
+    if meta is None and isinstance(metadata, (str, bytes)) and metadata not in ("", b""):
+        meta = {"value": as_str(metadata)}  # not JSON: keep the text, it may still be useful
+    elif meta is not None and not isinstance(meta, dict):
         meta = {"value": meta}
     chunk_id = as_str(raw_id) if raw_id not in (None, "") else None
     doc_id = source_doc_id(meta, source_keys) or chunk_id
@@ -201,34 +210,67 @@ def openinference_docs(
     return docs
 
 
-def json_docs(value: Any, stage: str, source_keys: tuple[str, ...]) -> list[Doc]:
-    """Documents given as a JSON list of objects (GenAI semconv, LangChain outputs)."""
-    parsed = parse_json(value)
+_DOC_LIST_KEYS = ("documents", "docs", "outputs", "output", "result", "results", "source_documents")
+
+
+def _doc_list(parsed: Any) -> list[Any] | None:
+    """The list of documents inside a parsed JSON value (a list, or a dict holding one)."""
+    if isinstance(parsed, list):
+        return parsed
     if isinstance(parsed, dict):
-        for key in ("documents", "docs", "outputs", "output", "result", "results"):
-            if isinstance(parsed.get(key), list):
-                parsed = parsed[key]
-                break
-    if not isinstance(parsed, list):
+        for key in _DOC_LIST_KEYS:
+            inner = parsed.get(key)
+            if isinstance(inner, list):
+                return inner
+            if isinstance(inner, dict) and any(isinstance(inner.get(k), list) for k in _DOC_LIST_KEYS):
+                return _doc_list(inner)
+    return None
+
+
+def json_docs(value: Any, stage: str, source_keys: tuple[str, ...]) -> list[Doc]:
+    """Documents given as a JSON list of objects (GenAI semconv, LangChain outputs).
+
+    Accepts a list, or an object holding the list under a usual key (``{"documents": [...]}`` as
+    OpenLLMetry writes a LangChain retriever's output). Items may be plain strings, flat objects
+    (``{id, score, content|page_content|text, metadata}``) or LangChain-serialized documents
+    (``{"lc": 1, "kwargs": {"page_content": ..., "metadata": ...}}``).
+    """
+    items = _doc_list(parse_json(value))
+    if not items:
         return []
     docs = []
-    for i, item in enumerate(parsed):
+    for i, item in enumerate(items):
         if isinstance(item, str):
             docs.append(Doc(stage=stage, position=i, content=item))
             continue
         if not isinstance(item, dict):
             continue
-        # LangChain serializes a Document as {"lc": 1, "kwargs": {"page_content": ..., "metadata": ...}}.
         body = item.get("kwargs") if isinstance(item.get("kwargs"), dict) else item
+        if isinstance(body.get("document"), dict):  # {"document": {...}, "score": ...}
+            inner = body["document"]
+            body = {**inner, "score": body.get("score", inner.get("score"))}
         meta = body.get("metadata")
-        content = body.get("content", body.get("page_content", body.get("text")))
-        raw_id = body.get("id", body.get("document_id", body.get("doc_id")))
+        content = _first_present(body, ("content", "page_content", "text"))
+        raw_id = _first_present(body, ("id", "document_id", "doc_id", "chunk_id"))
         docs.append(make_doc(stage, i, raw_id, content, body.get("score"), meta, source_keys))
     return docs
 
 
+def _first_present(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        v = d.get(k)
+        if v is not None and v != "":
+            return v
+    return None
+
+
 def message_text(content: Any) -> str | None:
-    """Text of a chat message content: a string, or a list of parts with text."""
+    """Text of a chat message content: a string, or a list of parts with text.
+
+    GenAI "parts" are read by type: ``text`` (and untyped parts) give their ``content``/``text``,
+    ``tool_call_response`` gives its ``response`` (what a tool returned is part of what a model
+    read); tool calls, media and reasoning parts carry no prompt text.
+    """
     if content is None:
         return None
     if isinstance(content, str):
@@ -239,12 +281,18 @@ def message_text(content: Any) -> str | None:
             if isinstance(part, str):
                 parts.append(part)
             elif isinstance(part, dict):
-                t = part.get("content", part.get("text"))
+                ptype = part.get("type")
+                if ptype == "tool_call_response":
+                    t = part.get("response", part.get("result"))
+                elif ptype in (None, "text", "input_text", "output_text"):
+                    t = part.get("content", part.get("text"))
+                else:
+                    t = None
                 if isinstance(t, str):
                     parts.append(t)
                 elif t is not None:
                     parts.append(as_str(t) or "")
-        return "\n".join(parts) if parts else None
+        return "\n".join(p for p in parts if p) or None
     if isinstance(content, dict):
         return message_text(content.get("content", content.get("text", content.get("parts"))))
     return as_str(content)
@@ -276,3 +324,58 @@ def json_messages_text(value: Any) -> tuple[str | None, str | None]:
 def join_texts(texts: list[str | None]) -> str | None:
     kept = [t for t in texts if t]
     return "\n".join(kept) if kept else None
+
+
+# Keys under which frameworks wrap the human text of an input or output value, most specific first.
+_TEXT_KEYS = (
+    "query_str", "query", "question", "input", "inputs", "user_input", "prompt", "answer", "response",
+    "output", "outputs", "result", "text", "content",
+)  # fmt: skip
+
+
+def unwrap_text(value: str | None) -> str | None:
+    """The human text inside a JSON-wrapped input or output value, else the value itself.
+
+    ``{"query_bundle": {"query_str": "q"}}`` (LlamaIndex), ``{"inputs": "q", "tags": []}`` and
+    ``{"outputs": "a", "kwargs": {}}`` (OpenLLMetry LangChain), ``"\"q\""`` and a list of chat
+    messages all give the text. A value that holds no single obvious text is returned unchanged.
+    """
+    if not value:
+        return value
+    s = value.strip()
+    if not s or s[0] not in "{[\"":
+        return value
+    found = _text_in(parse_json(s), 0)
+    return found if found else value
+
+
+def _text_in(parsed: Any, depth: int) -> str | None:
+    if depth > 4 or parsed is None:
+        return None
+    if isinstance(parsed, str):
+        return parsed or None
+    if isinstance(parsed, dict):
+        for key in _TEXT_KEYS:
+            v = parsed.get(key)
+            if isinstance(v, str) and v:
+                return v
+            if isinstance(v, (dict, list)):
+                inner = _text_in(v, depth + 1)
+                if inner:
+                    return inner
+        nested = [v for v in parsed.values() if isinstance(v, dict)]
+        strings = [v for v in parsed.values() if isinstance(v, str) and v]
+        if len(strings) == 1:
+            return strings[0]
+        if not strings and len(nested) == 1:
+            return _text_in(nested[0], depth + 1)
+        return None
+    if isinstance(parsed, list) and parsed:
+        last = parsed[-1]
+        if isinstance(last, dict):
+            return message_text(last.get("parts", last.get("content"))) if (
+                "parts" in last or "content" in last
+            ) else None
+        if isinstance(last, str) and len(parsed) == 1:
+            return last
+    return None

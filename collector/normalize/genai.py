@@ -55,7 +55,9 @@ def read_llm_io(attrs: dict[str, Any], step: Step) -> None:
     step.output_tokens = as_int(attrs.get("gen_ai.usage.output_tokens"))
     if step.output_tokens is None:
         step.output_tokens = as_int(attrs.get("gen_ai.usage.completion_tokens"))
-    step.total_tokens = as_int(attrs.get("llm.usage.total_tokens"))
+    step.total_tokens = as_int(attrs.get("gen_ai.usage.total_tokens"))
+    if step.total_tokens is None:
+        step.total_tokens = as_int(attrs.get("llm.usage.total_tokens"))
     if step.total_tokens is None and step.input_tokens is not None and step.output_tokens is not None:
         step.total_tokens = step.input_tokens + step.output_tokens
 
@@ -82,6 +84,7 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         step.query_text = as_str(attrs.get("gen_ai.retrieval.query.text")) or step.query_text
         step.top_k = as_int(attrs.get("gen_ai.request.top_k"))
         if "gen_ai.retrieval.documents" in attrs:
+            # a JSON string, or structured (an array of kvlists) from SDKs that support it
             step.docs = json_docs(attrs["gen_ai.retrieval.documents"], "candidate", source_keys)
     elif step.step_type == "llm":
         read_llm_io(attrs, step)
@@ -97,5 +100,7 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         out_text, _ = json_messages_text(attrs.get("gen_ai.output.messages"))
         step.input_text, step.output_text = in_text, out_text
         step.query_text = last_user
+        step.input_tokens = as_int(attrs.get("gen_ai.usage.input_tokens"))
+        step.output_tokens = as_int(attrs.get("gen_ai.usage.output_tokens"))
     elif step.step_type == "embedding":
         step.model = as_str(attrs.get("gen_ai.request.model"))

@@ -6,6 +6,7 @@ Spec: https://github.com/Arize-ai/openinference/tree/main/spec — flattened key
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from collector.normalize.common import (
@@ -16,7 +17,12 @@ from collector.normalize.common import (
     join_texts,
     message_text,
     openinference_docs,
+    parse_json,
+    unwrap_text,
 )
+
+_TEMPLATE_VAR = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_QUERY_VARS = ("query_str", "query", "question", "input", "user_input")
 
 KIND_TO_STEP = {
     "LLM": "llm",
@@ -52,6 +58,27 @@ def _messages(attrs: dict[str, Any], prefix: str) -> tuple[str | None, str | Non
     return join_texts(texts), last_user
 
 
+def _template_text(attrs: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(rendered prompt, query variable) from ``llm.prompt_template.{template,variables}``.
+
+    LlamaIndex's ``LLM.predict`` span carries the template and its variables but no rendered
+    prompt (its ``input.value`` is a repr of the template object); rendering gives what the model read.
+    """
+    variables = parse_json(attrs.get("llm.prompt_template.variables"))
+    if not isinstance(variables, dict):
+        return None, None
+    query = next((str(variables[k]) for k in _QUERY_VARS if isinstance(variables.get(k), str)), None)
+    template = attrs.get("llm.prompt_template.template")
+    if not isinstance(template, str):
+        return None, query
+
+    def sub(m: re.Match[str]) -> str:
+        v = variables.get(m.group(1))
+        return m.group(0) if v is None else (v if isinstance(v, str) else as_str(v) or "")
+
+    return _TEMPLATE_VAR.sub(sub, template), query
+
+
 def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> None:
     kind = str(attrs.get("openinference.span.kind", "")).upper()
     step.convention = "openinference"
@@ -62,11 +89,11 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
     step.user_id = as_str(attrs.get("user.id"))
 
     if step.step_type == "retrieval":
-        step.query_text = input_value
+        step.query_text = unwrap_text(input_value)
         step.docs = openinference_docs(attrs, "retrieval.documents.", "candidate", source_keys)
         step.input_text, step.output_text = input_value, output_value
     elif step.step_type == "rerank":
-        step.query_text = as_str(attrs.get("reranker.query")) or input_value
+        step.query_text = as_str(attrs.get("reranker.query")) or unwrap_text(input_value)
         step.top_k = as_int(attrs.get("reranker.top_k"))
         step.model = as_str(attrs.get("reranker.model_name"))
         step.docs = openinference_docs(attrs, "reranker.input_documents.", "rerank_input", source_keys)
@@ -84,13 +111,17 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
                 in_text = join_texts([as_str(s.get("prompt.text", s.get(""))) for _, s in sorted(prompts.items())])
             elif isinstance(attrs.get("llm.prompts"), list):
                 in_text = join_texts([as_str(p) for p in attrs["llm.prompts"]])
-        step.input_text = in_text or input_value
-        step.query_text = last_user
+            elif isinstance(attrs.get("llm.prompts"), str):
+                in_text = attrs["llm.prompts"]
+        rendered, template_query = _template_text(attrs)
+        step.input_text = in_text or rendered or input_value
+        step.query_text = last_user or template_query
         out_text, _ = _messages(attrs, "llm.output_messages.")
         step.output_text = out_text or output_value
     elif step.step_type == "tool":
         step.tool_name = as_str(attrs.get("tool.name"))
-        step.tool_arguments = as_str(attrs.get("tool.parameters")) or input_value
+        # input.value holds the call's arguments; tool.parameters is usually the parameter schema
+        step.tool_arguments = input_value or as_str(attrs.get("tool.parameters"))
         step.tool_result = output_value
         step.input_text, step.output_text = input_value, output_value
     elif step.step_type == "embedding":

@@ -2,8 +2,12 @@
 
 ``traceloop.span.kind`` (workflow, task, agent, tool) and ``traceloop.entity.{name,input,output}``;
 model calls carry GenAI attributes (``gen_ai.prompt.{i}.content`` in older releases,
-``gen_ai.input.messages`` in newer). Newer releases also set ``gen_ai.operation.name``, e.g.
-``vector_db_retrieve`` for a LangChain retriever whose documents sit only in ``traceloop.entity.output``.
+``gen_ai.input.messages`` / ``gen_ai.system_instructions`` / ``gen_ai.output.messages`` in newer).
+Newer releases also set ``gen_ai.operation.name``: ``vector_db_retrieve`` for a LangChain retriever
+(whose documents sit only in ``traceloop.entity.output`` as ``{"documents": [{page_content,
+metadata}], "count": n}``), ``execute_task`` for a task, ``execute_tool`` for a tool, ``chat`` for a
+model call (that span has no ``traceloop.span.kind``), and ``invoke_agent`` for *every* workflow
+span, a plain LCEL chain included — so a ``workflow`` kind is read as a chain, not an agent.
 """
 
 from __future__ import annotations
@@ -11,10 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from collector.normalize import genai
-from collector.normalize.common import Step, as_str, json_docs, parse_json
+from collector.normalize.common import Step, as_str, json_docs, parse_json, unwrap_text
 
 KIND_TO_STEP = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
 REQUEST_TYPE_TO_STEP = {"chat": "llm", "completion": "llm", "embedding": "embedding", "rerank": "rerank"}
+_PROPS = "traceloop.association.properties."
 
 
 def _query_of(entity_input: Any) -> str | None:
@@ -22,14 +27,27 @@ def _query_of(entity_input: Any) -> str | None:
     if isinstance(parsed, dict):
         inputs = parsed.get("inputs", parsed)
         if isinstance(inputs, dict):
-            for key in ("query", "input", "question"):
+            for key in ("query", "input", "question", "query_str", "user_input"):
                 if isinstance(inputs.get(key), str):
                     return str(inputs[key])
         if isinstance(inputs, str):
             return inputs
+        return None
     if isinstance(parsed, str):
         return parsed
     return as_str(entity_input)
+
+
+def _step_type(kind: str, op: str, request_type: str) -> str | None:
+    if kind == "workflow" and op in ("", "invoke_agent", "workflow"):
+        return "chain"
+    if kind == "agent":
+        return "agent"
+    if op in genai.OPERATION_TO_STEP:
+        return genai.OPERATION_TO_STEP[op]
+    if request_type in REQUEST_TYPE_TO_STEP:
+        return REQUEST_TYPE_TO_STEP[request_type]
+    return KIND_TO_STEP.get(kind)
 
 
 def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> None:
@@ -37,28 +55,43 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
     kind = str(attrs.get("traceloop.span.kind", "")).lower()
     op = str(attrs.get("gen_ai.operation.name", "")).lower()
     request_type = str(attrs.get("llm.request.type", "")).lower()
-    if op in genai.OPERATION_TO_STEP:
-        step.step_type = genai.OPERATION_TO_STEP[op]
-    elif request_type in REQUEST_TYPE_TO_STEP:
-        step.step_type = REQUEST_TYPE_TO_STEP[request_type]
-    elif kind in KIND_TO_STEP:
-        step.step_type = KIND_TO_STEP[kind]
-    props = "traceloop.association.properties."
-    step.session_id = as_str(attrs.get(props + "session_id")) or step.session_id
-    step.user_id = as_str(attrs.get(props + "user_id")) or step.user_id
+    step.step_type = _step_type(kind, op, request_type) or step.step_type
+    step.session_id = (
+        as_str(attrs.get(_PROPS + "session_id"))
+        or as_str(attrs.get("gen_ai.conversation.id"))
+        or step.session_id
+    )
+    step.user_id = as_str(attrs.get(_PROPS + "user_id")) or as_str(attrs.get("enduser.id")) or step.user_id
 
     entity_in = attrs.get("traceloop.entity.input")
     entity_out = attrs.get("traceloop.entity.output")
     step.input_text = as_str(entity_in)
     step.output_text = as_str(entity_out)
+    docs = []
+    if step.step_type == "chain" and isinstance(entity_out, str) and '"page_content"' in entity_out:
+        # Older releases report a retriever as a plain task; its output is the documents.
+        docs = json_docs(entity_out, "candidate", source_keys)
+        if docs:
+            step.step_type = "retrieval"
     if step.step_type == "retrieval":
         step.query_text = _query_of(entity_in)
-        step.docs = json_docs(entity_out, "candidate", source_keys)
+        step.docs = docs or json_docs(entity_out, "candidate", source_keys)
     elif step.step_type == "llm":
         genai.read_llm_io(attrs, step)
     elif step.step_type == "tool":
-        step.tool_name = as_str(attrs.get("traceloop.entity.name"))
-        step.tool_arguments = as_str(entity_in)
-        step.tool_result = as_str(entity_out)
+        step.tool_name = as_str(attrs.get("gen_ai.tool.name")) or as_str(attrs.get("traceloop.entity.name"))
+        step.tool_arguments = as_str(attrs.get("gen_ai.tool.call.arguments")) or unwrap_text(as_str(entity_in))
+        step.tool_result = as_str(attrs.get("gen_ai.tool.call.result")) or unwrap_text(as_str(entity_out))
     elif step.step_type in ("chain", "agent"):
         step.query_text = _query_of(entity_in)
+        step.input_text = _payload(entity_in, "inputs")
+        step.output_text = _payload(entity_out, "outputs")
+
+
+def _payload(value: Any, key: str) -> str | None:
+    """``{"inputs": X, "tags": ..., "kwargs": ...}`` -> X (text as is, anything else as JSON)."""
+    parsed = parse_json(value)
+    if isinstance(parsed, dict) and key in parsed:
+        inner = parsed[key]
+        return inner if isinstance(inner, str) else as_str(inner)
+    return as_str(value)

@@ -1,0 +1,264 @@
+"""What an evaluator sees and returns.
+
+An evaluator is a pure function ``fn(inp: EvalInput, config) -> list[Metric]`` plus an
+``EvaluatorSpec``. It does no I/O and reads no clock: the runner loads the trace, its gold case and
+the knowledge base into an ``EvalInput`` and writes the returned metrics to ``evaluations``.
+
+Status rules (DESIGN §5): a metric with an empty denominator is ``not_applicable`` — never 0, never 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from collector.textnorm import normalize
+from evaluators.gold import GoldCase, KBDocument
+
+if TYPE_CHECKING:
+    from evaluators.matching import Matching
+
+Status = Literal["ok", "not_applicable", "error", "skipped"]
+Tier = Literal["cheap", "judge"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepInfo:
+    span_id: str
+    parent_span_id: str | None
+    step_type: str
+    name: str | None
+    start_time: datetime | None
+    end_time: datetime | None
+    duration_ms: float | None
+    status_code: str | None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    query_text: str | None = None
+    input_text: str | None = None
+    output_text: str | None = None
+    tool_name: str | None = None
+    tool_arguments: str | None = None
+    tool_result: str | None = None
+    top_k: int | None = None
+    citations: tuple[str, ...] = ()
+    is_root: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StepDoc:
+    span_id: str
+    stage: str  # candidate, rerank_input, reranked, context
+    position: int
+    doc_id: str | None
+    chunk_id: str | None
+    content: str | None
+    score: float | None
+    metadata: dict[str, Any] | None
+    source: str  # span, derived
+
+
+@dataclass(frozen=True)
+class TraceView:
+    """A settled trace as evaluators see it."""
+
+    trace_id: str
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    service_name: str | None = None
+    case_id: str | None = None
+    run_id: str | None = None
+    session_id: str | None = None
+    user_id: str | None = None
+    user_scope: tuple[str, ...] | None = None
+    query_text: str | None = None
+    answer_text: str | None = None
+    answer_span_id: str | None = None
+    error_count: int = 0
+    steps: tuple[StepInfo, ...] = ()
+    documents: tuple[StepDoc, ...] = ()
+
+    def steps_of(self, *types: str) -> list[StepInfo]:
+        """Steps of the given types, in start order."""
+        return sorted(
+            (s for s in self.steps if s.step_type in types),
+            key=lambda s: (s.start_time is None, s.start_time or datetime.min),
+        )
+
+    def docs(self, stage: str, span_id: str | None = None) -> list[StepDoc]:
+        out = [d for d in self.documents if d.stage == stage and (span_id is None or d.span_id == span_id)]
+        return sorted(out, key=lambda d: (d.span_id, d.position))
+
+    @cached_property
+    def retrieval_steps(self) -> list[StepInfo]:
+        return self.steps_of("retrieval")
+
+    @cached_property
+    def candidates_by_step(self) -> list[tuple[StepInfo, list[StepDoc]]]:
+        """Each retrieval step and its candidates in rank order; rerank inputs when nothing else."""
+        out = [(s, self.docs("candidate", s.span_id)) for s in self.retrieval_steps]
+        if not any(docs for _, docs in out):
+            for s in self.steps_of("rerank"):
+                docs = self.docs("rerank_input", s.span_id)
+                if docs:
+                    out.append((s, docs))
+        return out
+
+    @cached_property
+    def candidates(self) -> list[StepDoc]:
+        return [d for _, docs in self.candidates_by_step for d in docs]
+
+    @cached_property
+    def context_docs(self) -> list[StepDoc]:
+        explicit = [d for d in self.documents if d.stage == "context" and d.source == "span"]
+        return explicit or [d for d in self.documents if d.stage == "context"]
+
+    @cached_property
+    def has_explicit_context(self) -> bool:
+        return any(d.stage == "context" and d.source == "span" for d in self.documents)
+
+    @cached_property
+    def answer_step(self) -> StepInfo | None:
+        for s in self.steps:
+            if s.span_id == self.answer_span_id:
+                return s
+        llms = self.steps_of("llm")
+        return llms[-1] if llms else None
+
+    @cached_property
+    def prompt_norm(self) -> str:
+        """The normalized input of the LLM call that produced the answer ('' when none)."""
+        step = self.answer_step
+        return normalize(step.input_text) if step and step.input_text else ""
+
+    @cached_property
+    def citations(self) -> tuple[str, ...]:
+        out: list[str] = []
+        for s in self.steps:
+            for c in s.citations:
+                if c not in out:
+                    out.append(c)
+        return tuple(out)
+
+
+class KnowledgeBase:
+    """The registry, indexed for id and content look-ups."""
+
+    def __init__(self, docs: list[KBDocument] | None = None) -> None:
+        self.by_id: dict[str, KBDocument] = {d.doc_id: d for d in docs or []}
+        self._norm: list[tuple[str, str]] = [(d.doc_id, normalize(d.content)) for d in docs or [] if d.content]
+        self._by_content: dict[str, str | None] = {}
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def get(self, doc_id: str | None) -> KBDocument | None:
+        return self.by_id.get(doc_id) if doc_id else None
+
+    def identify(self, content: str | None) -> str | None:
+        """The registry document whose content contains this text (or is contained in it)."""
+        if not content or not self._norm:
+            return None
+        norm = normalize(content)
+        if not norm:
+            return None
+        if norm in self._by_content:
+            return self._by_content[norm]
+        found = None
+        for doc_id, kb_norm in self._norm:
+            if norm in kb_norm or (len(kb_norm) >= 8 and kb_norm in norm):
+                found = doc_id
+                break
+        if len(self._by_content) > 100_000:
+            self._by_content.clear()
+        self._by_content[norm] = found
+        return found
+
+
+@dataclass
+class EvalInput:
+    """Everything an evaluator may read: the trace, its case (if joined), the registry, the time."""
+
+    trace: TraceView
+    case: GoldCase | None
+    kb: KnowledgeBase
+    as_of: datetime | None = None
+    source_keys: tuple[str, ...] = ()
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def matching(self) -> Matching:
+        from evaluators.matching import Matching
+
+        return Matching(self)
+
+    @cached_property
+    def user_scope(self) -> tuple[str, ...] | None:
+        """The caller's scopes: from the trace, else from the gold case; None when neither names any."""
+        if self.trace.user_scope:
+            return self.trace.user_scope
+        if self.case is not None and self.case.user_scope:
+            return tuple(self.case.user_scope)
+        return None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One row of ``evaluations`` as an evaluator returns it (the runner adds ids and versions)."""
+
+    metric: str
+    status: Status = "ok"
+    value: float | None = None
+    numerator: float | None = None
+    denominator: float | None = None
+    span_id: str | None = None
+    passed: bool | None = None
+    label: str | None = None
+    reason: str | None = None
+    details: dict[str, Any] | None = None
+
+
+def ratio(
+    metric: str,
+    numerator: float,
+    denominator: float,
+    *,
+    span_id: str | None = None,
+    passed: bool | None = None,
+    label: str | None = None,
+    details: dict[str, Any] | None = None,
+    na_reason: str = "empty denominator",
+) -> Metric:
+    """A ratio metric; ``not_applicable`` (value NULL) when the denominator is 0."""
+    if not denominator:
+        return Metric(metric, "not_applicable", None, numerator, denominator, span_id, None, label, na_reason, details)
+    return Metric(metric, "ok", numerator / denominator, numerator, denominator, span_id, passed, label, None, details)
+
+
+def not_applicable(metric: str, reason: str, span_id: str | None = None, **details: Any) -> Metric:
+    return Metric(metric, "not_applicable", span_id=span_id, reason=reason, details=details or None)
+
+
+class NoConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+@dataclass(frozen=True)
+class EvaluatorSpec:
+    """How the runner knows an evaluator. ``applies_to`` names step types, or ``trace``."""
+
+    name: str
+    version: str
+    fn: Callable[[EvalInput, Any], list[Metric]]
+    config: type[BaseModel] = NoConfig
+    applies_to: tuple[str, ...] = ("trace",)
+    tier: Tier = "cheap"
+    needs_case: bool = False
+    description: str = ""

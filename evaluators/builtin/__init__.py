@@ -1,0 +1,1 @@
+"""Built-in evaluators, one module each; registered through the ``ragfault.evaluators`` entry points."""

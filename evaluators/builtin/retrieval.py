@@ -1,0 +1,124 @@
+"""Candidate-stage IR metrics (DESIGN §5): recall@k, hit@k, precision@k, MRR, nDCG@k.
+
+Per retrieval step (``span_id`` = the step) and per trace (``span_id`` NULL):
+- ``recall@k``: distinct evidence units (an any_of group is one unit) in the top k / units; the
+  trace row takes the union of every retrieval step's top k.
+- ``hit@k``: 1 when any unit is in the top k.
+- ``precision@k``: distinct units in the top k / k.
+- ``mrr``: 1 / rank of the first candidate matching a unit, 0 when none does.
+- ``ndcg@k``: gains 2^grade - 1, log2 discount, ideal ranking from all gold units (ranx
+  ``ndcg_burges``; trec_eval ``ndcg_cut`` with binary grades). A unit counts once, at its first match.
+- ``candidate_recall`` (trace): units among all candidates, no cut-off.
+Trace rows of precision@k, mrr and ndcg@k are the mean over the trace's retrieval steps (numerator:
+sum, denominator: steps). Everything is not applicable without a gold case or without evidence.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evaluators.base import EvalInput, EvaluatorSpec, Metric, StepDoc, not_applicable, ratio
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ks: tuple[int, ...] = Field((1, 3, 5, 10), description="Cut-offs for the @k metrics.")
+
+    @field_validator("ks")
+    @classmethod
+    def _positive(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        if not v or any(k <= 0 for k in v):
+            raise ValueError("ks must be positive integers")
+        return tuple(sorted(set(v)))
+
+
+def _first_matches(inp: EvalInput, docs: list[StepDoc]) -> list[set[int]]:
+    """For each rank, the units matched there for the first time."""
+    seen: set[int] = set()
+    out = []
+    for d in docs:
+        new = set(inp.matching.units_of_doc(d)) - seen
+        seen |= new
+        out.append(new)
+    return out
+
+
+def ndcg(new_units_by_rank: list[set[int]], grades: dict[int, int], k: int) -> float:
+    dcg = 0.0
+    for i, units in enumerate(new_units_by_rank[:k]):
+        if units:
+            gain = max(2 ** grades[u] - 1 for u in units)
+            dcg += gain / math.log2(i + 2)
+    ideal = sorted((2**g - 1 for g in grades.values()), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
+    ks = config.ks
+    names = [f"{m}@{k}" for k in ks for m in ("recall", "hit", "precision", "ndcg")] + ["mrr", "candidate_recall"]
+    if inp.case is None:
+        return [not_applicable(n, "no gold case") for n in names]
+    units = inp.matching.units
+    if not units:
+        return [not_applicable(n, "no gold evidence") for n in names]
+    grades = {u.index: u.grade for u in units}
+    n_units = len(units)
+    out: list[Metric] = []
+    union_topk: dict[int, set[int]] = {k: set() for k in ks}
+    step_values: dict[str, list[float]] = {n: [] for n in [f"precision@{k}" for k in ks] + ["mrr"] + [f"ndcg@{k}" for k in ks]}
+
+    for step, docs in inp.trace.candidates_by_step:
+        firsts = _first_matches(inp, docs)
+        sid = step.span_id
+        for k in ks:
+            found = set().union(*firsts[:k]) if firsts else set()
+            union_topk[k] |= found
+            out.append(ratio(f"recall@{k}", len(found), n_units, span_id=sid, passed=len(found) == n_units))
+            out.append(ratio(f"hit@{k}", 1 if found else 0, 1, span_id=sid, passed=bool(found)))
+            out.append(ratio(f"precision@{k}", len(found), k, span_id=sid))
+            nd = ndcg(firsts, grades, k)
+            out.append(ratio(f"ndcg@{k}", nd, 1, span_id=sid))
+            step_values[f"precision@{k}"].append(len(found) / k)
+            step_values[f"ndcg@{k}"].append(nd)
+        rank = next((i + 1 for i, units_here in enumerate(firsts) if units_here), None)
+        rr = 1.0 / rank if rank else 0.0
+        out.append(ratio("mrr", rr, 1, span_id=sid, details={"first_relevant_rank": rank}))
+        step_values["mrr"].append(rr)
+
+    for k in ks:
+        found = union_topk[k]
+        missed = [inp.matching.unit(u).label for u in range(n_units) if u not in found]
+        out.append(ratio(f"recall@{k}", len(found), n_units, passed=len(found) == n_units, details={"missed": missed}))
+        out.append(ratio(f"hit@{k}", 1 if found else 0, 1, passed=bool(found)))
+    for name, values in step_values.items():
+        out.append(
+            ratio(name, sum(values), len(values), label="macro over retrieval steps", na_reason="no retrieval step")
+        )
+    found_all = inp.matching.in_candidates
+    missed = [inp.matching.unit(u).describe() for u in range(n_units) if u not in found_all]
+    out.append(
+        ratio(
+            "candidate_recall",
+            len(found_all),
+            n_units,
+            passed=len(found_all) == n_units,
+            details={"missed": missed, "retrieval_steps": len(inp.trace.retrieval_steps)},
+        )
+    )
+    return out
+
+
+SPEC = EvaluatorSpec(
+    name="retrieval",
+    version="1",
+    fn=evaluate,
+    config=Config,
+    applies_to=("retrieval", "trace"),
+    tier="cheap",
+    needs_case=True,
+    description="Candidate recall, hit, precision, MRR and nDCG against the gold evidence.",
+)

@@ -1,0 +1,152 @@
+"""Evidence matching (DESIGN §3): which step documents hold which gold evidence units.
+
+A step document matches an evidence item when, in order:
+1. its chunk id equals the evidence chunk id; or
+2. its document id — the id given, the source id from metadata, or the registry document identified
+   by its content — equals the evidence doc id, and the quote (if any) is inside its content; or
+3. the quote is inside its content.
+An ``any_of`` group is one unit, matched when any of its items is. A unit is in context when a
+context document matches it, or — when the context was derived from the prompt — when one of its
+quotes appears in the input of the LLM call that produced the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from collector.textnorm import normalize, normalize_cached
+from evaluators.gold import AnyOf, Evidence, KBDocument
+
+if TYPE_CHECKING:
+    from evaluators.base import EvalInput, StepDoc
+
+
+@dataclass(frozen=True)
+class Unit:
+    index: int
+    items: tuple[Evidence, ...]
+
+    @property
+    def grade(self) -> int:
+        return max(e.grade for e in self.items)
+
+    @property
+    def label(self) -> str:
+        """A readable name: doc ids, or the start of the quote."""
+        names = []
+        for e in self.items:
+            if e.doc_id:
+                names.append(e.doc_id)
+            elif e.chunk_id:
+                names.append(e.chunk_id)
+            elif e.quote:
+                names.append(f'"{e.quote[:40]}"')
+        return " | ".join(dict.fromkeys(names))
+
+    def describe(self) -> dict[str, object]:
+        return {"unit": self.index, "label": self.label, "quotes": [e.quote for e in self.items if e.quote]}
+
+
+def units_of(evidence: list[Evidence | AnyOf]) -> list[Unit]:
+    out = []
+    for i, item in enumerate(evidence):
+        items = tuple(item.any_of) if isinstance(item, AnyOf) else (item,)
+        out.append(Unit(i, items))
+    return out
+
+
+class Matching:
+    """Per-trace matching state, computed once and shared by every evaluator of the trace."""
+
+    def __init__(self, inp: EvalInput) -> None:
+        self.inp = inp
+        self.kb = inp.kb
+        self.units: list[Unit] = units_of(inp.case.evidence) if inp.case is not None else []
+        self._doc_units: dict[int, frozenset[int]] = {}
+        self._kb_ids: dict[int, str | None] = {}
+
+    # --- documents -> registry --------------------------------------------------------------
+
+    def kb_id(self, doc: StepDoc) -> str | None:
+        """The registry id of a step document: its id or source id if registered, else by content."""
+        key = id(doc)
+        if key not in self._kb_ids:
+            found = None
+            for cand in (doc.doc_id, doc.chunk_id):
+                if cand and self.kb.get(cand) is not None:
+                    found = cand
+                    break
+            if found is None:
+                found = self.kb.identify(doc.content)
+            self._kb_ids[key] = found
+        return self._kb_ids[key]
+
+    def kb_doc(self, doc: StepDoc) -> KBDocument | None:
+        return self.kb.get(self.kb_id(doc))
+
+    def ids_of(self, doc: StepDoc) -> set[str]:
+        return {i for i in (doc.doc_id, doc.chunk_id, self.kb_id(doc)) if i}
+
+    def content_norm(self, doc: StepDoc) -> str:
+        if doc.content:
+            return normalize(doc.content)
+        kb = self.kb_doc(doc)
+        return normalize(kb.content) if kb is not None and kb.content else ""
+
+    # --- documents -> evidence ----------------------------------------------------------------
+
+    def item_matches(self, doc: StepDoc, ev: Evidence, content: str) -> bool:
+        if ev.chunk_id and doc.chunk_id == ev.chunk_id:
+            return True
+        quote = normalize_cached(ev.quote) if ev.quote else ""
+        if ev.doc_id and ev.doc_id in self.ids_of(doc):
+            # without any text to check, the id alone decides
+            if not quote or not content or quote in content:
+                return True
+        return bool(quote) and bool(content) and quote in content
+
+    def units_of_doc(self, doc: StepDoc) -> frozenset[int]:
+        key = id(doc)
+        if key not in self._doc_units:
+            content = self.content_norm(doc)
+            self._doc_units[key] = frozenset(
+                u.index for u in self.units if any(self.item_matches(doc, e, content) for e in u.items)
+            )
+        return self._doc_units[key]
+
+    def units_in(self, docs: list[StepDoc]) -> set[int]:
+        out: set[int] = set()
+        for d in docs:
+            out |= self.units_of_doc(d)
+        return out
+
+    # --- stages -----------------------------------------------------------------------------
+
+    @cached_property
+    def in_candidates(self) -> set[int]:
+        return self.units_in(self.inp.trace.candidates)
+
+    @cached_property
+    def quotes_in_prompt(self) -> set[int]:
+        prompt = self.inp.trace.prompt_norm
+        if not prompt or self.inp.trace.has_explicit_context:
+            return set()
+        return {
+            u.index
+            for u in self.units
+            if any(e.quote and normalize_cached(e.quote) and normalize_cached(e.quote) in prompt for e in u.items)
+        }
+
+    @cached_property
+    def in_context(self) -> set[int]:
+        return self.units_in(self.inp.trace.context_docs) | self.quotes_in_prompt
+
+    @cached_property
+    def has_context_stage(self) -> bool:
+        """Whether the trace shows what the model saw (explicit context or an LLM input)."""
+        return self.inp.trace.has_explicit_context or bool(self.inp.trace.prompt_norm)
+
+    def unit(self, index: int) -> Unit:
+        return self.units[index]

@@ -1,0 +1,74 @@
+"""ragfault evaluate: re-run the evaluators over stored traces (all, a run, a time range)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+
+from ragfault.client import post, server_up, server_url
+from ragfault.progress import Progress
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("evaluate", help="re-run evaluators over stored traces")
+    p.add_argument("--run", dest="run_id", help="only traces of this run id")
+    p.add_argument("--since", type=datetime.fromisoformat, help="only traces starting at or after (ISO time, UTC)")
+    p.add_argument("--until", type=datetime.fromisoformat, help="only traces starting before (ISO time, UTC)")
+    p.add_argument("--db", default="./ragfault.duckdb", help="database file when no server runs")
+    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--config", help="TOML config file ([evaluation] table)")
+    p.add_argument("--batch", type=int, default=500, help="traces per batch")
+    return p
+
+
+def _iso(d: datetime | None) -> str | None:
+    return d.isoformat() if d else None
+
+
+def run(args: argparse.Namespace) -> int:
+    url = server_url(args.server)
+    if server_up(url):
+        from ragfault.client import sql
+
+        rows = sql(
+            "SELECT trace_id FROM traces WHERE settled_at IS NOT NULL AND ($run_id IS NULL OR run_id = $run_id) "
+            "AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP)) "
+            "AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP)) ORDER BY start_time",
+            {"run_id": args.run_id, "since": _iso(args.since), "until": _iso(args.until)},
+            server=url,
+            row_cap=10_000_000,
+        )["rows"]
+        ids = [r[0] for r in rows]
+        bar = Progress(len(ids), "evaluating")
+        for i in range(0, len(ids), args.batch):
+            chunk = ids[i : i + args.batch]
+            post(url, "/api/v1/evaluate", json.dumps({"trace_ids": chunk}).encode())
+            bar.update(len(chunk))
+        bar.close()
+        print(f"evaluated {len(ids)} traces on the server at {url}")
+        return 0
+
+    from evaluators.config import evaluator_configs, load_evaluation_settings
+    from evaluators.registry import discover
+    from evaluators.runner import Runner, StoreRunner
+    from evaluators.service import select_traces
+    from ragfault.local import LocalStore, source_keys
+
+    settings = load_evaluation_settings(args.config)
+    specs = discover()
+    local = LocalStore(args.db)
+    try:
+        settled = local.settle_all()
+        cur = local.store.cursor()
+        runner = StoreRunner(cur, local.write, Runner(specs, evaluator_configs(settings, specs)), source_keys())
+        ids = select_traces(cur, args.run_id, args.since, args.until, 10**12)
+        bar = Progress(len(ids), "evaluating")
+        for i in range(0, len(ids), args.batch):
+            bar.update(runner.evaluate(ids[i : i + args.batch]))
+        bar.close()
+        extra = f" ({settled} assembled first)" if settled else ""
+        print(f"evaluated {len(ids)} traces in {args.db}{extra}")
+    finally:
+        local.close()
+    return 0
