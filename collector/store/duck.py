@@ -95,6 +95,9 @@ class Store:
             raise ConfigError(f"cannot open database {self.path}: {exc}") from exc
         if not read_only:
             migrate(self.con)
+            from queries import create_views
+
+            create_views(self.con)
         sandbox(self.con)
         self._lock = threading.Lock()
 
