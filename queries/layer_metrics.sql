@@ -1,0 +1,40 @@
+-- name: layer_metrics
+-- description: The layered metrics by stage and category, each with its denominator: candidate recall@k
+--   and candidate recall (candidate stage), context recall and retention (context stage), answer support
+--   (generation; micro over claims), fact coverage. Macro = mean of per-trace values over the traces where
+--   the metric applied (n_traces); micro = sum of numerators / sum of denominators.
+-- grain: one row per category (plus '(all)') and metric
+-- params: $run_id VARCHAR = NULL
+-- returns: category, stage, metric, macro, micro, numerator, denominator, n_traces, not_applicable
+WITH m AS (
+    SELECT
+        coalesce(g.category, '(none)') AS category,
+        e.metric,
+        e.status,
+        e.value,
+        e.numerator,
+        e.denominator
+    FROM evaluations e
+    JOIN gold_cases g ON g.case_id = e.case_id
+    WHERE e.span_id IS NULL
+      AND e.metric IN ('recall@1', 'recall@3', 'recall@5', 'recall@10', 'candidate_recall', 'context_recall',
+                       'context_retention', 'answer_support', 'judge_answer_support', 'fact_coverage')
+      AND ($run_id IS NULL OR e.run_id = $run_id)
+)
+SELECT
+    coalesce(category, '(all)') AS category,
+    CASE
+        WHEN metric LIKE 'recall@%' OR metric = 'candidate_recall' THEN 'candidate'
+        WHEN metric IN ('context_recall', 'context_retention') THEN 'context'
+        ELSE 'generation'
+    END AS stage,
+    metric,
+    avg(value) FILTER (WHERE status = 'ok') AS macro,
+    sum(numerator) FILTER (WHERE status = 'ok') / nullif(sum(denominator) FILTER (WHERE status = 'ok'), 0) AS micro,
+    sum(numerator) FILTER (WHERE status = 'ok') AS numerator,
+    sum(denominator) FILTER (WHERE status = 'ok') AS denominator,
+    count(*) FILTER (WHERE status = 'ok') AS n_traces,
+    count(*) FILTER (WHERE status = 'not_applicable') AS not_applicable
+FROM m
+GROUP BY GROUPING SETS ((category, metric), (metric))
+ORDER BY category IS NULL DESC, category, stage, metric

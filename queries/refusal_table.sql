@@ -1,0 +1,48 @@
+-- name: refusal_table
+-- description: The answerable x answered/refused cross-table and its three rates, overall and per category.
+--   answer_accuracy = answerable cases answered with every required fact / answerable cases;
+--   over_refusal_rate = answerable cases refused / answerable cases;
+--   correct_refusal_rate = unanswerable cases refused / unanswerable cases.
+--   A rate whose denominator is 0 is NULL (not applicable).
+-- grain: one row per category, plus one row with category '(all)'
+-- params: $run_id VARCHAR = NULL
+-- returns: category, answerable_answered, answerable_refused, unanswerable_answered, unanswerable_refused,
+--   answer_accuracy, accurate_answers, answerable, over_refusal_rate, correct_refusal_rate, unanswerable
+WITH cells AS (
+    SELECT
+        e.trace_id,
+        coalesce(g.category, '(none)') AS category,
+        e.label AS cell,
+        coalesce(fc.passed, fc.status = 'not_applicable') AS all_facts
+    FROM evaluations e
+    JOIN gold_cases g ON g.case_id = e.case_id
+    LEFT JOIN evaluations fc
+        ON fc.trace_id = e.trace_id AND fc.metric = 'fact_coverage' AND fc.span_id IS NULL
+    WHERE e.metric = 'answerability' AND e.status = 'ok'
+      AND ($run_id IS NULL OR e.run_id = $run_id)
+),
+per AS (
+    SELECT
+        category,
+        count(*) FILTER (WHERE cell = 'answered_answerable') AS answerable_answered,
+        count(*) FILTER (WHERE cell = 'refused_answerable') AS answerable_refused,
+        count(*) FILTER (WHERE cell = 'answered_unanswerable') AS unanswerable_answered,
+        count(*) FILTER (WHERE cell = 'refused_unanswerable') AS unanswerable_refused,
+        count(*) FILTER (WHERE cell = 'answered_answerable' AND all_facts) AS accurate_answers
+    FROM cells
+    GROUP BY GROUPING SETS ((category), ())
+)
+SELECT
+    coalesce(category, '(all)') AS category,
+    answerable_answered,
+    answerable_refused,
+    unanswerable_answered,
+    unanswerable_refused,
+    accurate_answers / nullif(answerable_answered + answerable_refused, 0) AS answer_accuracy,
+    accurate_answers,
+    answerable_answered + answerable_refused AS answerable,
+    answerable_refused / nullif(answerable_answered + answerable_refused, 0) AS over_refusal_rate,
+    unanswerable_refused / nullif(unanswerable_answered + unanswerable_refused, 0) AS correct_refusal_rate,
+    unanswerable_answered + unanswerable_refused AS unanswerable
+FROM per
+ORDER BY category IS NULL DESC, category
