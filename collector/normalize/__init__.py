@@ -78,8 +78,12 @@ def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT
 
     # The project's own attributes (DESIGN §2), on top of any convention.
     meta = _metadata(attrs)
-    step.case_id = as_str(_first(attrs, ("ragfault.case_id",))) or as_str(_metadata_value(meta, "ragfault.case_id"))
-    step.run_id = as_str(_first(attrs, ("ragfault.run_id",))) or as_str(_metadata_value(meta, "ragfault.run_id"))
+    step.case_id = as_str(_first(attrs, ("ragfault.case_id",))) or as_str(
+        _metadata_value(meta, "ragfault.case_id")
+    )
+    step.run_id = as_str(_first(attrs, ("ragfault.run_id",))) or as_str(
+        _metadata_value(meta, "ragfault.run_id")
+    )
     step.user_scope = as_str_list(_first(attrs, ("ragfault.user_scope",))) or as_str_list(
         _metadata_value(meta, "ragfault.user_scope")
     )

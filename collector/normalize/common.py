@@ -343,7 +343,7 @@ def unwrap_text(value: str | None) -> str | None:
     if not value:
         return value
     s = value.strip()
-    if not s or s[0] not in "{[\"":
+    if not s or s[0] not in '{["':
         return value
     found = _text_in(parse_json(s), 0)
     return found if found else value
@@ -373,9 +373,11 @@ def _text_in(parsed: Any, depth: int) -> str | None:
     if isinstance(parsed, list) and parsed:
         last = parsed[-1]
         if isinstance(last, dict):
-            return message_text(last.get("parts", last.get("content"))) if (
-                "parts" in last or "content" in last
-            ) else None
+            return (
+                message_text(last.get("parts", last.get("content")))
+                if ("parts" in last or "content" in last)
+                else None
+            )
         if isinstance(last, str) and len(parsed) == 1:
             return last
     return None

@@ -108,7 +108,9 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         if in_text is None:
             prompts = indexed(attrs, "llm.prompts.")
             if prompts:
-                in_text = join_texts([as_str(s.get("prompt.text", s.get(""))) for _, s in sorted(prompts.items())])
+                in_text = join_texts(
+                    [as_str(s.get("prompt.text", s.get(""))) for _, s in sorted(prompts.items())]
+                )
             elif isinstance(attrs.get("llm.prompts"), list):
                 in_text = join_texts([as_str(p) for p in attrs["llm.prompts"]])
             elif isinstance(attrs.get("llm.prompts"), str):

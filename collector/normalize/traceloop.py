@@ -80,7 +80,9 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         genai.read_llm_io(attrs, step)
     elif step.step_type == "tool":
         step.tool_name = as_str(attrs.get("gen_ai.tool.name")) or as_str(attrs.get("traceloop.entity.name"))
-        step.tool_arguments = as_str(attrs.get("gen_ai.tool.call.arguments")) or unwrap_text(as_str(entity_in))
+        step.tool_arguments = as_str(attrs.get("gen_ai.tool.call.arguments")) or unwrap_text(
+            as_str(entity_in)
+        )
         step.tool_result = as_str(attrs.get("gen_ai.tool.call.result")) or unwrap_text(as_str(entity_out))
     elif step.step_type in ("chain", "agent"):
         step.query_text = _query_of(entity_in)
