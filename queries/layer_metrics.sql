@@ -4,7 +4,7 @@
 --   (generation; micro over claims), fact coverage. Macro = mean of per-trace values over the traces where
 --   the metric applied (n_traces); micro = sum of numerators / sum of denominators.
 -- grain: one row per category (plus '(all)') and metric
--- params: $run_id VARCHAR = NULL
+-- params: $run_id VARCHAR = NULL, $dataset VARCHAR = NULL, $since TIMESTAMP = NULL, $until TIMESTAMP = NULL
 -- returns: category, stage, metric, macro, micro, numerator, denominator, n_traces, not_applicable
 WITH m AS (
     SELECT
@@ -20,6 +20,9 @@ WITH m AS (
       AND e.metric IN ('recall@1', 'recall@3', 'recall@5', 'recall@10', 'candidate_recall', 'context_recall',
                        'context_retention', 'answer_support', 'judge_answer_support', 'fact_coverage')
       AND ($run_id IS NULL OR e.run_id = $run_id)
+      AND ($dataset IS NULL OR g.dataset = $dataset)
+      AND ($since IS NULL OR e.trace_id IN (SELECT trace_id FROM traces WHERE start_time >= CAST($since AS TIMESTAMP)))
+      AND ($until IS NULL OR e.trace_id IN (SELECT trace_id FROM traces WHERE start_time < CAST($until AS TIMESTAMP)))
 )
 SELECT
     coalesce(category, '(all)') AS category,

@@ -4,7 +4,7 @@
 --   context and states every required fact (or correctly refuses). Cases without evidence count as
 --   retrieval 'n/a'.
 -- grain: one row per run_id, retrieval and generation outcome
--- params: $run_id VARCHAR = NULL
+-- params: $run_id VARCHAR = NULL, $dataset VARCHAR = NULL, $since TIMESTAMP = NULL, $until TIMESTAMP = NULL
 -- returns: run_id, retrieval, generation, traces, share
 WITH t AS (
     SELECT
@@ -19,7 +19,10 @@ WITH t AS (
             ELSE 'good'
         END AS generation
     FROM attribution a
-    WHERE $run_id IS NULL OR a.run_id = $run_id
+    WHERE ($run_id IS NULL OR a.run_id = $run_id)
+      AND ($since IS NULL OR a.start_time >= CAST($since AS TIMESTAMP))
+      AND ($until IS NULL OR a.start_time < CAST($until AS TIMESTAMP))
+      AND ($dataset IS NULL OR a.case_id IN (SELECT case_id FROM gold_cases WHERE dataset = $dataset))
 )
 SELECT run_id, retrieval, generation, count(*) AS traces,
        count(*) / sum(count(*)) OVER (PARTITION BY run_id) AS share

@@ -5,7 +5,7 @@
 --   correct_refusal_rate = unanswerable cases refused / unanswerable cases.
 --   A rate whose denominator is 0 is NULL (not applicable).
 -- grain: one row per category, plus one row with category '(all)'
--- params: $run_id VARCHAR = NULL
+-- params: $run_id VARCHAR = NULL, $dataset VARCHAR = NULL, $since TIMESTAMP = NULL, $until TIMESTAMP = NULL
 -- returns: category, answerable_answered, answerable_refused, unanswerable_answered, unanswerable_refused,
 --   answer_accuracy, accurate_answers, answerable, over_refusal_rate, correct_refusal_rate, unanswerable
 WITH cells AS (
@@ -20,6 +20,9 @@ WITH cells AS (
         ON fc.trace_id = e.trace_id AND fc.metric = 'fact_coverage' AND fc.span_id IS NULL
     WHERE e.metric = 'answerability' AND e.status = 'ok'
       AND ($run_id IS NULL OR e.run_id = $run_id)
+      AND ($dataset IS NULL OR g.dataset = $dataset)
+      AND ($since IS NULL OR e.trace_id IN (SELECT trace_id FROM traces WHERE start_time >= CAST($since AS TIMESTAMP)))
+      AND ($until IS NULL OR e.trace_id IN (SELECT trace_id FROM traces WHERE start_time < CAST($until AS TIMESTAMP)))
 ),
 per AS (
     SELECT

@@ -1,0 +1,29 @@
+"""ragfault report: the attribution breakdown and layered metrics of a run, dataset or time range."""
+
+from __future__ import annotations
+
+import argparse
+
+from ragfault import report
+from ragfault.client import sql
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("report", help="print the attribution report")
+    p.add_argument("--run", dest="run_id", help="only this run id")
+    p.add_argument("--dataset", help="only cases loaded from this dataset (file name)")
+    p.add_argument("--since", help="only traces starting at or after (ISO time, UTC)")
+    p.add_argument("--until", help="only traces starting before (ISO time, UTC)")
+    p.add_argument("--format", "-f", choices=["text", "markdown", "json"], default="text")
+    p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
+    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    def q(text: str, params: dict) -> dict:
+        return sql(text, params, db=args.db, server=args.server, row_cap=100_000)
+
+    rep = report.build(q, run_id=args.run_id, dataset=args.dataset, since=args.since, until=args.until)
+    print(report.render(rep, args.format), end="")
+    return 0

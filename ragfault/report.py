@@ -1,0 +1,113 @@
+"""``ragfault report``: the attribution breakdown, layered metrics with their denominators, the
+refusal table and slices by category, as terminal tables, Markdown or JSON.
+
+Every section is one bundled query (``queries/``) run through a ``QueryFn`` — the server's SQL API
+or the file opened read-only — so the report shows exactly what a user gets from ``ragfault query``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from queries import load_query
+from ragfault.output import table
+
+QueryFn = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+SECTIONS = (
+    ("root_causes", "Root causes", "Each evaluated trace with a gold case, by its first failing layer."),
+    ("cases", "Cases", "Root cause and every failing layer per trace."),
+    ("layer_metrics", "Layered metrics", "Macro: mean over traces where the metric applies (n_traces); micro: sum of numerators / sum of denominators."),
+    ("refusal_table", "Refusals", "Answerable x answered/refused; rates are NULL when their denominator is 0."),
+    ("quadrant", "Retrieval x generation", "Retrieval good: all evidence reached the context."),
+    ("online_health", "Live traffic (no gold case)", "Reference-free signals by hour and service."),
+)
+
+_CASES_SQL = """
+SELECT case_id, category, root_cause, array_to_string(failing_layers, ', ') AS failing_layers, trace_id
+FROM attribution
+WHERE ($run_id IS NULL OR run_id = $run_id)
+  AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
+  AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
+  AND ($dataset IS NULL OR case_id IN (SELECT case_id FROM gold_cases WHERE dataset = $dataset))
+ORDER BY array_position(
+    ['permission_violation', 'no_retrieval', 'evidence_not_in_kb', 'stale_context', 'candidate_miss',
+     'dropped_before_context', 'answered_unanswerable', 'over_refusal', 'unsupported_claims',
+     'incomplete_answer', 'invalid_citation', 'ok'], root_cause), case_id
+"""
+
+
+def build(run: QueryFn, *, run_id: str | None = None, dataset: str | None = None,
+          since: str | None = None, until: str | None = None) -> dict[str, Any]:
+    """Run every section; returns {section: {title, note, columns, rows}}."""
+    filters = {"run_id": run_id, "dataset": dataset, "since": since, "until": until}
+    out: dict[str, Any] = {"filters": {k: v for k, v in filters.items() if v is not None}, "sections": {}}
+    for key, title, note in SECTIONS:
+        if key == "cases":
+            result = run(_CASES_SQL, filters)
+        elif key == "online_health":
+            q = load_query(key)
+            result = run(q.sql, q.bind({"since": since, "until": until}))
+        else:
+            q = load_query(key)
+            result = run(q.sql, q.bind(filters))
+        if key == "layer_metrics":
+            result = _only(result, "category", "(all)")
+        out["sections"][key] = {"title": title, "note": note, "columns": result["columns"], "rows": result["rows"]}
+    by_cat = load_query("layer_metrics")
+    cat = run(by_cat.sql, by_cat.bind(filters))
+    cat = _drop(cat, "category", "(all)")
+    out["sections"]["by_category"] = {
+        "title": "Slices by category",
+        "note": "The layered metrics per gold-case category.",
+        "columns": cat["columns"],
+        "rows": cat["rows"],
+    }
+    return out
+
+
+def _only(result: dict[str, Any], col: str, value: Any) -> dict[str, Any]:
+    i = result["columns"].index(col)
+    return {"columns": result["columns"], "rows": [r for r in result["rows"] if r[i] == value]}
+
+
+def _drop(result: dict[str, Any], col: str, value: Any) -> dict[str, Any]:
+    i = result["columns"].index(col)
+    return {"columns": result["columns"], "rows": [r for r in result["rows"] if r[i] != value]}
+
+
+def _fmt(v: Any) -> Any:
+    if isinstance(v, float):
+        return round(v, 3)
+    return v
+
+
+def render(report: dict[str, Any], fmt: str = "text") -> str:
+    if fmt == "json":
+        return orjson.dumps(report, option=orjson.OPT_INDENT_2).decode()
+    parts = []
+    md = fmt == "markdown"
+    if md:
+        parts.append("# ragfault report")
+        if report["filters"]:
+            parts.append("Filters: " + ", ".join(f"{k} = `{v}`" for k, v in report["filters"].items()))
+    for sec in report["sections"].values():
+        rows = [[_fmt(v) for v in r] for r in sec["rows"]]
+        if md:
+            parts.append(f"## {sec['title']}\n\n{sec['note']}\n")
+            if not rows:
+                parts.append("_(none)_")
+                continue
+            parts.append("| " + " | ".join(sec["columns"]) + " |")
+            parts.append("|" + "---|" * len(sec["columns"]))
+            for r in rows:
+                parts.append("| " + " | ".join("" if v is None else str(v) for v in r) + " |")
+            parts.append("")
+        else:
+            parts.append(f"== {sec['title']} ==  ({sec['note']})")
+            parts.append(table(sec["columns"], rows) if rows else "(none)")
+            parts.append("")
+    return "\n".join(parts).rstrip() + "\n"
