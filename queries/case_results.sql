@@ -1,0 +1,38 @@
+-- name: case_results
+-- description: One wide row per evaluated trace with a gold case: the case's slice columns, the root cause,
+--   the failing layers and the trace-level metrics release gates are written against. When a run has
+--   several traces of one case, each trace is a row.
+-- grain: one row per trace_id with a gold case
+-- params: $run_id VARCHAR = NULL
+-- returns: trace_id, case_id, run_id, category, risk, expected_behavior, answerable, root_cause, failing_layers,
+--   answerability, recall@1, recall@3, recall@5, recall@10, candidate_recall, context_recall, context_retention,
+--   answer_support_num, answer_support_den, fact_coverage, citation_validity, start_time
+SELECT
+    a.trace_id,
+    a.case_id,
+    a.run_id,
+    g.category,
+    g.risk,
+    g.expected_behavior,
+    g.answerable,
+    a.root_cause,
+    a.failing_layers,
+    any_value(e.label) FILTER (WHERE e.metric = 'answerability' AND e.status = 'ok') AS answerability,
+    any_value(e.value) FILTER (WHERE e.metric = 'recall@1' AND e.span_id IS NULL AND e.status = 'ok') AS "recall@1",
+    any_value(e.value) FILTER (WHERE e.metric = 'recall@3' AND e.span_id IS NULL AND e.status = 'ok') AS "recall@3",
+    any_value(e.value) FILTER (WHERE e.metric = 'recall@5' AND e.span_id IS NULL AND e.status = 'ok') AS "recall@5",
+    any_value(e.value) FILTER (WHERE e.metric = 'recall@10' AND e.span_id IS NULL AND e.status = 'ok') AS "recall@10",
+    any_value(e.value) FILTER (WHERE e.metric = 'candidate_recall' AND e.status = 'ok') AS candidate_recall,
+    any_value(e.value) FILTER (WHERE e.metric = 'context_recall' AND e.status = 'ok') AS context_recall,
+    any_value(e.value) FILTER (WHERE e.metric = 'context_retention' AND e.status = 'ok') AS context_retention,
+    any_value(e.numerator) FILTER (WHERE e.metric = 'answer_support' AND e.status = 'ok') AS answer_support_num,
+    any_value(e.denominator) FILTER (WHERE e.metric = 'answer_support' AND e.status = 'ok') AS answer_support_den,
+    any_value(e.value) FILTER (WHERE e.metric = 'fact_coverage' AND e.status = 'ok') AS fact_coverage,
+    any_value(e.value) FILTER (WHERE e.metric = 'citation_validity' AND e.status = 'ok') AS citation_validity,
+    a.start_time
+FROM attribution a
+JOIN gold_cases g ON g.case_id = a.case_id
+LEFT JOIN evaluations e ON e.trace_id = a.trace_id
+WHERE $run_id IS NULL OR a.run_id = $run_id
+GROUP BY ALL
+ORDER BY a.case_id, a.start_time

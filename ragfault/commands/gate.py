@@ -1,0 +1,52 @@
+"""ragfault gate --rules FILE: release gates per slice; exits 1 with the reasons when one fails."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from queries import load_query
+from ragfault.client import sql
+from ragfault.gate import load_rules, measure
+from ragfault.output import table
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("gate", help="check release gates; exit non-zero when one fails")
+    p.add_argument("--rules", required=True, help="TOML rules file")
+    p.add_argument("--run", dest="run_id", help="run under test (overrides the rules file)")
+    p.add_argument("--baseline", help="baseline run for regressions (overrides the rules file)")
+    p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
+    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    return p
+
+
+def _rows(args: argparse.Namespace, run_id: str | None) -> list[dict[str, Any]]:
+    q = load_query("case_results")
+    res = sql(q.sql, q.bind({"run_id": run_id}), db=args.db, server=args.server, row_cap=1_000_000)
+    return [dict(zip(res["columns"], r, strict=True)) for r in res["rows"]]
+
+
+def run(args: argparse.Namespace) -> int:
+    rules = load_rules(args.rules)
+    run_id = args.run_id or rules.run
+    baseline_id = args.baseline or rules.baseline
+    rows = _rows(args, run_id)
+    baseline = _rows(args, baseline_id) if baseline_id else None
+    outcomes = [measure(r, rows, baseline) for r in rules.rule]
+    out = []
+    for o in outcomes:
+        value = "n/a" if o.value is None else f"{o.value:.4g}"
+        count = "" if o.denominator in (None, 1.0) and o.rule.metric.startswith(("layer:", "root_cause:")) else (
+            f"{o.numerator:g}/{o.denominator:g}" if o.denominator is not None else "")
+        out.append(["PASS" if o.passed else "FAIL", o.rule.title, value, count, o.cases, o.detail])
+    print(f"run: {run_id or '(all)'}" + (f"   baseline: {baseline_id}" if baseline_id else ""))
+    print(table(["result", "rule", "value", "num/den", "cases", "detail"], out, max_width=70))
+    failed = [o for o in outcomes if not o.passed]
+    if failed:
+        print(f"\n{len(failed)} of {len(outcomes)} gates failed:")
+        for o in failed:
+            print(f"  - {o.rule.title}: {o.detail or ('value ' + ('n/a' if o.value is None else f'{o.value:.4g}'))}")
+        return 1
+    print(f"\nall {len(outcomes)} gates passed")
+    return 0
