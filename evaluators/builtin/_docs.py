@@ -1,0 +1,105 @@
+"""Shared helpers of the document-level evaluators (freshness, permission, duplicates).
+
+A step document is described by its registry row when the registry knows it (by id, source id or
+content, see ``Matching.kb_id``), else by the metadata the span carried. Documents are counted
+distinct by identity: registry id, else document or chunk id, else normalized content.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from typing import Any
+
+import orjson
+
+from collector.textnorm import normalize
+from evaluators.base import EvalInput, StepDoc
+
+
+def doc_key(inp: EvalInput, doc: StepDoc) -> tuple[str, str]:
+    """The identity a document is counted by."""
+    kb_id = inp.matching.kb_id(doc)
+    if kb_id:
+        return ("kb", kb_id)
+    if doc.doc_id or doc.chunk_id:
+        return ("id", doc.doc_id or doc.chunk_id or "")
+    norm = normalize(doc.content)
+    if norm:
+        return ("content", norm)
+    return ("position", f"{doc.span_id}:{doc.stage}:{doc.position}")
+
+
+def doc_name(inp: EvalInput, doc: StepDoc) -> str:
+    """A readable name: registry id, else id, else the start of the content."""
+    kb_id = inp.matching.kb_id(doc)
+    if kb_id:
+        return kb_id
+    if doc.doc_id or doc.chunk_id:
+        return doc.doc_id or doc.chunk_id or ""
+    if doc.content:
+        return f'"{doc.content[:40]}"'
+    return f"{doc.span_id}#{doc.position}"
+
+
+def distinct(inp: EvalInput, docs: list[StepDoc]) -> list[StepDoc]:
+    """The first document of each identity, in the given order."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for d in docs:
+        k = doc_key(inp, d)
+        if k not in seen:
+            seen.add(k)
+            out.append(d)
+    return out
+
+
+def meta(doc: StepDoc, key: str) -> Any:
+    return doc.metadata.get(key) if doc.metadata else None
+
+
+def as_list(value: Any) -> list[str] | None:
+    """A list of strings from a list, a JSON list in a string, or a comma-separated string."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None  # an empty string names no acl
+        if text.startswith("["):
+            try:
+                value = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                value = text.strip("[]").split(",")
+        else:
+            value = text.split(",")
+    if isinstance(value, (list, tuple, set)):
+        return [str(v).strip().strip("'\"") for v in value if str(v).strip()]
+    return [str(value)]
+
+
+def as_time(value: Any) -> datetime | None:
+    """A naive UTC datetime from a datetime, a date, an ISO string or epoch seconds/milliseconds."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime(value.year, value.month, value.day)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        secs = value / 1000 if value > 1e11 else value
+        dt = datetime.fromtimestamp(secs, timezone.utc)
+    elif isinstance(value, str):
+        text = value.strip().replace("Z", "+00:00")
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            try:
+                d = date.fromisoformat(text[:10])
+            except ValueError:
+                return None
+            dt = datetime(d.year, d.month, d.day)
+    else:
+        return None
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+    return dt
