@@ -1,0 +1,323 @@
+"""The judge tier over stored traces: what the scheduler calls for sampled traces.
+
+``build_judge_runner(runtime_or_store, settings)`` returns a ``JudgeRunner`` (``evaluate(trace_ids) ->
+int``) or None when no ``[judge]`` table is configured. It evaluates the judge-tier evaluators with
+the cheap tier's ``StoreRunner`` (rows of distinct metric names, so the lexical rows stay), giving
+each input the ``Judge``; traces are judged ``concurrency`` at a time. After each batch it writes, in
+one job on the writing connection: new cache entries, every call record, the judge's per-item
+verdicts (for calibration), the judge version, and ``over_budget`` lines in ``eval_log``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import astuple
+from datetime import datetime, timedelta
+from typing import Any
+
+import duckdb
+import httpx
+
+from collector.textnorm import normalize
+from evaluators.base import EvalInput, EvaluatorSpec, Metric
+from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
+from evaluators.judge.client import Budget, CallRecord, JudgeClient
+from evaluators.judge.judge import Judge, JudgeCache
+from evaluators.judge.settings import JudgeSettings, load_judge_settings
+from evaluators.registry import discover
+from evaluators.runner import Runner, StoreRunner, WriteFn, utcnow
+
+log = logging.getLogger("ragfault.judge")
+
+Results = list[tuple[EvaluatorSpec, Metric]]
+
+
+class _Prefetched(Runner):
+    """A Runner whose results were computed ahead, in parallel; ``run`` hands them out."""
+
+    def __init__(self, inner: Runner) -> None:
+        self.specs, self.configs, self.tier = inner.specs, inner.configs, inner.tier
+        self.inner = inner
+        self.results: dict[int, Results] = {}
+
+    def run(self, inp: EvalInput) -> Results:
+        found = self.results.pop(id(inp), None)
+        return found if found is not None else self.inner.run(inp)
+
+
+class _JudgeStoreRunner(StoreRunner):
+    def __init__(self, *args: Any, judge: Judge, concurrency: int, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.judge = judge
+        self.concurrency = concurrency
+        self.last: list[tuple[EvalInput, Results]] = []
+
+    def plain_inputs(self, trace_ids: list[str]) -> list[EvalInput]:
+        inputs, _ = super().inputs(trace_ids)
+        for inp in inputs:
+            inp.judge = self.judge
+        return inputs
+
+    def judge_all(self, inputs: list[EvalInput]) -> list[tuple[EvalInput, Results]]:
+        runner = self.runner.inner if isinstance(self.runner, _Prefetched) else self.runner
+        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="ragfault-judge") as pool:
+            results = list(pool.map(runner.run, inputs))
+        return list(zip(inputs, results, strict=True))
+
+    def inputs(self, trace_ids: list[str]) -> tuple[list[EvalInput], dict[str, int]]:
+        inputs, gens = super().inputs(trace_ids)
+        for inp in inputs:
+            inp.judge = self.judge
+        self.last = self.judge_all(inputs)
+        assert isinstance(self.runner, _Prefetched)
+        self.runner.results = {id(i): r for i, r in self.last}
+        return inputs, gens
+
+
+def verdict_rows(
+    pairs: list[tuple[EvalInput, Results]], judge: Judge, source: str, now: datetime
+) -> list[tuple[Any, ...]]:
+    """The judge's label per trace-level metric and per claim / fact, for calibration."""
+    v = judge.version
+    rows = []
+    for inp, results in pairs:
+        tid = inp.trace.trace_id
+        for _, m in results:
+            if m.status != "ok":
+                continue
+            label = m.label or ("pass" if m.passed else "fail")
+            rows.append(
+                (
+                    tid,
+                    m.span_id,
+                    m.metric,
+                    None,
+                    None,
+                    label,
+                    m.value,
+                    v["model"],
+                    v["prompt_version"],
+                    source,
+                    now,
+                )
+            )
+            for item in (m.details or {}).get("items", []):
+                claim = item.get("claim")
+                if claim:
+                    rows.append(
+                        (
+                            tid,
+                            m.span_id,
+                            m.metric,
+                            claim,
+                            normalize(claim),
+                            item["label"],
+                            None,
+                            v["model"],
+                            v["prompt_version"],
+                            source,
+                            now,
+                        )
+                    )
+    return rows
+
+
+class JudgeRunner:
+    """Judges stored traces: ``evaluate(trace_ids) -> int``; ``rescore_anchors()`` for a new version."""
+
+    def __init__(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        write: WriteFn,
+        settings: JudgeSettings,
+        evaluation: EvaluationSettings | None = None,
+        *,
+        specs: dict[str, EvaluatorSpec] | None = None,
+        source_keys: tuple[str, ...] = (),
+        metrics: Any = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.settings = settings
+        self.write = write
+        self.metrics = metrics
+        self._calls: list[CallRecord] = []
+        self._lock = threading.Lock()
+        specs = specs if specs is not None else discover()
+        configs = evaluator_configs(evaluation or EvaluationSettings(), specs)
+        self.budget = Budget(settings.tokens_per_hour, settings.budget_usd_per_hour)
+        for at, tokens, cost in cursor.execute(
+            "SELECT epoch(called_at), coalesce(input_tokens, 0) + coalesce(output_tokens, 0), coalesce(cost_usd, 0) "
+            "FROM judge_calls WHERE called_at > $since ORDER BY called_at",
+            {"since": utcnow() - timedelta(hours=1)},
+        ).fetchall():
+            self.budget.add(int(tokens), float(cost), at=float(at))
+        self.client = JudgeClient(
+            settings, record=self._record, budget=self.budget, sleep=sleep, transport=transport
+        )
+        self.cache = JudgeCache(cursor.cursor())
+        self.judge = Judge(settings, self.client, self.cache)
+        self.cursor = cursor
+        self.store_runner = _JudgeStoreRunner(
+            cursor,
+            write,
+            _Prefetched(Runner(specs, configs, tier="judge")),
+            source_keys,
+            metrics,
+            judge=self.judge,
+            concurrency=settings.concurrency,
+        )
+        self._anchors_checked = False
+
+    def _record(self, rec: CallRecord) -> None:
+        with self._lock:
+            self._calls.append(rec)
+        if self.metrics is not None:
+            self.metrics.inc("ragfault_judge_calls_total", status=rec.status)
+
+    @property
+    def specs(self) -> dict[str, EvaluatorSpec]:
+        return self.store_runner.runner.specs
+
+    def evaluate(self, trace_ids: Iterable[str]) -> int:
+        ids = list(dict.fromkeys(trace_ids))
+        if not ids or not self.specs:
+            return 0
+        if self.settings.rescore_anchors and not self._anchors_checked:
+            self._anchors_checked = True
+            try:
+                self.rescore_anchors(only_if_new=True)
+            except Exception:
+                log.exception("re-scoring the anchor set failed")
+        n = self.store_runner.evaluate(ids)
+        pairs, self.store_runner.last = self.store_runner.last, []
+        self.flush(pairs, "run")
+        return n
+
+    def rescore_anchors(self, only_if_new: bool = False) -> int:
+        """Judge the anchor traces (human-labelled, ``anchor``) with this judge version; their verdicts go
+        to ``judge_verdicts`` (source ``anchor``), not to ``evaluations``. Returns traces scored."""
+        v = self.judge.version
+        if only_if_new:
+            done = self.cursor.execute(
+                "SELECT count(*) FROM judge_verdicts WHERE source = 'anchor' AND model = $m AND prompt_version = $p",
+                {"m": v["model"], "p": v["prompt_version"]},
+            ).fetchall()[0][0]
+            if done:
+                return 0
+        ids = [
+            r[0]
+            for r in self.cursor.execute(
+                "SELECT DISTINCT trace_id FROM human_labels WHERE anchor ORDER BY trace_id"
+            ).fetchall()
+        ]
+        if not ids:
+            return 0
+        inputs = self.store_runner.plain_inputs(ids)
+        pairs = self.store_runner.judge_all(inputs)
+        self.flush(pairs, "anchor")
+        return len(inputs)
+
+    def flush(self, pairs: list[tuple[EvalInput, Results]], source: str) -> None:
+        now = utcnow()
+        cache_rows = self.cache.drain()
+        with self._lock:
+            calls, self._calls = self._calls, []
+        verdicts = verdict_rows(pairs, self.judge, source, now)
+        over = sorted(
+            {
+                inp.trace.trace_id
+                for inp, res in pairs
+                for _, m in res
+                if m.status == "skipped" and m.reason == "budget"
+            }
+        )
+        v = self.judge.version
+
+        def job(con: duckdb.DuckDBPyConnection) -> None:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                if cache_rows:
+                    con.executemany(
+                        "INSERT OR IGNORE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)", cache_rows
+                    )
+                if calls:
+                    con.executemany(
+                        "INSERT INTO judge_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [astuple(c) for c in calls],
+                    )
+                if verdicts:
+                    if source == "anchor":
+                        con.execute(
+                            "DELETE FROM judge_verdicts WHERE source = 'anchor' AND model = ? AND prompt_version = ?",
+                            [v["model"], v["prompt_version"]],
+                        )
+                    con.executemany(
+                        "INSERT INTO judge_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", verdicts
+                    )
+                con.execute(
+                    "INSERT INTO judge_versions (model, prompt_version, first_seen) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING",
+                    [v["model"], v["prompt_version"], now],
+                )
+                if source == "anchor":
+                    con.execute(
+                        "UPDATE judge_versions SET anchors_scored_at = ? WHERE model = ? AND prompt_version = ?",
+                        [now, v["model"], v["prompt_version"]],
+                    )
+                if over:
+                    con.executemany(
+                        "INSERT INTO eval_log VALUES (?, 'judge', NULL, 'over_budget', 'budget', NULL, ?)",
+                        [(t, now) for t in over],
+                    )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+        self.write(job)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def build_judge_runner(
+    runtime_or_store: Any,
+    settings: JudgeSettings | None = None,
+    *,
+    evaluation: EvaluationSettings | None = None,
+    specs: dict[str, EvaluatorSpec] | None = None,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> JudgeRunner | None:
+    """A judge runner over a server ``Runtime`` or a ``LocalStore``; None when no judge is configured.
+
+    ``settings`` default to the ``[judge]`` table of the runtime's config file.
+    """
+    rt_settings = getattr(runtime_or_store, "settings", None)
+    config_file = getattr(rt_settings, "config_file", None)
+    if settings is None:
+        settings = load_judge_settings(config_file)
+    if settings is None:
+        return None
+    if evaluation is None:
+        evaluation = load_evaluation_settings(config_file)
+    if hasattr(runtime_or_store, "writer"):  # a server Runtime: writes go through the writer thread
+        write: WriteFn = lambda fn: runtime_or_store.writer.call(fn, timeout=300)  # noqa: E731
+    else:  # a LocalStore
+        write = runtime_or_store.write
+    return JudgeRunner(
+        runtime_or_store.store.cursor(),
+        write,
+        settings,
+        evaluation,
+        specs=specs,
+        source_keys=getattr(rt_settings, "source_keys", ()) or (),
+        metrics=getattr(runtime_or_store, "metrics", None),
+        transport=transport,
+        sleep=sleep,
+    )
