@@ -28,12 +28,21 @@ def build(settings: ServerSettings) -> tuple[Runtime, Any]:
 def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
     """Packages beyond the collector add routers and extensions here."""
     hooks: list[Callable[[list[Any], list[Any]], None]] = []
+    from collector.retention import register as register_retention
+
+    hooks.append(register_retention)
     try:
         from evaluators.service import register as register_evaluators
     except ImportError:
         pass
     else:
         hooks.append(register_evaluators)
+    try:
+        from evaluators.judge.api import register as register_judge
+    except ImportError:
+        pass
+    else:
+        hooks.append(register_judge)
     return hooks
 
 
