@@ -112,6 +112,11 @@ def sentences(text: str | None) -> list[str]:
     """Split ``text`` into sentences (English and Chinese); fragments without words are dropped."""
     if not text:
         return []
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=32768)
+def _sentences(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for line in text.splitlines():
         line = _LIST_MARKER.sub("", line, count=1)
@@ -138,7 +143,7 @@ def sentences(text: str | None) -> list[str]:
                 continue
             i += 1
         _add_sentence(out, line[start:])
-    return out
+    return tuple(out)
 
 
 def _add_sentence(out: list[str], piece: str) -> None:
@@ -774,6 +779,11 @@ def _clean(text: str) -> str:
 
 def is_refusal_sentence(text: str, extra_patterns: Sequence[str] = ()) -> bool:
     """Whether a sentence or clause is a refusal or a hedge (not a claim)."""
+    return _is_refusal_sentence(text, tuple(extra_patterns))
+
+
+@lru_cache(maxsize=65536)
+def _is_refusal_sentence(text: str, extra_patterns: tuple[str, ...]) -> bool:
     t = _clean(text).strip(" .。!！;；,，")
     if not t:
         return False
@@ -842,6 +852,11 @@ def _merge_split(parts: list[str]) -> list[str]:
 
 def clauses(sentence: str) -> list[str]:
     """A sentence split at clause boundaries where both sides carry content."""
+    return list(_clauses(sentence))
+
+
+@lru_cache(maxsize=65536)
+def _clauses(sentence: str) -> tuple[str, ...]:
     if _CJK_RUN.search(sentence) and not re.search(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}", sentence):
         parts = _CN_CLAUSE_SPLIT.split(sentence)
     else:
@@ -859,7 +874,7 @@ def clauses(sentence: str) -> list[str]:
             refined.append(cur)
         parts = refined
     parts = [p.strip(" \t,，;；、") for p in parts]
-    return _merge_split(parts) or [sentence.strip()]
+    return tuple(_merge_split(parts) or [sentence.strip()])
 
 
 def _claim_units(text: str | None) -> list[tuple[str, str]]:
@@ -879,6 +894,13 @@ def _claim_units(text: str | None) -> list[tuple[str, str]]:
 
 def split_claims(text: str | None, extra_refusal_patterns: Sequence[str] = ()) -> list[str]:
     """The atomic claims of an answer; refusal and hedge clauses and questions are not claims."""
+    if not text:
+        return []
+    return list(_split_claims(text, tuple(extra_refusal_patterns)))
+
+
+@lru_cache(maxsize=8192)
+def _split_claims(text: str, extra_refusal_patterns: tuple[str, ...]) -> tuple[str, ...]:
     out = []
     for clause, kind in _claim_units(text):
         if kind != "claim" or is_refusal_sentence(clause, extra_refusal_patterns):
@@ -886,7 +908,7 @@ def split_claims(text: str | None, extra_refusal_patterns: Sequence[str] = ()) -
         if not analyze(clause).terms and not analyze(clause).quantities and not analyze(clause).identifiers:
             continue  # "Yes." / "好的。"
         out.append(clause)
-    return out
+    return tuple(out)
 
 
 def is_refusal(text: str | None, extra_patterns: Sequence[str] = ()) -> bool:

@@ -1,0 +1,96 @@
+"""Citation validity (DESIGN §5): the ids an answer cites must be in the context the model saw.
+
+``citation_validity`` on the answering LLM step: cited ids found in the context / cited ids;
+``passed`` when all are. Cited ids: the ``ragfault.answer.citations`` attribute of any step, plus
+bracket markers in the answer (``[retry-v2]``, ``【retry-v2】``) that name a document the trace or the
+registry knows (so "[1]" or "[sic]" count only when such a document exists). A cited id is in the
+context when a context document answers to it: its chunk id, its document id, the registry id it
+was identified as, or a source id in its metadata (a chunk cited by its source document id). When
+the trace does not show what the model saw (no context documents and no LLM input), the candidates
+stand in. Not applicable without citations. Details: the valid and the invalid ids.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
+from evaluators.builtin._answer import answer_text, source_ids
+
+_MARKER = re.compile(
+    r"[\[【]\s*([^\[\]【】\s,;，；]{1,120}(?:\s*[,;，；]\s*[^\[\]【】\s,;，；]{1,120})*)\s*[\]】]"
+)
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    answer_markers: bool = Field(True, description="Read [doc-id] markers in the answer as citations.")
+
+
+def _markers(answer: str) -> list[str]:
+    out: list[str] = []
+    for m in _MARKER.finditer(answer):
+        for part in re.split(r"\s*[,;，；]\s*", m.group(1)):
+            if part and part not in out:
+                out.append(part)
+    return out
+
+
+def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
+    trace = inp.trace
+    step = trace.answer_step
+    sid = step.span_id if step is not None else None
+    if trace.context_docs or inp.matching.has_context_stage:
+        context = trace.context_docs
+        stage = "context"
+    else:
+        context = trace.candidates
+        stage = "candidates"
+    context_ids: set[str] = set()
+    for d in context:
+        context_ids |= source_ids(inp, d)
+
+    cited: list[str] = list(trace.citations)
+    from_markers: list[str] = []
+    if config.answer_markers:
+        known = set(context_ids)
+        for d in trace.documents:
+            known |= source_ids(inp, d)
+        for m in _markers(answer_text(inp)):
+            if (m in known or inp.kb.get(m) is not None) and m not in cited:
+                cited.append(m)
+                from_markers.append(m)
+    if not cited:
+        return [not_applicable("citation_validity", "no citations", span_id=sid)]
+    valid = [c for c in cited if c in context_ids]
+    invalid = [c for c in cited if c not in context_ids]
+    return [
+        ratio(
+            "citation_validity",
+            len(valid),
+            len(cited),
+            span_id=sid,
+            passed=not invalid,
+            details={
+                "valid": valid,
+                "invalid": invalid,
+                "from_answer_markers": from_markers,
+                "checked_against": stage,
+            },
+        )
+    ]
+
+
+SPEC = EvaluatorSpec(
+    name="citations",
+    version="1",
+    fn=evaluate,
+    config=Config,
+    applies_to=("llm",),
+    tier="cheap",
+    needs_case=False,
+    description="Cited document ids must be among the documents in the model's context.",
+)

@@ -1,0 +1,118 @@
+"""Retrieval decision and the trace's cost counters (DESIGN §5, layer ``no_retrieval`` of §6).
+
+- ``retrieval_decision`` (trace): label ``{must}×{did}`` with must ∈ ``must_retrieve`` | ``may_skip``
+  | ``unknown`` (the case's ``must_retrieve`` true / false / null, or no case) and did ∈
+  ``retrieved`` | ``skipped``; value and numerator = retrieval calls. ``passed`` unless the case must
+  retrieve and no retrieval ran. Retrieval calls are retrieval steps, plus tool steps whose tool
+  name matches one of ``retrieval_tools`` (an agent's search tool is a retrieval).
+- Value rows: ``retrieval_calls``, ``tool_calls``, ``llm_calls``, ``total_tokens`` (sum over LLM
+  steps of the total, else input + output; not applicable when no LLM step reports tokens),
+  ``latency_ms`` (the root span's duration, else the trace's span; not applicable without times),
+  ``tool_errors`` (tool steps with status ERROR).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evaluators.base import EvalInput, EvaluatorSpec, Metric, StepInfo, not_applicable
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    retrieval_tools: tuple[str, ...] = Field(
+        ("retriev", "search", "knowledge_base", "vector"),
+        description="Regexes (case-insensitive) on tool names whose calls count as retrieval.",
+    )
+
+    @field_validator("retrieval_tools")
+    @classmethod
+    def _compiles(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for p in v:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                raise ValueError(f"invalid pattern {p!r}: {exc}") from exc
+        return v
+
+
+def _value(metric: str, value: float, **details: object) -> Metric:
+    return Metric(metric, value=float(value), numerator=float(value), details=details or None)
+
+
+def _tokens(step: StepInfo) -> int | None:
+    if step.total_tokens is not None:
+        return step.total_tokens
+    if step.input_tokens is not None or step.output_tokens is not None:
+        return (step.input_tokens or 0) + (step.output_tokens or 0)
+    return None
+
+
+def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
+    trace = inp.trace
+    tools = trace.steps_of("tool")
+    pattern = (
+        re.compile("|".join(f"(?:{p})" for p in config.retrieval_tools), re.I)
+        if config.retrieval_tools
+        else None
+    )
+    retrieval_tools = [
+        t for t in tools if pattern is not None and pattern.search(t.tool_name or t.name or "")
+    ]
+    retrieval_steps = len(trace.retrieval_steps)
+    calls = retrieval_steps + len(retrieval_tools)
+
+    case = inp.case
+    if case is None or case.must_retrieve is None:
+        must = "unknown"
+    else:
+        must = "must_retrieve" if case.must_retrieve else "may_skip"
+    did = "retrieved" if calls else "skipped"
+    out = [
+        Metric(
+            "retrieval_decision",
+            value=float(calls),
+            numerator=float(calls),
+            passed=not (must == "must_retrieve" and did == "skipped"),
+            label=f"{must}×{did}",
+            details={
+                "must_retrieve": case.must_retrieve if case is not None else None,
+                "retrieval_steps": retrieval_steps,
+                "retrieval_tool_calls": [t.tool_name or t.name for t in retrieval_tools],
+            },
+        ),
+        _value("retrieval_calls", calls),
+        _value("tool_calls", len(tools)),
+    ]
+    llms = trace.steps_of("llm")
+    out.append(_value("llm_calls", len(llms)))
+    toks = [t for t in (_tokens(s) for s in llms) if t is not None]
+    out.append(
+        _value("total_tokens", sum(toks)) if toks else not_applicable("total_tokens", "no token counts")
+    )
+    root = next((s for s in trace.steps if s.is_root and s.duration_ms is not None), None)
+    if root is not None:
+        out.append(_value("latency_ms", root.duration_ms or 0.0, source="root span"))
+    elif trace.start_time is not None and trace.end_time is not None:
+        ms = (trace.end_time - trace.start_time).total_seconds() * 1000.0
+        out.append(_value("latency_ms", ms, source="trace span"))
+    else:
+        out.append(not_applicable("latency_ms", "no span times"))
+    errors = [t.tool_name or t.name for t in tools if (t.status_code or "").upper() == "ERROR"]
+    out.append(_value("tool_errors", len(errors), tools=errors) if errors else _value("tool_errors", 0))
+    return out
+
+
+SPEC = EvaluatorSpec(
+    name="retrieval_decision",
+    version="1",
+    fn=evaluate,
+    config=Config,
+    applies_to=("trace",),
+    tier="cheap",
+    needs_case=False,
+    description="Whether the trace retrieved when it had to, and its call, token and latency counters.",
+)
