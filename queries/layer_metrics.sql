@@ -16,7 +16,7 @@ WITH m AS (
         e.denominator
     FROM evaluations e
     JOIN gold_cases g ON g.case_id = e.case_id
-    WHERE e.span_id IS NULL
+    WHERE (e.span_id IS NULL OR e.metric IN ('answer_support', 'judge_answer_support'))
       AND e.metric IN ('recall@1', 'recall@3', 'recall@5', 'recall@10', 'candidate_recall', 'context_recall',
                        'context_retention', 'answer_support', 'judge_answer_support', 'fact_coverage')
       AND ($run_id IS NULL OR e.run_id = $run_id)

@@ -62,11 +62,28 @@ def build(run: QueryFn, *, run_id: str | None = None, dataset: str | None = None
     cat = _drop(cat, "category", "(all)")
     out["sections"]["by_category"] = {
         "title": "Slices by category",
-        "note": "The layered metrics per gold-case category.",
-        "columns": cat["columns"],
-        "rows": cat["rows"],
+        "note": "Micro value (numerator/denominator) per gold-case category; '-' where no case applies.",
+        **_pivot(cat),
     }
     return out
+
+
+SLICE_METRICS = ("candidate_recall", "recall@5", "context_recall", "context_retention", "answer_support", "fact_coverage")
+
+
+def _pivot(result: dict[str, Any]) -> dict[str, Any]:
+    """layer_metrics rows -> one row per category with 'value (num/den)' cells."""
+    cols = result["columns"]
+    ci, mi = cols.index("category"), cols.index("metric")
+    vi, ni, di = cols.index("micro"), cols.index("numerator"), cols.index("denominator")
+    cells: dict[str, dict[str, str]] = {}
+    for r in result["rows"]:
+        if r[mi] not in SLICE_METRICS:
+            continue
+        cell = "-" if r[di] in (None, 0) else f"{r[vi]:.2f} ({r[ni]:g}/{r[di]:g})"
+        cells.setdefault(r[ci], {})[r[mi]] = cell
+    rows = [[cat, *(m.get(k, "-") for k in SLICE_METRICS)] for cat, m in sorted(cells.items())]
+    return {"columns": ["category", *SLICE_METRICS], "rows": rows}
 
 
 def _only(result: dict[str, Any], col: str, value: Any) -> dict[str, Any]:
