@@ -101,7 +101,7 @@ class References:
         stamp = con.execute(
             "SELECT (SELECT count(*) FROM gold_cases), (SELECT max(loaded_at) FROM gold_cases), "
             "(SELECT count(*) FROM kb_documents), (SELECT max(loaded_at) FROM kb_documents)"
-        ).fetchone()
+        ).fetchall()[0]  # fetchall: duckdb 2 keeps a fetchone() result open
         if stamp == self.stamp:
             return
         cases = {}

@@ -1,28 +1,75 @@
 """Evaluation inside a running server: the scheduler that evaluates settled traces, and the API
 for loading gold cases and the knowledge base and for re-running evaluators.
 
+The backlog is the database, not memory: a trace is waiting while it is settled and its
+``evaluated_spans`` differs from ``assembled_spans`` (a late span re-settles it and so re-queues it;
+feedback or a reloaded gold case re-queue it by clearing ``evaluated_spans``). The scheduler takes the
+oldest waiting traces in batches of ``[evaluation] batch_size``, so memory stays bounded however far
+behind it is, and ``/metrics`` shows the lag (now − settle time of the oldest waiting trace).
+
+Per batch: read annotations from the spans into ``feedback`` → run the cheap tier on every trace →
+decide the judge tier per trace (``evaluators.sampling``) → hand the sample to the judge thread
+through a bounded queue. When the queue is full, or a trace waited longer than
+``judge_max_wait_seconds``, the judge tier sheds it with ``over_budget`` / reason ``backlog``. Every
+decision is an ``eval_log`` row (evaluator NULL), so ``SELECT * FROM eval_status WHERE trace_id = …``
+says why a trace has no judge score.
+
 ``register`` is called by ``ragfault.server.build`` to add these to the collector.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import queue
 import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import anyio
+import duckdb
+import pyarrow as pa
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
 from collector.receivers.otlp_http import check_bearer
+from evaluators import feedback as feedback_mod
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
 from evaluators.loading import store_gold, store_kb, traces_for_cases
 from evaluators.registry import discover
-from evaluators.runner import Runner, StoreRunner
+from evaluators.runner import LOG_SCHEMA, Runner, StoreRunner, utcnow
+from evaluators.sampling import SamplingSettings, decide, load_facts, load_sampling_settings
 
 log = logging.getLogger("ragfault.evaluate")
+
+_PENDING = (
+    "SELECT trace_id, assembled_spans FROM traces WHERE settled_at IS NOT NULL "
+    "AND (evaluated_spans IS NULL OR evaluated_spans <> assembled_spans) ORDER BY settled_at LIMIT $n"
+)
+_BACKLOG = (
+    "SELECT count(*), min(settled_at) FROM traces WHERE settled_at IS NOT NULL "
+    "AND (evaluated_spans IS NULL OR evaluated_spans <> assembled_spans)"
+)
+
+_METRICS = {
+    "ragfault_evaluation_lag_seconds": (
+        "gauge",
+        "Now minus the settle time of the oldest trace waiting for evaluation.",
+    ),
+    "ragfault_traces_waiting_evaluation": ("gauge", "Settled traces waiting for the cheap tier."),
+    "ragfault_judge_queue_traces": ("gauge", "Sampled traces waiting for the judge tier."),
+    "ragfault_judge_lag_seconds": ("gauge", "Age of the oldest trace waiting for the judge."),
+    "ragfault_sampling_decisions_total": ("counter", "Judge-tier decisions by decision (eval_log)."),
+    "ragfault_judge_traces_total": ("counter", "Traces handed to the judge runner, by outcome."),
+    "ragfault_judge_calls_total": ("gauge", "Judge HTTP calls recorded (judge_calls)."),
+    "ragfault_judge_spend_usd_total": ("gauge", "Judge spend recorded in USD (judge_calls)."),
+    "ragfault_feedback_total": ("counter", "Feedback rows stored, by source."),
+    "ragfault_evaluation_failures_total": ("counter", "Cheap-tier batches that raised."),
+}
 
 
 def build_runner(runtime: Any, settings: EvaluationSettings | None = None) -> StoreRunner:
@@ -38,65 +85,313 @@ def build_runner(runtime: Any, settings: EvaluationSettings | None = None) -> St
     )
 
 
-class EvaluationService:
-    """Evaluates traces the settler hands over, in a thread of its own, in bounded batches."""
+def build_judge(runtime: Any, sampling: SamplingSettings, evaluation: EvaluationSettings) -> Any:
+    """The judge runner (``evaluate(trace_ids) -> int``) or None when no judge is configured."""
+    if sampling.judge_factory:
+        module, _, attr = sampling.judge_factory.partition(":")
+        factory = getattr(importlib.import_module(module), attr or "build_judge_runner")
+    else:
+        try:
+            from evaluators.judge.service import build_judge_runner as factory  # type: ignore[no-redef]
+        except ImportError:
+            return None
+    return factory(runtime)  # each factory reads its own table of the config file
 
-    def __init__(self, runtime: Any) -> None:
+
+@dataclass(frozen=True)
+class JudgeItem:
+    trace_id: str
+    generation: int
+    reason: str
+    queued_at: float  # monotonic
+
+
+class LogBuffer:
+    """eval_log rows collected during a round, written in one job."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list[Any]] = {f.name: [] for f in LOG_SCHEMA}
+
+    def add(
+        self, trace_id: str, tier: str, decision: str, reason: str | None, generation: int | None
+    ) -> None:
+        for k, v in zip(
+            ("trace_id", "tier", "evaluator", "decision", "reason", "generation", "logged_at"),
+            (trace_id, tier, None, decision, reason, generation, utcnow()),
+            strict=True,
+        ):
+            self.cols[k].append(v)
+
+    def __len__(self) -> int:
+        return len(self.cols["trace_id"])
+
+    def table(self) -> pa.Table:
+        return pa.table([pa.array(self.cols[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA)
+
+
+def _write_log(con: duckdb.DuckDBPyConnection, buf: LogBuffer, done: dict[str, int] | None = None) -> None:
+    """eval_log rows and (optionally) the span counts the cheap tier saw, in one transaction."""
+    con.register("_slog", buf.table())
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("INSERT INTO eval_log SELECT * FROM _slog")
+        if done:
+            con.register(
+                "_sdone", pa.table({"trace_id": list(done), "n": pa.array(list(done.values()), pa.int64())})
+            )
+            # the count loaded, not the current one: a span that settled meanwhile re-queues the trace
+            con.execute(
+                "UPDATE traces SET evaluated_spans = d.n FROM _sdone d WHERE traces.trace_id = d.trace_id"
+            )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.unregister("_slog")
+        if done:
+            con.unregister("_sdone")
+
+
+class EvaluationService:
+    """Evaluates settled traces: the cheap tier on each, the judge tier on a sample, in threads of its own."""
+
+    def __init__(self, runtime: Any, judge: Any = None) -> None:
         self.runtime = runtime
         self.settings = load_evaluation_settings(runtime.settings.config_file)
+        self.sampling = load_sampling_settings(runtime.settings.config_file)
         self.runner = build_runner(runtime, self.settings)
-        self._q: queue.Queue[list[str] | None] = queue.Queue()
+        self.judge = judge if judge is not None else build_judge(runtime, self.sampling, self.settings)
+        self.cursor = runtime.store.cursor()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._judge_q: queue.Queue[JudgeItem] = queue.Queue(maxsize=self.sampling.judge_queue_max)
         self._thread = threading.Thread(target=self._loop, name="ragfault-evaluator", daemon=True)
-        self._lock = threading.Lock()
-        self.pending = 0
+        self._judge_thread = threading.Thread(target=self._judge_loop, name="ragfault-judge", daemon=True)
+        self._busy = False
+        self._judge_busy = False
+        self._stats_at = 0.0
+        for name, (kind, text) in _METRICS.items():
+            runtime.metrics.describe(name, kind, text)
         runtime.evaluation = self
 
+    # --- lifecycle ------------------------------------------------------------------------------
+
     def start(self) -> None:
-        self.runtime.settler.listeners.append(self.enqueue)
+        self.runtime.settler.listeners.append(lambda ids: self._wake.set())
         self._thread.start()
+        self._judge_thread.start()
 
     def stop(self) -> None:
-        self._q.put(None)
+        self._stop.set()
+        self._wake.set()
         self._thread.join(30)
+        self._judge_thread.join(30)
+        close = getattr(self.judge, "close", None)
+        if callable(close):
+            close()
+
+    def wake(self) -> None:
+        self._wake.set()
 
     def enqueue(self, trace_ids: list[str]) -> None:
-        with self._lock:
-            self.pending += len(trace_ids)
-        self.runtime.metrics.set("ragfault_traces_waiting_evaluation", self.pending)
-        self._q.put(list(trace_ids))
+        """Evaluate these traces again (reloaded gold cases, feedback): mark them waiting."""
+        if not trace_ids:
+            return
+        ids = list(dict.fromkeys(trace_ids))
+        self.runtime.writer.call(
+            lambda con: con.execute(
+                "UPDATE traces SET evaluated_spans = NULL WHERE trace_id IN (SELECT unnest($t)) "
+                "AND settled_at IS NOT NULL",
+                {"t": ids},
+            ),
+            timeout=120,
+        )
+        self._wake.set()
+
+    def idle(self) -> bool:
+        """Nothing waiting for either tier (tests and the demo poll this)."""
+        con = self.runtime.store.cursor()  # callers' threads: never share the loop's cursor
+        try:
+            n, _ = self.backlog(con)
+        finally:
+            con.close()
+        return n == 0 and not self._busy and self._judge_q.empty() and not self._judge_busy
+
+    # --- the cheap tier and sampling ------------------------------------------------------------
 
     def _loop(self) -> None:
-        while True:
-            item = self._q.get()
-            if item is None:
-                return
-            size = self.settings.batch_size
-            for i in range(0, len(item), size):
-                chunk = item[i : i + size]
+        while not self._stop.is_set():
+            self._wake.wait(1.0)
+            self._wake.clear()
+            try:
+                while not self._stop.is_set() and self.run_once() > 0:
+                    pass
+            except Exception:
+                log.exception("evaluation round failed")
+                self.runtime.metrics.inc("ragfault_evaluation_failures_total")
+                self._stop.wait(1.0)
+            finally:
+                self._busy = False
+            self.observe()
+
+    def backlog(self, con: duckdb.DuckDBPyConnection | None = None) -> tuple[int, datetime | None]:
+        row = (con or self.cursor).execute(_BACKLOG).fetchall()[0]
+        return (int(row[0]), row[1]) if row else (0, None)
+
+    def observe(self) -> None:
+        """Refresh the self-observation gauges."""
+        m = self.runtime.metrics
+        n, oldest = self.backlog()
+        m.set("ragfault_traces_waiting_evaluation", n)
+        m.set("ragfault_evaluation_lag_seconds", (utcnow() - oldest).total_seconds() if oldest else 0.0)
+        m.set("ragfault_judge_queue_traces", self._judge_q.qsize())
+        if time.monotonic() - self._stats_at > 5:
+            self._stats_at = time.monotonic()
+            try:
+                row = self.cursor.execute(
+                    "SELECT count(*), coalesce(sum(cost_usd), 0) FROM judge_calls"
+                ).fetchall()[0]
+            except duckdb.Error:
+                row = None  # no judge tables in this database
+            if row:
+                m.set("ragfault_judge_calls_total", float(row[0]))
+                m.set("ragfault_judge_spend_usd_total", float(row[1]))
+
+    def run_once(self) -> int:
+        """Evaluate one batch of the oldest waiting traces; returns how many."""
+        rows = self.cursor.execute(_PENDING, {"n": self.settings.batch_size}).fetchall()
+        if not rows:
+            return 0
+        self._busy = True
+        snap = {r[0]: int(r[1] or 0) for r in rows}
+        ids = list(snap)
+        self.read_feedback(ids)
+        buf = LogBuffer()
+        try:
+            self.runner.evaluate(ids)
+        except Exception as exc:
+            log.exception("cheap-tier evaluation of %d traces failed", len(ids))
+            self.runtime.metrics.inc("ragfault_evaluation_failures_total")
+            reason = traceback.format_exception_only(type(exc), exc)[-1].strip()[:500]
+            for tid in ids:
+                buf.add(tid, "cheap", "error", reason, None)
+            self.runtime.writer.call(lambda con: _write_log(con, buf, snap), timeout=300)
+            return len(ids)
+        self.schedule_judge(ids, buf)
+        self.runtime.writer.call(lambda con: _write_log(con, buf, snap), timeout=300)
+        self.observe()
+        return len(ids)
+
+    def read_feedback(self, ids: list[str]) -> None:
+        rows = feedback_mod.read_annotations(self.cursor, ids, self.sampling)
+        if not rows:
+            return
+        batch = set(ids)
+        stored = self.runtime.writer.call(lambda con: feedback_mod.store_feedback(con, rows), timeout=120)
+        if stored.inserted:
+            self.runtime.metrics.inc("ragfault_feedback_total", stored.inserted, source="spans")
+        if any(t not in batch for t in stored.requeued):
+            self._wake.set()
+
+    def schedule_judge(self, ids: list[str], buf: LogBuffer) -> None:
+        m = self.runtime.metrics
+        now = time.monotonic()
+        for facts in load_facts(self.cursor, ids, self.sampling):
+            d = decide(facts, self.sampling)
+            if not d.selected:
+                buf.add(facts.trace_id, "judge", d.decision, d.reason, facts.generation)
+                m.inc("ragfault_sampling_decisions_total", decision=d.decision)
+            elif self.judge is None:
+                buf.add(
+                    facts.trace_id, "judge", "filtered", f"no judge configured ({d.reason})", facts.generation
+                )
+                m.inc("ragfault_sampling_decisions_total", decision="filtered")
+            else:
                 try:
-                    self.runner.evaluate(chunk)
-                except Exception:
-                    log.exception("evaluation of %d traces failed", len(chunk))
-                    self.runtime.metrics.inc("ragfault_evaluation_failures_total")
-                finally:
-                    with self._lock:
-                        self.pending -= len(chunk)
-                    self.runtime.metrics.set("ragfault_traces_waiting_evaluation", self.pending)
+                    self._judge_q.put_nowait(JudgeItem(facts.trace_id, facts.generation, d.reason, now))
+                except queue.Full:
+                    buf.add(
+                        facts.trace_id, "judge", "over_budget",
+                        f"backlog: judge queue full ({self.sampling.judge_queue_max} traces); {d.reason}",
+                        facts.generation,
+                    )  # fmt: skip
+                    m.inc("ragfault_sampling_decisions_total", decision="over_budget")
+        m.set("ragfault_judge_queue_traces", self._judge_q.qsize())
+
+    # --- the judge tier -------------------------------------------------------------------------
+
+    def _judge_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                first = self._judge_q.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            self._judge_busy = True
+            try:
+                items = [first]
+                while len(items) < self.sampling.judge_batch_size:
+                    try:
+                        items.append(self._judge_q.get_nowait())
+                    except queue.Empty:
+                        break
+                self.judge_batch(items)
+            except Exception:
+                log.exception("judge round failed")
+            finally:
+                self._judge_busy = False
+
+    def judge_batch(self, items: list[JudgeItem]) -> None:
+        m = self.runtime.metrics
+        buf = LogBuffer()
+        now = time.monotonic()
+        fresh = []
+        for it in items:
+            waited = now - it.queued_at
+            if waited > self.sampling.judge_max_wait_seconds:
+                buf.add(
+                    it.trace_id, "judge", "over_budget",
+                    f"backlog: waited {waited:.0f} s > {self.sampling.judge_max_wait_seconds:g} s; {it.reason}",
+                    it.generation,
+                )  # fmt: skip
+                m.inc("ragfault_sampling_decisions_total", decision="over_budget")
+            else:
+                fresh.append(it)
+        m.set("ragfault_judge_lag_seconds", max((now - it.queued_at for it in items), default=0.0))
+        if fresh:
+            try:
+                self.judge.evaluate([it.trace_id for it in fresh])
+            except Exception as exc:
+                log.exception("judge tier failed on %d traces", len(fresh))
+                reason = traceback.format_exception_only(type(exc), exc)[-1].strip()[:500]
+                for it in fresh:
+                    buf.add(it.trace_id, "judge", "error", reason, it.generation)
+                m.inc("ragfault_sampling_decisions_total", len(fresh), decision="error")
+                m.inc("ragfault_judge_traces_total", len(fresh), outcome="error")
+            else:
+                for it in fresh:
+                    buf.add(it.trace_id, "judge", "evaluated", it.reason, it.generation)
+                m.inc("ragfault_sampling_decisions_total", len(fresh), decision="evaluated")
+                m.inc("ragfault_judge_traces_total", len(fresh), outcome="evaluated")
+        if len(buf):
+            self.runtime.writer.call(lambda con: _write_log(con, buf), timeout=300)
+        m.set("ragfault_judge_queue_traces", self._judge_q.qsize())
+
+    # --- synchronous use (API) ------------------------------------------------------------------
 
     def evaluate_now(self, trace_ids: list[str]) -> int:
-        """Evaluate synchronously (API calls), in batches."""
+        """Evaluate the cheap tier synchronously (API calls), in batches."""
         n = 0
         size = self.settings.batch_size
         for i in range(0, len(trace_ids), size):
             n += self.runner.evaluate(trace_ids[i : i + size])
         return n
 
-    def idle(self) -> bool:
-        return self.pending == 0 and self._q.empty()
-
 
 class EvaluateRequest(BaseModel):
-    trace_ids: list[str] | None = Field(None, description="These traces; else every settled trace matching the filters.")
+    trace_ids: list[str] | None = Field(
+        None, description="These traces; else every settled trace matching the filters."
+    )
     run_id: str | None = None
     since: datetime | None = None
     until: datetime | None = None
@@ -157,7 +452,9 @@ def router(runtime: Any) -> APIRouter:
     return r
 
 
-def select_traces(con: Any, run_id: str | None, since: datetime | None, until: datetime | None, limit: int) -> list[str]:
+def select_traces(
+    con: Any, run_id: str | None, since: datetime | None, until: datetime | None, limit: int
+) -> list[str]:
     rows = con.execute(
         "SELECT trace_id FROM traces WHERE settled_at IS NOT NULL "
         "AND ($run_id IS NULL OR run_id = $run_id) AND ($since IS NULL OR start_time >= $since) "
@@ -167,6 +464,7 @@ def select_traces(con: Any, run_id: str | None, since: datetime | None, until: d
     return [r[0] for r in rows]
 
 
-def register(routers: list[Any], extensions: list[Any]) -> None:
+def register(routers: list[Any], extensions: list[Callable[[Any], Any]]) -> None:
     routers.append(router)
+    routers.append(feedback_mod.router)
     extensions.append(EvaluationService)

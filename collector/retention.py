@@ -1,0 +1,282 @@
+"""Retention: delete old traces by age and by size, per service (config file table ``[retention]``).
+
+Example::
+
+    [retention]
+    enabled = true
+    max_age_days = 30          # every service
+    max_traces = 1_000_000     # per service: the oldest beyond this go
+    export_before_delete = true
+    export_dir = "./archive"   # Parquet, partitioned by day (see collector.export)
+
+    [retention.services.checkout-bot]
+    max_age_days = 7
+
+Deleting a trace removes its rows from every table that has a ``trace_id`` column (spans, steps,
+step_documents, evaluations, evaluation_history, eval_log, feedback, judge verdicts, …) and the
+``traces`` row, in one transaction on the writer thread, so no reader ever sees half a trace.
+``human_labels`` are kept: they are curated calibration data. Traces still waiting for their settle
+time are never deleted by size, only by age.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import anyio
+import duckdb
+import pyarrow as pa
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from collector.config import load_toml
+from collector.errors import ConfigError
+from collector.export import KEEP_OUT, export_traces, trace_tables
+from collector.receivers.otlp_http import check_bearer
+
+log = logging.getLogger("ragfault.retention")
+
+WriteFn = Callable[[Callable[[duckdb.DuckDBPyConnection], Any]], Any]
+
+
+class ServiceRetention(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_age_days: float | None = Field(None, gt=0, description="Delete traces that started longer ago.")
+    max_traces: int | None = Field(None, gt=0, description="Keep at most this many traces (newest first).")
+    max_spans: int | None = Field(
+        None, gt=0, description="Keep at most this many spans (whole traces, newest first)."
+    )
+
+
+class RetentionSettings(ServiceRetention):
+    enabled: bool = Field(False, description="Run retention in the server every interval.")
+    interval_seconds: float = Field(3600.0, gt=0, description="Time between retention rounds.")
+    services: dict[str, ServiceRetention] = Field(
+        default_factory=dict, description="Per service.name; unset fields fall back to the table's own."
+    )
+    export_before_delete: bool = Field(False, description="Write deleted traces to Parquet first.")
+    export_dir: str | None = Field(None, description="Where export_before_delete writes.")
+    keep_tables: tuple[str, ...] = Field(
+        KEEP_OUT, description="Tables with a trace_id that retention leaves alone."
+    )
+    batch_traces: int = Field(10_000, gt=0, description="Traces deleted per transaction.")
+
+    @model_validator(mode="after")
+    def _check(self) -> RetentionSettings:
+        if self.export_before_delete and not self.export_dir:
+            raise ValueError("export_before_delete needs export_dir")
+        return self
+
+    def for_service(self, service: str | None) -> ServiceRetention:
+        own = self.services.get(service or "")
+        if own is None:
+            return ServiceRetention(
+                max_age_days=self.max_age_days, max_traces=self.max_traces, max_spans=self.max_spans
+            )
+        return ServiceRetention(
+            max_age_days=own.max_age_days if own.max_age_days is not None else self.max_age_days,
+            max_traces=own.max_traces if own.max_traces is not None else self.max_traces,
+            max_spans=own.max_spans if own.max_spans is not None else self.max_spans,
+        )
+
+
+def load_retention_settings(config_file: str | Path | None) -> RetentionSettings:
+    data = load_toml(config_file).get("retention", {})
+    try:
+        return RetentionSettings(**data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid [retention] settings: {exc}") from exc
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def expired_traces(
+    con: duckdb.DuckDBPyConnection, settings: RetentionSettings, now: datetime | None = None
+) -> list[str]:
+    """Trace ids past their service's age or size limit."""
+    now = now or utcnow()
+    services = [r[0] for r in con.execute("SELECT DISTINCT service_name FROM traces").fetchall()]
+    out: list[str] = []
+    for service in services:
+        policy = settings.for_service(service)
+        cutoff = now - timedelta(days=policy.max_age_days) if policy.max_age_days else None
+        rows = con.execute(
+            "SELECT trace_id FROM (SELECT trace_id, coalesce(start_time, first_received_at) AS t, "
+            "row_number() OVER (ORDER BY coalesce(start_time, first_received_at) DESC, trace_id) AS rank, "
+            "sum(span_count) OVER (ORDER BY coalesce(start_time, first_received_at) DESC, trace_id) AS spans, "
+            "settled_at FROM traces WHERE service_name IS NOT DISTINCT FROM $s) "
+            "WHERE ($cutoff IS NOT NULL AND t < $cutoff) OR (settled_at IS NOT NULL AND "
+            "(($mt IS NOT NULL AND rank > $mt) OR ($ms IS NOT NULL AND spans > $ms)))",
+            {"s": service, "cutoff": cutoff, "mt": policy.max_traces, "ms": policy.max_spans},
+        ).fetchall()
+        out.extend(r[0] for r in rows)
+    return out
+
+
+def delete_traces(
+    con: duckdb.DuckDBPyConnection, trace_ids: list[str], keep: tuple[str, ...] = KEEP_OUT
+) -> dict[str, int]:
+    """Delete these traces from every per-trace table in one transaction (writer thread)."""
+    if not trace_ids:
+        return {}
+    con.register("_del_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
+    counts: dict[str, int] = {}
+    con.execute("BEGIN TRANSACTION")
+    try:
+        tables = trace_tables(con, keep)
+        for table in tables[1:] + tables[:1]:  # the traces row last
+            row = con.execute(
+                f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM _del_ids)"
+            ).fetchall()[0]
+            counts[table] = int(row[0]) if row else 0
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.unregister("_del_ids")
+    return counts
+
+
+def apply_retention(
+    cursor: duckdb.DuckDBPyConnection,
+    write: WriteFn,
+    settings: RetentionSettings,
+    now: datetime | None = None,
+    export_dir: str | Path | None = None,
+) -> dict[str, int]:
+    """One retention round: find, optionally export, delete. Returns rows deleted per table."""
+    ids = expired_traces(cursor, settings, now)
+    target = export_dir or (settings.export_dir if settings.export_before_delete else None)
+    total: dict[str, int] = {}
+    for i in range(0, len(ids), settings.batch_traces):
+        chunk = ids[i : i + settings.batch_traces]
+        if target:
+            export_traces(cursor, chunk, target)
+        for k, v in write(lambda con, c=chunk: delete_traces(con, c, settings.keep_tables)).items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+class RetentionService:
+    """Runs retention in the server every ``interval_seconds`` when ``[retention] enabled``."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self.settings = load_retention_settings(runtime.settings.config_file)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="ragfault-retention", daemon=True)
+        runtime.metrics.describe(
+            "ragfault_retention_deleted_traces_total", "counter", "Traces deleted by retention."
+        )
+        runtime.retention = self
+
+    def start(self) -> None:
+        if self.settings.enabled:
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(60)
+
+    def run_once(self, now: datetime | None = None) -> dict[str, int]:
+        cursor = self.runtime.store.cursor()
+        try:
+            counts = apply_retention(
+                cursor, lambda fn: self.runtime.writer.call(fn, timeout=600), self.settings, now
+            )
+        finally:
+            cursor.close()
+        if counts.get("traces"):
+            self.runtime.metrics.inc("ragfault_retention_deleted_traces_total", counts["traces"])
+            log.info("retention deleted %d traces", counts["traces"])
+        return counts
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.settings.interval_seconds):
+            try:
+                self.run_once()
+            except Exception:
+                log.exception("retention round failed")
+
+
+class ExportRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    out_dir: str = Field(..., description="Directory on the server's file system.")
+    service: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    older_than_days: float | None = Field(None, gt=0, description="Only traces that started longer ago.")
+    retention: bool = Field(False, description="Select the traces the [retention] policy would delete.")
+    delete_after: bool = Field(False, description="Delete the exported traces afterwards.")
+
+
+def run_export(
+    cursor: duckdb.DuckDBPyConnection,
+    write: WriteFn,
+    req: ExportRequest,
+    settings: RetentionSettings,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """Export (and optionally delete) the selected traces, in batches; the body of API and CLI."""
+    from collector.export import select_traces
+
+    now = now or utcnow()
+    if req.retention:
+        ids = expired_traces(cursor, settings, now)
+    else:
+        until = req.until
+        if req.older_than_days:
+            cut = now - timedelta(days=req.older_than_days)
+            until = min(until, cut) if until else cut
+        ids = select_traces(cursor, service=req.service, since=req.since, until=until)
+    rows: dict[str, int] = {}
+    deleted: dict[str, int] = {}
+    for i in range(0, len(ids), settings.batch_traces):
+        chunk = ids[i : i + settings.batch_traces]
+        for k, v in export_traces(cursor, chunk, req.out_dir).items():
+            rows[k] = rows.get(k, 0) + v
+        if req.delete_after:
+            for k, v in write(lambda con, c=chunk: delete_traces(con, c, settings.keep_tables)).items():
+                deleted[k] = deleted.get(k, 0) + v
+    return {"traces": len(ids), "rows": rows, "deleted": deleted, "out_dir": str(req.out_dir)}
+
+
+def router(runtime: Any) -> APIRouter:
+    def auth(request: Request) -> None:
+        check_bearer(request, runtime.settings.api_token)
+
+    r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+
+    @r.post(
+        "/export",
+        summary="Export traces to Parquet (partitioned by day) on the server; optionally delete them",
+    )
+    async def export(body: ExportRequest) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            cursor = runtime.store.cursor()
+            try:
+                settings = getattr(runtime, "retention", None)
+                policy = settings.settings if settings is not None else RetentionSettings()
+                return run_export(cursor, lambda fn: runtime.writer.call(fn, timeout=600), body, policy)
+            finally:
+                cursor.close()
+
+        return await anyio.to_thread.run_sync(work)
+
+    return r
+
+
+def register(routers: list[Any], extensions: list[Any]) -> None:
+    routers.append(router)
+    extensions.append(RetentionService)

@@ -1,0 +1,305 @@
+"""Which settled traces the judge tier sees (config file table ``[sampling]``).
+
+The cheap tier runs on every trace. The judge tier runs on a sample, decided per trace by a pure
+function of the trace's facts and the settings, in this order:
+
+1. an ``exclude`` rule that matches → ``filtered`` (health checks, synthetic traffic);
+2. an always-evaluate trigger that fires → selected (negative user feedback, error status, empty
+   retrieval, a stale or forbidden document in the cheap-tier verdicts just written) — triggers
+   override every rate;
+3. the first ``sample`` rule that matches → its rate;
+4. experiment traffic (a trace with a run id) → ``experiment_rate`` (default: all);
+5. production traffic → ``production_rate``.
+
+A rate is applied deterministically: a trace is in when ``bucket(trace_id) < rate``, where the bucket
+is a keyed hash of the trace id mapped to [0, 1). Every instance with the same ``salt`` makes the
+same decision, and a trace sampled at 10% is also in at 20%.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+import orjson
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from collector.config import load_toml
+from collector.errors import ConfigError
+
+TRIGGERS = ("negative_feedback", "error_status", "empty_retrieval", "stale_document", "forbidden_document")
+
+
+class SamplingRule(BaseModel):
+    """Matches a trace when every given field matches (glob patterns, case-sensitive)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(..., min_length=1, description="Shown in eval_log reasons.")
+    service: str | None = Field(None, description="Glob on the trace's service.name.")
+    run: str | None = Field(None, description="Glob on ragfault.run_id ('' matches traces without one).")
+    route: str | None = Field(None, description="Glob on the root span's name.")
+    attributes: dict[str, str] = Field(
+        default_factory=dict, description="Glob per attribute of the root span or the resource."
+    )
+    action: Literal["sample", "exclude"] = Field("sample", description="Sample at `rate`, or exclude.")
+    rate: float | None = Field(None, ge=0, le=1, description="Share of matching traces judged.")
+
+    @model_validator(mode="after")
+    def _check(self) -> SamplingRule:
+        if self.action == "sample" and self.rate is None:
+            raise ValueError(f"rule {self.name}: a sample rule needs a rate")
+        if self.action == "exclude" and self.rate is not None:
+            raise ValueError(f"rule {self.name}: an exclude rule takes no rate")
+        return self
+
+    def needs_attributes(self) -> bool:
+        return bool(self.attributes)
+
+    def matches(self, facts: TraceFacts) -> bool:
+        if self.service is not None and not fnmatchcase(facts.service_name or "", self.service):
+            return False
+        if self.run is not None and not fnmatchcase(facts.run_id or "", self.run):
+            return False
+        if self.route is not None and not fnmatchcase(facts.route or "", self.route):
+            return False
+        for key, pattern in self.attributes.items():
+            value = facts.attributes.get(key)
+            if value is None or not fnmatchcase(_text(value), pattern):
+                return False
+        return True
+
+
+class TriggerSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    negative_feedback: bool = Field(True, description="Negative user feedback on the trace or a span of it.")
+    error_status: bool = Field(True, description="A span of the trace has status ERROR.")
+    empty_retrieval: bool = Field(True, description="A retrieval step ran and returned no documents.")
+    stale_document: bool = Field(True, description="A cheap-tier stale-document metric counted one.")
+    forbidden_document: bool = Field(True, description="A cheap-tier permission metric counted one.")
+
+
+class SamplingSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    production_rate: float = Field(0.1, ge=0, le=1, description="Share of production traces judged.")
+    experiment_rate: float = Field(1.0, ge=0, le=1, description="Share of traces with a run id judged.")
+    salt: str = Field("", description="Mixed into the hash; change it to draw a different sample.")
+    rules: tuple[SamplingRule, ...] = Field((), description="[[sampling.rules]]: first matching rule wins.")
+    triggers: TriggerSettings = Field(default_factory=TriggerSettings)
+    stale_metrics: tuple[str, ...] = Field(
+        ("stale_context",), description="Metrics whose numerator > 0 means stale."
+    )
+    forbidden_metrics: tuple[str, ...] = Field(
+        ("permission_violations",), description="Metrics whose numerator > 0 means a forbidden document."
+    )
+    negative_score_below: float = Field(0.5, description="A feedback score below this is negative.")
+    negative_labels: tuple[str, ...] = Field(
+        (
+            "thumbs_down",
+            "down",
+            "negative",
+            "bad",
+            "incorrect",
+            "wrong",
+            "unhelpful",
+            "hallucinated",
+            "not_helpful",
+        ),
+        description="Feedback labels (case-insensitive) that are negative.",
+    )
+    feedback_annotator_kinds: tuple[str, ...] = Field(
+        ("HUMAN",), description="Annotator kinds whose negative feedback triggers (API feedback is HUMAN)."
+    )
+    judge_factory: str | None = Field(
+        None,
+        description="'module:function' building the judge runner; default evaluators.judge.service:build_judge_runner.",
+    )
+    judge_queue_max: int = Field(2000, gt=0, description="Traces waiting for the judge before load is shed.")
+    judge_max_wait_seconds: float = Field(
+        300.0, gt=0, description="A trace that waited longer for the judge is shed (over_budget, backlog)."
+    )
+    judge_batch_size: int = Field(20, gt=0, description="Traces handed to the judge runner at once.")
+
+    def needs_attributes(self) -> bool:
+        return any(r.needs_attributes() for r in self.rules)
+
+
+def load_sampling_settings(config_file: str | Path | None) -> SamplingSettings:
+    data = load_toml(config_file).get("sampling", {})
+    try:
+        return SamplingSettings(**data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid [sampling] settings: {exc}") from exc
+
+
+def bucket(trace_id: str, salt: str = "") -> float:
+    """A number in [0, 1) fixed by the trace id (lowercase hex) and the salt; uniform over ids."""
+    digest = hashlib.blake2b(trace_id.lower().encode(), digest_size=8, key=salt.encode()[:64]).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+@dataclass(frozen=True)
+class TraceFacts:
+    """What sampling reads about one trace."""
+
+    trace_id: str
+    service_name: str | None = None
+    run_id: str | None = None
+    route: str | None = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    error_count: int = 0
+    empty_retrieval: bool = False
+    stale: bool = False
+    forbidden: bool = False
+    negative_feedback: bool = False
+    generation: int = 0
+
+    def triggers(self, enabled: TriggerSettings) -> list[str]:
+        fired = []
+        if enabled.negative_feedback and self.negative_feedback:
+            fired.append("negative_feedback")
+        if enabled.error_status and self.error_count > 0:
+            fired.append("error_status")
+        if enabled.empty_retrieval and self.empty_retrieval:
+            fired.append("empty_retrieval")
+        if enabled.stale_document and self.stale:
+            fired.append("stale_document")
+        if enabled.forbidden_document and self.forbidden:
+            fired.append("forbidden_document")
+        return fired
+
+
+@dataclass(frozen=True)
+class Decision:
+    selected: bool
+    decision: str  # evaluated (once judged), sampled_out, filtered
+    reason: str
+
+
+def decide(facts: TraceFacts, settings: SamplingSettings) -> Decision:
+    """The judge-tier decision for one trace (pure)."""
+    rule = next((r for r in settings.rules if r.matches(facts)), None)
+    if rule is not None and rule.action == "exclude":
+        return Decision(False, "filtered", f"rule {rule.name}")
+    fired = facts.triggers(settings.triggers)
+    if fired:
+        return Decision(True, "evaluated", "trigger:" + ",".join(fired))
+    if rule is not None:
+        rate, why = float(rule.rate or 0.0), f"rule {rule.name}"
+    elif facts.run_id:
+        rate, why = settings.experiment_rate, "experiment"
+    else:
+        rate, why = settings.production_rate, "production"
+    b = bucket(facts.trace_id, settings.salt)
+    if b < rate:
+        return Decision(True, "evaluated", f"sampled: {why} rate {rate:g}")
+    return Decision(False, "sampled_out", f"{why} rate {rate:g}")
+
+
+def is_negative(settings: SamplingSettings, kind: str, value: float | None, label: str | None) -> bool:
+    """The feedback policy: thumbs down, a score below the threshold, or a negative label."""
+    if label is not None and label.strip().lower() in {x.lower() for x in settings.negative_labels}:
+        return True
+    if kind == "thumbs":
+        return value is not None and value <= 0
+    if kind == "score":
+        return value is not None and value < settings.negative_score_below
+    return False
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _loads(raw: Any) -> dict[str, Any]:
+    if not raw:
+        return {}
+    try:
+        out = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def load_facts(
+    con: duckdb.DuckDBPyConnection, trace_ids: list[str], settings: SamplingSettings
+) -> list[TraceFacts]:
+    """Facts of the given traces (after their cheap tier ran), in one pass per table."""
+    if not trace_ids:
+        return []
+    con.register("_s_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
+    try:
+        rows = con.execute(
+            "SELECT trace_id, service_name, run_id, root_name, coalesce(error_count, 0), root_span_id, "
+            "coalesce(eval_generation, 0) FROM traces WHERE trace_id IN (SELECT trace_id FROM _s_ids)"
+        ).fetchall()
+        empty = {
+            r[0]
+            for r in con.execute(
+                "SELECT s.trace_id FROM steps s WHERE s.trace_id IN (SELECT trace_id FROM _s_ids) "
+                "AND s.step_type = 'retrieval' GROUP BY s.trace_id "
+                "HAVING NOT EXISTS (SELECT 1 FROM step_documents d WHERE d.trace_id = s.trace_id "
+                "AND d.stage IN ('candidate', 'rerank_input'))"
+            ).fetchall()
+        }
+        flagged: dict[str, set[str]] = {}
+        metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
+        if metrics:
+            for tid, metric in con.execute(
+                "SELECT DISTINCT trace_id, metric FROM evaluations WHERE trace_id IN (SELECT trace_id FROM _s_ids) "
+                "AND metric IN (SELECT unnest($m)) AND status = 'ok' AND numerator > 0",
+                {"m": metrics},
+            ).fetchall():
+                flagged.setdefault(tid, set()).add(metric)
+        negative = {
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT trace_id FROM feedback WHERE trace_id IN (SELECT trace_id FROM _s_ids) "
+                "AND negative AND coalesce(annotator_kind, 'HUMAN') IN (SELECT unnest($k))",
+                {"k": list(settings.feedback_annotator_kinds)},
+            ).fetchall()
+        }
+        attrs: dict[str, dict[str, Any]] = {}
+        if settings.needs_attributes():
+            for tid, a, ra in con.execute(
+                "SELECT t.trace_id, s.attributes, s.resource_attributes FROM traces t JOIN spans s "
+                "ON s.trace_id = t.trace_id AND s.span_id = t.root_span_id "
+                "WHERE t.trace_id IN (SELECT trace_id FROM _s_ids)"
+            ).fetchall():
+                merged = _loads(ra)
+                merged.update(_loads(a))
+                attrs[tid] = merged
+    finally:
+        con.unregister("_s_ids")
+    stale_m, forbidden_m = set(settings.stale_metrics), set(settings.forbidden_metrics)
+    out = []
+    for tid, service, run_id, route, errors, _root, gen in rows:
+        f = flagged.get(tid, set())
+        out.append(
+            TraceFacts(
+                trace_id=tid,
+                service_name=service,
+                run_id=run_id,
+                route=route,
+                attributes=attrs.get(tid, {}),
+                error_count=int(errors),
+                empty_retrieval=tid in empty,
+                stale=bool(f & stale_m),
+                forbidden=bool(f & forbidden_m),
+                negative_feedback=tid in negative,
+                generation=int(gen),
+            )  # fmt: skip
+        )
+    return out

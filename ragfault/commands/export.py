@@ -1,0 +1,58 @@
+"""ragfault export: write traces (and every per-trace table) to Parquet partitioned by day.
+
+With a server running, the server writes the files (the path is on its machine); otherwise the
+database file is opened directly (read-write only with --delete-after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+from pathlib import Path
+
+from ragfault.client import post, server_up, server_url
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("export", help="export traces to Parquet (partitioned by day)")
+    p.add_argument(
+        "out_dir", help="output directory (one sub-directory per table, day=YYYY-MM-DD partitions)"
+    )
+    p.add_argument("--service", help="only traces of this service.name")
+    p.add_argument("--since", type=datetime.fromisoformat, help="traces starting at or after (ISO time, UTC)")
+    p.add_argument("--until", type=datetime.fromisoformat, help="traces starting before (ISO time, UTC)")
+    p.add_argument("--older-than-days", type=float, help="only traces that started longer ago")
+    p.add_argument("--retention", action="store_true", help="the traces the [retention] policy would delete")
+    p.add_argument("--delete-after", action="store_true", help="delete the exported traces afterwards")
+    p.add_argument("--db", default="./ragfault.duckdb", help="database file when no server runs")
+    p.add_argument("--config", help="TOML config file ([retention] table) when no server runs")
+    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from collector.retention import ExportRequest, load_retention_settings, run_export
+
+    out_dir = str(Path(args.out_dir).resolve())
+    req = ExportRequest(
+        out_dir=out_dir, service=args.service, since=args.since, until=args.until,
+        older_than_days=args.older_than_days, retention=args.retention, delete_after=args.delete_after,
+    )  # fmt: skip
+    url = server_url(args.server)
+    if server_up(url):
+        result = post(url, "/api/v1/export", req.model_dump_json().encode(), timeout=3600)
+    else:
+        from collector.errors import ConfigError
+        from collector.store import Store
+
+        if not Path(args.db).exists():
+            raise ConfigError(f"no server at {url} and no database file {args.db}")
+        store = Store(args.db, read_only=not args.delete_after)
+        try:
+            settings = load_retention_settings(args.config)
+            result = run_export(store.cursor(), lambda fn: fn(store.con), req, settings)
+        finally:
+            store.close() if args.delete_after else store.con.close()
+    print(json.dumps(result, indent=2))
+    return 0

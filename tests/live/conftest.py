@@ -1,0 +1,94 @@
+"""A real server with a config file of the live-traffic tables, and helpers to emit traces to it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+
+from tests.conftest import Server, make_settings
+from tests.otel_helpers import http_provider
+
+GOLD = {
+    "case_id": "c1",
+    "query": "How long is the refund window?",
+    "evidence": [{"doc_id": "policy", "quote": "30 days"}],
+}
+DOCS = [{"id": "policy", "content": "Refunds are accepted within 30 days of purchase.", "score": 0.9}]
+
+
+class LiveServer(Server):
+    def __init__(self, tmp_path: Path, toml: str, **overrides: Any) -> None:
+        cfg = tmp_path / "ragfault.toml"
+        cfg.write_text(toml, encoding="utf-8")
+        super().__init__(make_settings(tmp_path, config_file=str(cfg), **overrides))
+        self.providers: dict[str, TracerProvider] = {}
+        r = self.http.post("/api/v1/gold", content=json.dumps(GOLD) + "\n")
+        assert r.status_code == 200, r.text
+
+    def settle(self) -> int:
+        """Assemble every unassembled trace now, with a settler of its own (the server's is busy in its thread)."""
+        from collector.settle import Settler
+
+        settler = Settler(
+            self.runtime.store.cursor(), lambda fn: self.runtime.writer.call(fn, timeout=60),
+            settle_seconds=1, max_wait_seconds=1,
+        )  # fmt: skip
+        n = 0
+        try:
+            while k := settler.run_once(force=True):
+                n += k
+        finally:
+            settler.cursor.close()
+        return n
+
+    def tracer(self, service: str = "rag-app") -> Any:
+        if service not in self.providers:
+            self.providers[service] = http_provider(self.url, service=service)
+        return self.providers[service].get_tracer("tests.live")
+
+    def drain(self, timeout: float = 30) -> None:
+        """Settle everything now and wait until both tiers are idle (no timing assertion: a deadline)."""
+        deadline = time.monotonic() + timeout
+        svc = self.runtime.evaluation
+        while time.monotonic() < deadline:
+            self.settle()
+            svc.wake()
+            time.sleep(0.05)
+            if svc.idle() and self.settle() == 0 and svc.idle():
+                return
+        raise AssertionError("evaluation did not drain")
+
+    def status(self, trace_id: str, tier: str = "judge") -> tuple[str, str] | None:
+        rows = self.sql(
+            "SELECT decision, reason FROM eval_status WHERE trace_id = $t AND tier = $tier",
+            t=trace_id,
+            tier=tier,
+        )
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def stop(self) -> None:
+        for p in self.providers.values():
+            p.shutdown()
+        super().stop()
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Callable[[str], LiveServer]]:
+    started: list[LiveServer] = []
+
+    def start(toml: str = "", **overrides: Any) -> LiveServer:
+        srv = LiveServer(tmp_path, toml, **overrides)
+        started.append(srv)
+        return srv
+
+    try:
+        yield start
+    finally:
+        for s in started:
+            s.stop()

@@ -1,0 +1,93 @@
+"""The live loop on a real server: completion, late spans, triggers over sampling, eval_log reasons."""
+
+from __future__ import annotations
+
+from opentelemetry import trace as otel_trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+from tests.live.conftest import DOCS, GOLD
+from tests.tracegen import rag_trace
+
+NO_SAMPLE = "[sampling]\nproduction_rate = 0.0\n"
+
+
+def test_every_trace_gets_a_cheap_verdict_and_a_logged_judge_decision(live) -> None:
+    srv = live(NO_SAMPLE)
+    tr = srv.tracer()
+    ids = [rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS) for i in range(5)]
+    srv.drain()
+    for t in ids:
+        assert srv.status(t, "cheap") == ("evaluated", None)
+        decision, reason = srv.status(t)
+        assert decision == "sampled_out" and reason == "production rate 0"
+    waiting = [
+        ln
+        for ln in srv.http.get("/metrics").text.splitlines()
+        if ln.startswith("ragfault_traces_waiting_evaluation ")
+    ]
+    assert waiting == ["ragfault_traces_waiting_evaluation 0"]
+    assert 'ragfault_sampling_decisions_total{decision="sampled_out"} 5' in srv.http.get("/metrics").text
+
+
+def test_triggers_override_a_zero_rate(live) -> None:
+    srv = live(NO_SAMPLE)
+    tr = srv.tracer()
+    plain = rag_trace(tr, query="q", answer="a", candidates=DOCS)
+    failed = rag_trace(tr, query="q", answer="a", candidates=DOCS, error=True)
+    empty = rag_trace(tr, query="q", answer="a", candidates=[])
+    experiment = rag_trace(tr, query="q", answer="a", candidates=DOCS, run_id="exp-1")
+    srv.drain()
+    assert srv.status(plain)[0] == "sampled_out"
+    for t, trigger in ((failed, "error_status"), (empty, "empty_retrieval")):
+        decision, reason = srv.status(t)
+        assert decision != "sampled_out" and f"trigger:{trigger}" in reason, (decision, reason)
+    decision, reason = srv.status(experiment)
+    assert decision != "sampled_out" and "experiment rate 1" in reason
+
+
+def test_late_span_reevaluates_and_keeps_the_old_verdict_apart(live) -> None:
+    srv = live(NO_SAMPLE)
+    tr = srv.tracer()
+    t = rag_trace(tr, query=GOLD["query"], answer="30 days", candidates=DOCS, case_id="c1")
+    srv.drain()
+    assert srv.scalar("SELECT max(generation) FROM evaluations WHERE trace_id = $t", t=t) == 1
+    assert srv.scalar("SELECT count(*) FROM evaluation_history WHERE trace_id = $t", t=t) == 0
+    root_id = srv.scalar("SELECT root_span_id FROM traces WHERE trace_id = $t", t=t)
+    parent = SpanContext(int(t, 16), int(root_id, 16), is_remote=True, trace_flags=TraceFlags(1))
+    ctx = otel_trace.set_span_in_context(NonRecordingSpan(parent))
+    with tr.start_as_current_span(
+        "late-tool", context=ctx, attributes={"openinference.span.kind": "TOOL", "tool.name": "x"}
+    ):
+        pass
+    srv.drain()
+    assert srv.scalar("SELECT count(*) FROM spans WHERE trace_id = $t", t=t) == 4
+    assert srv.sql("SELECT DISTINCT generation FROM evaluations WHERE trace_id = $t", t=t) == [[2]]
+    assert srv.sql("SELECT DISTINCT generation FROM evaluation_history WHERE trace_id = $t", t=t) == [[1]]
+    assert srv.scalar("SELECT eval_generation FROM traces WHERE trace_id = $t", t=t) == 2
+    assert srv.sql(
+        "SELECT generation, decision FROM eval_log WHERE trace_id = $t AND tier = 'cheap' ORDER BY generation",
+        t=t,
+    ) == [[1, "evaluated"], [2, "evaluated"]]
+
+
+def test_judge_sheds_load_when_it_cannot_keep_up(live, tmp_path) -> None:
+    from bench.judge_server import JudgeServer
+
+    with JudgeServer(latency=0.3) as judge:
+        srv = live(
+            "[sampling]\nproduction_rate = 1.0\njudge_queue_max = 1\njudge_batch_size = 1\n"
+            'judge_factory = "bench.minimal_judge:build_judge_runner"\n'
+            f'[bench_judge]\nbase_url = "{judge.url}"\n',
+            settle_seconds=60,  # nothing settles on its own: drain() settles all 20 in one batch
+        )
+        tr = srv.tracer()
+        ids = [rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS) for i in range(20)]
+        srv.drain(timeout=45)
+    decisions = [srv.status(t)[0] for t in ids]
+    assert set(decisions) <= {"evaluated", "over_budget"}
+    assert decisions.count("over_budget") >= 10
+    assert decisions.count("evaluated") >= 1
+    shed = srv.sql("SELECT reason FROM eval_status WHERE decision = 'over_budget' LIMIT 1")[0][0]
+    assert shed.startswith("backlog")
+    assert all(srv.status(t, "cheap")[0] == "evaluated" for t in ids)  # the cheap tier still ran on all
+    assert judge.requests == decisions.count("evaluated")  # one call per judged trace
