@@ -89,4 +89,21 @@ DOC_SCHEMA = pa.schema([(c, _DOC_TYPES.get(c, _S)) for c in DOC_COLUMNS])
 
 
 def to_arrow(columns: dict[str, list[object]], schema: pa.Schema) -> pa.Table:
-    return pa.table([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)
+    return pa.table([_column(columns[f.name], f.type) for f in schema], schema=schema)
+
+
+def _column(values: list[object], typ: pa.DataType) -> pa.Array:
+    """One Arrow column. Extracted integers come from untrusted attributes (a token count of
+    "1e30", a document index past 2**31): one that does not fit its column becomes NULL rather than
+    failing the whole group commit. The raw attribute JSON still holds the value."""
+    try:
+        return pa.array(values, type=typ)
+    except (OverflowError, pa.ArrowInvalid):
+        if not pa.types.is_integer(typ):
+            raise
+        bits = typ.bit_width
+        if pa.types.is_signed_integer(typ):
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        else:
+            lo, hi = 0, (1 << bits) - 1
+        return pa.array([v if v is None or lo <= v <= hi else None for v in values], type=typ)  # type: ignore[operator]
