@@ -13,6 +13,7 @@ from importlib import resources
 
 import duckdb
 
+HEADER_KEYS = ("name", "description", "grain", "params", "returns", "view")
 _PARAM_USE = re.compile(r"(?<![\w$])\$([A-Za-z_]\w*)")
 _PARAM_DECL = re.compile(r"\$([A-Za-z_]\w*)\s+([A-Za-z_][\w\[\]]*)(?:\s*=\s*([^,]+))?")
 
@@ -51,6 +52,7 @@ class Query:
 
 def parse(text: str, fallback_name: str = "") -> Query:
     header: dict[str, str] = {}
+    last = None
     for line in text.splitlines():
         s = line.strip()
         if not s:
@@ -58,9 +60,12 @@ def parse(text: str, fallback_name: str = "") -> Query:
         if not s.startswith("--"):
             break
         key, sep, value = s[2:].strip().partition(":")
-        if sep and key.strip().isidentifier():
-            k = key.strip().lower()
-            header[k] = (header[k] + " " + value.strip()) if k in header else value.strip()
+        k = key.strip().lower()
+        if sep and k in HEADER_KEYS:
+            header[k] = value.strip()
+            last = k
+        elif last is not None:  # a continuation line of the previous key
+            header[last] = (header[last] + " " + s[2:].strip()).strip()
     params: dict[str, str] = {}
     defaults: dict[str, str | None] = {}
     decl = header.get("params", "")
