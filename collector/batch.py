@@ -49,6 +49,9 @@ DOC_COLUMNS = (
 
 def any_value(v: Any, depth: int = 0) -> Any:
     """AnyValue -> a JSON-compatible Python value (bytes as base64)."""
+    s = v.string_value  # the common case first: one field read instead of WhichOneof + read
+    if s:
+        return s
     kind = v.WhichOneof("value")
     if kind == "string_value":
         return v.string_value
@@ -70,7 +73,12 @@ def any_value(v: Any, depth: int = 0) -> Any:
 
 
 def attributes(kvs: Any) -> dict[str, Any]:
-    return {kv.key: any_value(kv.value) for kv in kvs}
+    out: dict[str, Any] = {}
+    for kv in kvs:
+        v = kv.value
+        s = v.string_value
+        out[kv.key] = s if s else any_value(v)
+    return out
 
 
 def _ts(ns: int) -> datetime | None:

@@ -40,7 +40,10 @@ class Writer:
         *,
         max_queue_spans: int = 100_000,
         max_batch_spans: int = 20_000,
+        idle_checkpoint_seconds: float = 1.0,
     ) -> None:
+        self.idle_checkpoint_seconds = idle_checkpoint_seconds
+        self._last_write = 0.0
         self.store = store
         self.metrics = metrics
         self.max_queue_spans = max_queue_spans
@@ -98,11 +101,17 @@ class Writer:
     def _run(self) -> None:
         stop = False
         while not stop:
-            item = self._q.get()
+            try:
+                item = self._q.get(timeout=self.idle_checkpoint_seconds)
+            except queue.Empty:
+                self._idle()
+                continue
             if item is _STOP:
                 break
             if not isinstance(item[0], SpanBatch):
                 self._run_job(*item)
+                if time.monotonic() - self._last_write >= self.idle_checkpoint_seconds:
+                    self._idle()  # only jobs (settling, evaluation) for a while: ingest is idle
                 continue
             pending = [item]
             size = len(item[0])
@@ -132,6 +141,14 @@ class Writer:
             if rest is not _STOP:
                 rest[1].set_exception(RetryableError("writer stopped", retry_after=5))
 
+    def _idle(self) -> None:
+        """Nothing arrived for a while: checkpoint now, off the path of any waiting request."""
+        try:
+            if self.store.checkpoint_if_idle(self._con):
+                self.metrics.inc("ragfault_checkpoints_total")
+        except duckdb.Error as exc:  # e.g. a long read holds a transaction: retried at the next pause
+            log.debug("idle checkpoint skipped: %s", exc)
+
     def _run_job(self, fn: Callable[[duckdb.DuckDBPyConnection], Any], fut: Future[Any]) -> None:
         if not fut.set_running_or_notify_cancel():
             return
@@ -159,6 +176,7 @@ class Writer:
             self._release(n)
             return
         elapsed = time.perf_counter() - t0
+        self._last_write = time.monotonic()
         self.metrics.observe("ragfault_write_seconds", elapsed)
         self.metrics.inc("ragfault_spans_stored_total", stored)
         self.metrics.inc("ragfault_spans_duplicate_total", n - stored)

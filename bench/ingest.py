@@ -1,0 +1,607 @@
+#!/usr/bin/env python
+"""Ingest benchmark: persisted spans per second and peak memory, ragfault against Arize Phoenix.
+
+Every trace is RAG-shaped, in OpenInference attributes: a CHAIN root, a RETRIEVER returning 20
+documents (``retrieval.documents.{i}.document.{id,content,score,metadata}``), a RERANKER keeping 5
+(``reranker.input_documents`` / ``reranker.output_documents``) and an LLM call whose prompt
+(``llm.input_messages``) is about 3 KB. The export requests are built and protobuf-encoded before the
+clock starts; client threads then POST them to ``/v1/traces`` (OTLP/HTTP protobuf) as fast as the
+server takes them, honouring 503 + Retry-After by waiting and re-sending.
+
+The figure is **persisted** spans per second: spans sent / time from the first request until a count
+of the stored spans reaches the total (polled through each system's own store), not until the
+last acknowledgement. Peak RSS is the high-water mark (VmHWM) of the server process tree.
+
+Run from the project root:
+
+    .venv/bin/python bench/ingest.py                      # ragfault + Phoenix + overload check
+    .venv/bin/python bench/ingest.py --skip-phoenix --traces 20000 --concurrency 4
+
+Phoenix is installed into its own venv (``--phoenix-venv``, created with ``pip install arize-phoenix``
+when missing) and run as ``phoenix serve`` with a temporary working directory. Results are printed and
+written to bench/results/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+
+# --------------------------------------------------------------------------------------------------
+# trace generation
+
+_WORDS = ["refund", "policy", "within", "days", "of", "purchase", "customers", "may", "return", "items", "original", "packaging", "receipt", "warranty", "covers", "defects", "manufacturing", "shipping", "fees", "are", "non", "refundable", "store", "credit", "exchange", "international", "orders", "customs", "duties", "processing", "time", "business", "days", "approval", "email", "notification", "subscription", "cancel", "renewal", "billing", "cycle", "prorated", "account", "settings", "support", "ticket", "escalation"]
+
+
+def _text(rng: random.Random, n_chars: int) -> str:
+    out: list[str] = []
+    size = 0
+    while size < n_chars:
+        w = rng.choice(_WORDS)
+        out.append(w)
+        size += len(w) + 1
+    return " ".join(out)[:n_chars]
+
+
+def _kv(key: str, value: object) -> KeyValue:
+    if isinstance(value, bool):
+        return KeyValue(key=key, value=AnyValue(bool_value=value))
+    if isinstance(value, int):
+        return KeyValue(key=key, value=AnyValue(int_value=value))
+    if isinstance(value, float):
+        return KeyValue(key=key, value=AnyValue(double_value=value))
+    return KeyValue(key=key, value=AnyValue(string_value=str(value)))
+
+
+def _docs(prefix: str, docs: list[tuple[str, str, float, str]]) -> list[KeyValue]:
+    out = []
+    for i, (doc_id, content, score, meta) in enumerate(docs):
+        base = f"{prefix}.{i}.document."
+        out += [
+            _kv(base + "id", doc_id),
+            _kv(base + "content", content),
+            _kv(base + "score", score),
+            _kv(base + "metadata", meta),
+        ]
+    return out
+
+
+def rag_trace(rng: random.Random, t0_ns: int) -> list[Span]:
+    """Four spans of one RAG request (about 4 KB a span on the wire)."""
+    trace_id = rng.randbytes(16)
+    ids = [rng.randbytes(8) for _ in range(4)]
+    query = "How many days do I have to return an item bought with store credit? " + _text(rng, 40)
+    answer = "You have 30 days from purchase to return an item. " + _text(rng, 120)
+    candidates = []
+    for i in range(20):
+        doc = f"kb-{rng.randrange(10_000):05d}"
+        meta = json.dumps({"doc_id": doc, "source": f"policies/{doc}.md", "version": rng.randrange(1, 5)})
+        candidates.append((f"{doc}#c{i}", _text(rng, 130), round(1.0 - i * 0.03, 4), meta))
+    kept = sorted(candidates[:10], key=lambda d: -d[2])[:5]
+    system = "You are a support assistant. Answer only from the context below. " + _text(rng, 1900)
+    context = "\n\n".join(d[1] for d in kept)
+    prompt = f"Context:\n{context}\n\nQuestion: {query}"
+    step = 50_000_000  # 50 ms
+    common = [_kv("session.id", f"sess-{rng.randrange(1000)}"), _kv("user.id", f"user-{rng.randrange(100)}")]
+
+    def span(i: int, parent: bytes, name: str, attrs: list[KeyValue], start: int, end: int) -> Span:
+        return Span(
+            trace_id=trace_id, span_id=ids[i], parent_span_id=parent, name=name, kind=Span.SPAN_KIND_INTERNAL,
+            start_time_unix_nano=start, end_time_unix_nano=end, attributes=common + attrs,
+            status=Status(code=Status.STATUS_CODE_OK),
+        )  # fmt: skip
+
+    root = span(0, b"", "rag.query", [
+        _kv("openinference.span.kind", "CHAIN"), _kv("input.value", query), _kv("output.value", answer),
+    ], t0_ns, t0_ns + 4 * step)  # fmt: skip
+    retriever = span(1, ids[0], "retrieve", [
+        _kv("openinference.span.kind", "RETRIEVER"), _kv("input.value", query),
+        *_docs("retrieval.documents", candidates),
+    ], t0_ns + 1, t0_ns + step)  # fmt: skip
+    reranker = span(2, ids[0], "rerank", [
+        _kv("openinference.span.kind", "RERANKER"), _kv("reranker.query", query), _kv("reranker.top_k", 5),
+        _kv("reranker.model_name", "bench-cross-encoder"),
+        *_docs("reranker.input_documents", [(d[0], d[1], d[2], "{}") for d in candidates[:10]]),
+        *_docs("reranker.output_documents", [(d[0], "", d[2], "{}") for d in kept]),
+    ], t0_ns + step, t0_ns + 2 * step)  # fmt: skip
+    llm = span(3, ids[0], "llm", [
+        _kv("openinference.span.kind", "LLM"), _kv("llm.model_name", "bench-llm"),
+        _kv("llm.input_messages.0.message.role", "system"), _kv("llm.input_messages.0.message.content", system),
+        _kv("llm.input_messages.1.message.role", "user"), _kv("llm.input_messages.1.message.content", prompt),
+        _kv("llm.output_messages.0.message.role", "assistant"),
+        _kv("llm.output_messages.0.message.content", answer),
+        _kv("llm.token_count.prompt", 800), _kv("llm.token_count.completion", 60),
+        _kv("llm.token_count.total", 860),
+    ], t0_ns + 2 * step, t0_ns + 4 * step)  # fmt: skip
+    return [root, retriever, reranker, llm]
+
+
+def build_requests(n_traces: int, per_request: int, seed: int) -> tuple[list[bytes], int]:
+    """Pre-encoded ExportTraceServiceRequest bodies and the number of spans in them."""
+    rng = random.Random(seed)
+    t0 = time.time_ns() - 3600 * 10**9
+    bodies = []
+    spans = 0
+    for start in range(0, n_traces, per_request):
+        req = ExportTraceServiceRequest()
+        rs = req.resource_spans.add()
+        rs.resource.attributes.extend([_kv("service.name", "bench-rag"), _kv("deployment.environment", "bench")])
+        ss = rs.scope_spans.add()
+        ss.scope.name = "openinference.instrumentation.bench"
+        ss.scope.version = "1.0"
+        for i in range(start, min(start + per_request, n_traces)):
+            trace = rag_trace(rng, t0 + i * 1_000_000)
+            ss.spans.extend(trace)
+            spans += len(trace)
+        bodies.append(req.SerializeToString())
+    return bodies, spans
+
+
+# --------------------------------------------------------------------------------------------------
+# processes and memory
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _status_kb(pid: int, field_name: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(pid: int) -> list[int]:
+    """pid and all its descendants (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+class MemWatch:
+    """Samples the process tree: peak RSS (sum of VmHWM of every process seen) and current RSS."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.hwm: dict[int, int] = {}
+        self.peak_rss_sum_kb = 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> None:
+        total = 0
+        for p in _tree(self.pid):
+            hwm = _status_kb(p, "VmHWM")
+            if hwm:
+                self.hwm[p] = max(self.hwm.get(p, 0), hwm)
+            total += _status_kb(p, "VmRSS")
+        self.peak_rss_sum_kb = max(self.peak_rss_sum_kb, total)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.sample()
+
+    def start(self) -> MemWatch:
+        self.sample()
+        self._t.start()
+        return self
+
+    def stop(self) -> None:
+        self.sample()
+        self._stop.set()
+        self._t.join()
+
+    @property
+    def peak_mb(self) -> float:
+        """Peak resident memory of the tree: the larger of summed high-water marks and sampled sums."""
+        return max(sum(self.hwm.values()), self.peak_rss_sum_kb) / 1024
+
+    def rss_mb(self) -> float:
+        return sum(_status_kb(p, "VmRSS") for p in _tree(self.pid)) / 1024
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_http(url: str, proc: subprocess.Popen, timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+            raise RuntimeError(f"server exited during startup:\n{tail}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status < 500:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer within {timeout}s; see {log}")
+
+
+# --------------------------------------------------------------------------------------------------
+# load
+
+
+@dataclass
+class SendStats:
+    requests: int = 0
+    retries_503: int = 0
+    errors: int = 0
+    other_status: dict[int, int] = field(default_factory=dict)
+    last_ack: float = 0.0
+
+
+def send_all(port: int, bodies: list[bytes], concurrency: int, deadline: float) -> SendStats:
+    """POST every body to /v1/traces from ``concurrency`` threads, re-sending on 503 after Retry-After."""
+    stats = SendStats()
+    lock = threading.Lock()
+    it = iter(range(len(bodies)))
+    headers = {"Content-Type": "application/x-protobuf"}
+
+    def worker() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        while True:
+            with lock:
+                i = next(it, None)
+            if i is None:
+                break
+            while time.monotonic() < deadline:
+                try:
+                    conn.request("POST", "/v1/traces", body=bodies[i], headers=headers)
+                    resp = conn.getresponse()
+                    resp.read()
+                except (OSError, http.client.HTTPException):
+                    with lock:
+                        stats.errors += 1
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                    time.sleep(0.5)
+                    continue
+                if resp.status == 200:
+                    with lock:
+                        stats.requests += 1
+                        stats.last_ack = time.monotonic()
+                    break
+                if resp.status in (429, 503):
+                    with lock:
+                        stats.retries_503 += 1
+                    retry = resp.getheader("Retry-After") or "1"
+                    time.sleep(float(retry) if retry.replace(".", "", 1).isdigit() else 1.0)
+                    continue
+                with lock:
+                    stats.other_status[resp.status] = stats.other_status.get(resp.status, 0) + 1
+                break
+        conn.close()
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return stats
+
+
+@dataclass
+class Result:
+    system: str
+    spans: int
+    persisted: int
+    seconds: float
+    ack_seconds: float
+    spans_per_s: float
+    peak_rss_mb: float
+    idle_rss_mb: float
+    retries_503: int
+    errors: int
+    concurrency: int
+    note: str = ""
+
+
+def run_load(
+    system: str,
+    port: int,
+    pid: int,
+    count_fn,
+    bodies: list[bytes],
+    total: int,
+    concurrency: int,
+    timeout: float,
+    poll: float = 0.05,
+) -> Result:
+    mem = MemWatch(pid).start()
+    idle = mem.rss_mb()
+    start = time.monotonic()
+    deadline = start + timeout
+    stats_box: list[SendStats] = []
+    sender = threading.Thread(target=lambda: stats_box.append(send_all(port, bodies, concurrency, deadline)))
+    sender.start()
+    persisted = 0
+    while time.monotonic() < deadline:
+        try:
+            persisted = count_fn()
+        except Exception:  # a store busy with writes may refuse a read now and then
+            persisted = persisted
+        if persisted >= total:
+            break
+        time.sleep(poll)
+    elapsed = time.monotonic() - start
+    sender.join(max(0.0, deadline - time.monotonic()) + 5)
+    mem.stop()
+    stats = stats_box[0] if stats_box else SendStats()
+    note = "" if persisted >= total else f"timed out: {persisted}/{total} persisted"
+    if stats.other_status:
+        note += f" other statuses {stats.other_status}"
+    return Result(
+        system=system, spans=total, persisted=persisted, seconds=elapsed,
+        ack_seconds=(stats.last_ack - start) if stats.last_ack else float("nan"),
+        spans_per_s=persisted / elapsed if elapsed else 0.0, peak_rss_mb=mem.peak_mb, idle_rss_mb=idle,
+        retries_503=stats.retries_503, errors=stats.errors, concurrency=concurrency, note=note.strip(),
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------------
+# ragfault
+
+
+def ragfault_bin() -> list[str]:
+    exe = Path(sys.executable).parent / "ragfault"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "ragfault.cli"]
+
+
+def start_ragfault(workdir: Path, config: dict[str, object]) -> tuple[subprocess.Popen, int, Path]:
+    port, grpc = free_port(), free_port()
+    cfg = workdir / "ragfault.toml"
+    lines = ["[server]"]
+    for key, value in config.items():
+        lines.append(f"{key} = {json.dumps(value)}")
+    cfg.write_text("\n".join(lines) + "\n")
+    log = workdir / "ragfault.log"
+    cmd = ragfault_bin() + [
+        "serve", "--db", str(workdir / "bench.duckdb"), "--http-port", str(port), "--grpc-port", str(grpc),
+        "--config", str(cfg),
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=workdir)
+    wait_http(f"http://127.0.0.1:{port}/healthz", proc, 60, log)
+    return proc, port, log
+
+
+def ragfault_count(port: int):
+    body = json.dumps({"sql": "SELECT count(*) FROM spans"}).encode()
+
+    def count() -> int:
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/v1/sql", data=body, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return int(json.load(r)["rows"][0][0])
+
+    return count
+
+
+def bench_ragfault(args, bodies: list[bytes], total: int, workdir: Path, profile: bool) -> Result:
+    config: dict[str, object] = {"log_level": "warning"}
+    proc, port, log = start_ragfault(workdir, config)
+    spy = None
+    try:
+        if profile:
+            spy = start_pyspy(proc.pid, RESULTS / "ragfault-profile.txt")
+        return run_load("ragfault", port, proc.pid, ragfault_count(port), bodies, total, args.concurrency, args.timeout)
+    finally:
+        if spy is not None:
+            spy.send_signal(2)
+            try:
+                spy.wait(30)
+            except subprocess.TimeoutExpired:
+                spy.kill()
+        stop_process(proc)
+
+
+def bench_overload(args, bodies: list[bytes], total: int, workdir: Path) -> Result:
+    """A queue far smaller than what clients push: memory must stay flat, the excess gets 503."""
+    config = {"log_level": "warning", "max_queue_spans": args.overload_queue, "max_batch_spans": args.overload_queue}
+    proc, port, _ = start_ragfault(workdir, config)
+    try:
+        res = run_load(
+            "ragfault (overload)", port, proc.pid, ragfault_count(port), bodies, total,
+            args.overload_concurrency, args.timeout,
+        )  # fmt: skip
+        res.note = (res.note + f" max_queue_spans={args.overload_queue}").strip()
+        return res
+    finally:
+        stop_process(proc)
+
+
+def start_pyspy(pid: int, out: Path) -> subprocess.Popen | None:
+    exe = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not Path(exe).exists() and not shutil.which("py-spy"):
+        print("py-spy not found; install it into the venv to profile", file=sys.stderr)
+        return None
+    cmd = [exe, "record", "--pid", str(pid), "--format", "raw", "--threads", "--rate", "200", "-o", str(out)]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+# --------------------------------------------------------------------------------------------------
+# Phoenix
+
+
+def ensure_phoenix(venv: Path) -> Path:
+    exe = venv / "bin" / "phoenix"
+    if exe.exists():
+        return exe
+    print(f"creating {venv} and installing arize-phoenix (one time) ...", flush=True)
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "arize-phoenix"], check=True)
+    return exe
+
+
+def bench_phoenix(args, bodies: list[bytes], total: int, workdir: Path) -> Result:
+    exe = ensure_phoenix(Path(args.phoenix_venv))
+    port, grpc = free_port(), free_port()
+    env = dict(os.environ)
+    env.update(
+        PHOENIX_WORKING_DIR=str(workdir), PHOENIX_PORT=str(port), PHOENIX_GRPC_PORT=str(grpc),
+        PHOENIX_HOST="127.0.0.1", PHOENIX_TELEMETRY_ENABLED="false",
+    )  # fmt: skip
+    log = workdir / "phoenix.log"
+    proc = subprocess.Popen([str(exe), "serve"], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=workdir)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, 180, log)
+        db = workdir / "phoenix.db"
+
+        def count() -> int:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+            try:
+                return int(con.execute("SELECT count(*) FROM spans").fetchone()[0])
+            finally:
+                con.close()
+
+        return run_load("phoenix", port, proc.pid, count, bodies, total, args.concurrency, args.timeout, poll=0.5)
+    finally:
+        stop_process(proc)
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def table(results: list[Result]) -> str:
+    head = "| system | spans | seconds | persisted spans/s | peak RSS MB | idle RSS MB | 503s | clients |"
+    lines = [head, "|" + "---|" * 8]
+    for r in results:
+        lines.append(
+            f"| {r.system} | {r.persisted}/{r.spans} | {r.seconds:.2f} | {r.spans_per_s:,.0f} | "
+            f"{r.peak_rss_mb:,.0f} | {r.idle_rss_mb:,.0f} | {r.retries_503} | {r.concurrency} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--traces", type=int, default=10_000, help="traces sent to ragfault (4 spans each)")
+    p.add_argument("--phoenix-traces", type=int, default=1_000,
+                   help="traces sent to Phoenix (it is ~100x slower; the rate is what is compared)")
+    p.add_argument("--traces-per-request", type=int, default=128,
+                   help="traces in one export request (128 = 512 spans, the OTel SDK's default export batch)")
+    p.add_argument("--concurrency", type=int, default=4, help="client threads sending at once")
+    p.add_argument("--repeat", type=int, default=1, help="ragfault runs (the median is reported)")
+    p.add_argument("--skip-phoenix", action="store_true")
+    p.add_argument("--skip-overload", action="store_true")
+    p.add_argument("--phoenix-venv", default=str(HERE / ".phoenix-venv"), help="venv holding arize-phoenix")
+    p.add_argument("--overload-queue", type=int, default=1_000, help="max_queue_spans of the overload run")
+    p.add_argument("--overload-concurrency", type=int, default=16, help="client threads of the overload run")
+    p.add_argument("--timeout", type=float, default=600, help="seconds before a run gives up")
+    p.add_argument("--profile", action="store_true", help="record the ragfault server with py-spy (raw stacks)")
+    p.add_argument("--seed", type=int, default=7)
+    args = p.parse_args(argv)
+
+    RESULTS.mkdir(exist_ok=True)
+    t = time.monotonic()
+    bodies, total = build_requests(args.traces, args.traces_per_request, args.seed)
+    wire = sum(map(len, bodies))
+    print(f"built {len(bodies)} requests, {total} spans, {wire / total:,.0f} bytes/span "
+          f"on the wire, in {time.monotonic() - t:.1f}s", flush=True)  # fmt: skip
+
+    results: list[Result] = []
+    runs: list[Result] = []
+    for i in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="ragfault-bench-") as d:
+            r = bench_ragfault(args, bodies, total, Path(d), args.profile and i == 0)
+        print(f"ragfault run {i + 1}: {r.spans_per_s:,.0f} spans/s persisted ({r.seconds:.2f}s), "
+              f"peak RSS {r.peak_rss_mb:,.0f} MB {r.note}", flush=True)  # fmt: skip
+        runs.append(r)
+    med = sorted(runs, key=lambda r: r.spans_per_s)[len(runs) // 2]
+    if len(runs) > 1:
+        med.note = (med.note + f" median of {len(runs)}: " + ", ".join(f"{r.spans_per_s:,.0f}" for r in runs)).strip()
+    results.append(med)
+
+    if not args.skip_phoenix:
+        pbodies, ptotal = build_requests(args.phoenix_traces, args.traces_per_request, args.seed + 1)
+        with tempfile.TemporaryDirectory(prefix="phoenix-bench-") as d:
+            try:
+                r = bench_phoenix(args, pbodies, ptotal, Path(d))
+            except Exception as exc:  # report, do not hide the ragfault figures
+                print(f"phoenix run failed: {exc}", file=sys.stderr)
+                r = None
+        if r is not None:
+            print(f"phoenix: {r.spans_per_s:,.0f} spans/s persisted ({r.seconds:.2f}s), "
+                  f"peak RSS {r.peak_rss_mb:,.0f} MB {r.note}", flush=True)  # fmt: skip
+            results.append(r)
+
+    if not args.skip_overload:
+        with tempfile.TemporaryDirectory(prefix="ragfault-overload-") as d:
+            r = bench_overload(args, bodies, total, Path(d))
+        print(f"overload: peak RSS {r.peak_rss_mb:,.0f} MB, {r.retries_503} x 503, "
+              f"{r.persisted}/{r.spans} persisted {r.note}", flush=True)  # fmt: skip
+        results.append(r)
+
+    print()
+    print(table(results))
+    rf = results[0]
+    ph = next((r for r in results if r.system == "phoenix"), None)
+    if ph is not None and ph.spans_per_s:
+        print(f"\nragfault / Phoenix persisted spans/s: {rf.spans_per_s / ph.spans_per_s:,.1f}x; "
+              f"peak RSS ragfault {rf.peak_rss_mb:,.0f} MB vs Phoenix {ph.peak_rss_mb:,.0f} MB")  # fmt: skip
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = RESULTS / f"ingest-{stamp}.json"
+    out.write_text(json.dumps({
+        "args": {k: v for k, v in vars(args).items() if k != "phoenix_venv"},
+        "bytes_per_span": wire / total, "cpus": os.cpu_count(),
+        "results": [asdict(r) for r in results], "ragfault_runs": [asdict(r) for r in runs],
+    }, indent=2))  # fmt: skip
+    print(f"\nwritten {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
