@@ -1,7 +1,7 @@
 -- name: layer_metrics
 -- description: The layered metrics by stage and category, each with its denominator: candidate recall@k
---   and candidate recall (candidate stage), context recall and retention (context stage), answer support
---   (generation; micro over claims), fact coverage. Macro = mean of per-trace values over the traces where
+--   (every configured k) and candidate recall (candidate stage), context recall and retention (context
+--   stage), answer support (generation; micro over claims), fact coverage. Macro = mean of per-trace values over the traces where
 --   the metric applied (n_traces); micro = sum of numerators / sum of denominators.
 -- grain: one row per category (plus '(all)') and metric
 -- params: $run_id VARCHAR = NULL, $dataset VARCHAR = NULL, $since TIMESTAMP = NULL, $until TIMESTAMP = NULL
@@ -17,8 +17,9 @@ WITH m AS (
     FROM evaluations e
     JOIN gold_cases g ON g.case_id = e.case_id
     WHERE (e.span_id IS NULL OR e.metric IN ('answer_support', 'judge_answer_support'))
-      AND e.metric IN ('recall@1', 'recall@3', 'recall@5', 'recall@10', 'candidate_recall', 'context_recall',
-                       'context_retention', 'answer_support', 'judge_answer_support', 'fact_coverage')
+      AND (e.metric LIKE 'recall@%'  -- every configured k ([evaluation.evaluators.retrieval] ks)
+           OR e.metric IN ('candidate_recall', 'context_recall', 'context_retention', 'answer_support',
+                           'judge_answer_support', 'fact_coverage'))
       AND ($run_id IS NULL OR e.run_id = $run_id)
       AND ($dataset IS NULL OR g.dataset = $dataset)
       AND ($since IS NULL OR e.trace_id IN (SELECT trace_id FROM traces WHERE start_time >= CAST($since AS TIMESTAMP)))

@@ -1,13 +1,14 @@
 -- name: online_health
 -- description: Reference-free health signals of live traffic (traces without a gold case), by hour and
 --   service: empty retrieval rate, top retrieval score, stale and forbidden documents in context,
---   unsupported-claim rate, refusal rate, retrieval-skipped rate, latency percentiles, tokens, errors.
+--   unsupported-claim rate, refusal rate, retrieval-skipped rate, latency percentiles, tokens, errors,
+--   and what users said (traces with negative feedback, thumbs down, mean score).
 --   Rates are over the traces where the signal applies (their count is given); NULL when none.
 -- grain: one row per hour and service_name
 -- params: $since TIMESTAMP = NULL, $until TIMESTAMP = NULL, $service VARCHAR = NULL
 -- returns: hour, service_name, traces, retrieval_traces, empty_retrieval_rate, top_score_p50, top_score_min,
 --   stale_context_traces, forbidden_traces, claims, unsupported_claim_rate, refusal_rate, retrieval_skipped_rate,
---   latency_p50_ms, latency_p95_ms, tokens, error_traces
+--   latency_p50_ms, latency_p95_ms, tokens, error_traces, negative_feedback_traces, thumbs_down, mean_feedback_score
 WITH t AS (
     SELECT trace_id, service_name, start_time, date_trunc('hour', start_time) AS hour, error_count
     FROM traces
@@ -60,10 +61,14 @@ SELECT
     quantile_cont(ev.latency_ms, 0.5) AS latency_p50_ms,
     quantile_cont(ev.latency_ms, 0.95) AS latency_p95_ms,
     sum(ev.tokens) AS tokens,
-    count(*) FILTER (WHERE t.error_count > 0) AS error_traces
+    count(*) FILTER (WHERE t.error_count > 0) AS error_traces,
+    count(*) FILTER (WHERE fb.negative_count > 0) AS negative_feedback_traces,
+    coalesce(sum(fb.thumbs_down), 0) AS thumbs_down,
+    avg(fb.mean_score) AS mean_feedback_score
 FROM t
 LEFT JOIN retr USING (trace_id)
 LEFT JOIN cand USING (trace_id)
 LEFT JOIN ev USING (trace_id)
+LEFT JOIN trace_feedback fb USING (trace_id)
 GROUP BY t.hour, t.service_name
 ORDER BY t.hour, t.service_name
