@@ -35,7 +35,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from collector.config import load_toml
-from collector.errors import ConfigError
+from collector.errors import ConfigError, PermanentError
 from collector.export import KEEP_OUT, export_traces, trace_tables
 from collector.receivers.otlp_http import check_bearer
 
@@ -263,11 +263,13 @@ def router(runtime: Any) -> APIRouter:
         summary="Export traces to Parquet (partitioned by day) on the server; optionally delete them",
     )
     async def export(body: ExportRequest) -> dict[str, Any]:
+        settings = getattr(runtime, "retention", None)
+        policy = settings.settings if settings is not None else RetentionSettings()
+        body = body.model_copy(update={"out_dir": _confined(body.out_dir, policy.export_dir)})
+
         def work() -> dict[str, Any]:
             cursor = runtime.store.cursor()
             try:
-                settings = getattr(runtime, "retention", None)
-                policy = settings.settings if settings is not None else RetentionSettings()
                 return run_export(cursor, lambda fn: runtime.writer.call(fn, timeout=600), body, policy)
             finally:
                 cursor.close()
@@ -275,6 +277,20 @@ def router(runtime: Any) -> APIRouter:
         return await anyio.to_thread.run_sync(work)
 
     return r
+
+
+def _confined(out_dir: str, root: str | None) -> str:
+    """An API client may only write under the configured export directory of the server."""
+    if not root:
+        raise PermanentError(
+            "exporting through the API needs [retention] export_dir on the server; "
+            "or stop the server and run `ragfault export --db FILE` locally"
+        )
+    base = Path(root).resolve()
+    target = (base / out_dir).resolve()
+    if target != base and base not in target.parents:
+        raise PermanentError(f"out_dir must be inside the server's export directory {root}")
+    return str(target)
 
 
 def register(routers: list[Any], extensions: list[Any]) -> None:

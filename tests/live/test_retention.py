@@ -76,7 +76,7 @@ def test_retention_by_size_and_age_deletes_consistently(live) -> None:
 
 
 def test_export_writes_day_partitions_and_can_delete_after(live, tmp_path) -> None:
-    srv = live("[sampling]\nproduction_rate = 0.0\n")
+    srv = live(f"[sampling]\nproduction_rate = 0.0\n[retention]\nexport_dir = '{tmp_path}'\n")
     ids = populate(srv, "svc", 3)
     before = counts(srv, ids)
     days = {
@@ -97,3 +97,21 @@ def test_export_writes_day_partitions_and_can_delete_after(live, tmp_path) -> No
         assert {str(d) for d in data.column("day").to_pylist()} == days
     assert [p.name for p in (out / "spans").iterdir()][0].startswith("day=")
     assert counts(srv, ids) == {t: 0 for t in TABLES}
+
+
+def test_api_export_is_confined_to_the_export_directory(live, tmp_path) -> None:
+    srv = live("[sampling]\nproduction_rate = 0.0\n")
+    populate(srv, "svc", 1)
+    r = srv.http.post("/api/v1/export", json={"out_dir": str(tmp_path / "x")})
+    assert r.status_code == 400 and "export_dir" in r.text  # no export directory configured
+    root = tmp_path / "root"
+    srv2 = live(
+        f"[sampling]\nproduction_rate = 0.0\n[retention]\nexport_dir = '{root}'\n",
+        db=str(tmp_path / "second.duckdb"),
+    )
+    populate(srv2, "svc", 1)
+    r = srv2.http.post("/api/v1/export", json={"out_dir": "../../etc"})
+    assert r.status_code == 400 and "inside" in r.text
+    r = srv2.http.post("/api/v1/export", json={"out_dir": "archive"})
+    assert r.status_code == 200, r.text
+    assert (tmp_path / "root" / "archive" / "spans").is_dir()
