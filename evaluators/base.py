@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -22,6 +22,10 @@ from evaluators.gold import GoldCase, KBDocument
 
 if TYPE_CHECKING:
     from evaluators.matching import Matching
+
+# The normalized form of a document's content. The same chunks come back trace after trace (and a
+# trace repeats them: candidates, reranker input and output, context), so it is cached by text.
+normalize_doc = lru_cache(maxsize=16384)(normalize)
 
 Status = Literal["ok", "not_applicable", "error", "skipped"]
 Tier = Literal["cheap", "judge"]
@@ -166,7 +170,7 @@ class KnowledgeBase:
         """The registry document whose content contains this text (or is contained in it)."""
         if not content or not self._norm:
             return None
-        norm = normalize(content)
+        norm = normalize_doc(content)
         if not norm:
             return None
         if norm in self._by_content:

@@ -1034,8 +1034,14 @@ def support(
     best_support: tuple[float, int] | None = None
     best_contra: tuple[float, int, list[str], list[str]] | None = None
     best_any: tuple[float, int, list[str]] | None = None
+    # A sentence sharing no content term with the claim has coverage and topicality 0: it can
+    # neither support nor contradict, and it is the best "unsupported" one only when every sentence
+    # scores 0, which gives the same verdict (no sentence). So it is skipped without comparing.
+    skip_disjoint = bool(keys) and min_coverage > 0 and contra_min > 0
     for i, s in enumerate(sentences):
         sa = analyze(s)
+        if skip_disjoint and keys.isdisjoint(sa.terms):
+            continue
         coverage, topical, missing, conflicts = _compare(ca, keys, sa)
         if not keys and not (ca.quantities or ca.dates or ca.identifiers):
             coverage = topical = 0.0  # nothing to check: never supported

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from collector.textnorm import normalize, normalize_cached
+from collector.textnorm import normalize_cached
+from evaluators.base import normalize_doc
 from evaluators.gold import AnyOf, Evidence, KBDocument
 
 if TYPE_CHECKING:
@@ -61,10 +62,14 @@ class Matching:
     """Per-trace matching state, computed once and shared by every evaluator of the trace."""
 
     def __init__(self, inp: EvalInput) -> None:
-        self.inp = inp
+        # the trace, not the EvalInput: an EvalInput caches its Matching, and a reference back would
+        # make a cycle that only the garbage collector frees (every trace of a batch would pile up)
+        self.trace = inp.trace
         self.kb = inp.kb
         self.units: list[Unit] = units_of(inp.case.evidence) if inp.case is not None else []
         self._doc_units: dict[int, frozenset[int]] = {}
+        # a document's units depend only on its ids and content: repeats across stages share them
+        self._units_by_value: dict[tuple[str | None, str | None, str | None], frozenset[int]] = {}
         self._kb_ids: dict[int, str | None] = {}
 
     # --- documents -> registry --------------------------------------------------------------
@@ -72,16 +77,20 @@ class Matching:
     def kb_id(self, doc: StepDoc) -> str | None:
         """The registry id of a step document: its id or source id if registered, else by content."""
         key = id(doc)
-        if key not in self._kb_ids:
-            found = None
-            for cand in (doc.doc_id, doc.chunk_id):
-                if cand and self.kb.get(cand) is not None:
-                    found = cand
-                    break
-            if found is None:
-                found = self.kb.identify(doc.content)
-            self._kb_ids[key] = found
-        return self._kb_ids[key]
+        try:
+            return self._kb_ids[key]
+        except KeyError:
+            pass
+        found = None
+        by_id = self.kb.by_id
+        for cand in (doc.doc_id, doc.chunk_id):
+            if cand and cand in by_id:
+                found = cand
+                break
+        if found is None:
+            found = self.kb.identify(doc.content)
+        self._kb_ids[key] = found
+        return found
 
     def kb_doc(self, doc: StepDoc) -> KBDocument | None:
         return self.kb.get(self.kb_id(doc))
@@ -91,9 +100,9 @@ class Matching:
 
     def content_norm(self, doc: StepDoc) -> str:
         if doc.content:
-            return normalize(doc.content)
+            return normalize_doc(doc.content)
         kb = self.kb_doc(doc)
-        return normalize(kb.content) if kb is not None and kb.content else ""
+        return normalize_doc(kb.content) if kb is not None and kb.content else ""
 
     # --- documents -> evidence ----------------------------------------------------------------
 
@@ -109,12 +118,23 @@ class Matching:
 
     def units_of_doc(self, doc: StepDoc) -> frozenset[int]:
         key = id(doc)
-        if key not in self._doc_units:
-            content = self.content_norm(doc)
-            self._doc_units[key] = frozenset(
-                u.index for u in self.units if any(self.item_matches(doc, e, content) for e in u.items)
-            )
-        return self._doc_units[key]
+        try:
+            return self._doc_units[key]
+        except KeyError:
+            pass
+        value = (doc.doc_id, doc.chunk_id, doc.content)
+        found = self._units_by_value.get(value)
+        if found is None:
+            if self.units:
+                content = self.content_norm(doc)
+                found = frozenset(
+                    u.index for u in self.units if any(self.item_matches(doc, e, content) for e in u.items)
+                )
+            else:
+                found = frozenset()
+            self._units_by_value[value] = found
+        self._doc_units[key] = found
+        return found
 
     def units_in(self, docs: list[StepDoc]) -> set[int]:
         out: set[int] = set()
@@ -126,12 +146,12 @@ class Matching:
 
     @cached_property
     def in_candidates(self) -> set[int]:
-        return self.units_in(self.inp.trace.candidates)
+        return self.units_in(self.trace.candidates)
 
     @cached_property
     def quotes_in_prompt(self) -> set[int]:
-        prompt = self.inp.trace.prompt_norm
-        if not prompt or self.inp.trace.has_explicit_context:
+        prompt = self.trace.prompt_norm
+        if not prompt or self.trace.has_explicit_context:
             return set()
         return {
             u.index
@@ -141,12 +161,12 @@ class Matching:
 
     @cached_property
     def in_context(self) -> set[int]:
-        return self.units_in(self.inp.trace.context_docs) | self.quotes_in_prompt
+        return self.units_in(self.trace.context_docs) | self.quotes_in_prompt
 
     @cached_property
     def has_context_stage(self) -> bool:
         """Whether the trace shows what the model saw (explicit context or an LLM input)."""
-        return self.inp.trace.has_explicit_context or bool(self.inp.trace.prompt_norm)
+        return self.trace.has_explicit_context or bool(self.trace.prompt_norm)
 
     def unit(self, index: int) -> Unit:
         return self.units[index]

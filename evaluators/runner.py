@@ -8,9 +8,12 @@ raises yields a row with status ``error``; the rest of the batch is written.
 
 from __future__ import annotations
 
+import gc
 import logging
+import threading
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
 
@@ -55,6 +58,37 @@ LOG_SCHEMA = pa.schema(
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_was_enabled = True
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while a batch is evaluated.
+
+    A batch allocates and keeps hundreds of thousands of small objects (views, documents, metric
+    rows) until it is written; with the collector on, they trigger full collections that traverse
+    all of them several times per batch (a third of the evaluation time). Almost none are in
+    reference cycles, so reference counting frees them when the batch ends; the collector resumes
+    then and takes the rest.
+    Nested and concurrent batches share one pause.
+    """
+    global _gc_depth, _gc_was_enabled
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 class Runner:
@@ -210,6 +244,10 @@ class StoreRunner:
         ids = list(dict.fromkeys(trace_ids))
         if not ids:
             return 0
+        with gc_paused():
+            return self._evaluate(ids)
+
+    def _evaluate(self, ids: list[str]) -> int:
         inputs, gens = self.inputs(ids)
         now = utcnow()
         cols: dict[str, list[Any]] = {c: [] for c in EVAL_COLUMNS}

@@ -12,8 +12,7 @@ from typing import Any
 
 import orjson
 
-from collector.textnorm import normalize
-from evaluators.base import EvalInput, StepDoc
+from evaluators.base import EvalInput, StepDoc, normalize_doc
 
 
 def doc_key(inp: EvalInput, doc: StepDoc) -> tuple[str, str]:
@@ -23,7 +22,7 @@ def doc_key(inp: EvalInput, doc: StepDoc) -> tuple[str, str]:
         return ("kb", kb_id)
     if doc.doc_id or doc.chunk_id:
         return ("id", doc.doc_id or doc.chunk_id or "")
-    norm = normalize(doc.content)
+    norm = normalize_doc(doc.content)
     if norm:
         return ("content", norm)
     return ("position", f"{doc.span_id}:{doc.stage}:{doc.position}")

@@ -49,17 +49,19 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     else:
         context = trace.candidates
         stage = "candidates"
+    cited: list[str] = list(trace.citations)
+    from_markers: list[str] = []
+    markers = _markers(answer_text(inp)) if config.answer_markers else []
+    if not cited and not markers:
+        return [not_applicable("citation_validity", "no citations", span_id=sid)]
     context_ids: set[str] = set()
     for d in context:
         context_ids |= source_ids(inp, d)
-
-    cited: list[str] = list(trace.citations)
-    from_markers: list[str] = []
-    if config.answer_markers:
+    if markers:
         known = set(context_ids)
         for d in trace.documents:
             known |= source_ids(inp, d)
-        for m in _markers(answer_text(inp)):
+        for m in markers:
             if (m in known or inp.kb.get(m) is not None) and m not in cited:
                 cited.append(m)
                 from_markers.append(m)

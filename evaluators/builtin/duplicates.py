@@ -13,8 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.textnorm import normalize
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, StepDoc, not_applicable, ratio
+from evaluators.base import (
+    EvalInput,
+    EvaluatorSpec,
+    Metric,
+    NoConfig,
+    StepDoc,
+    normalize_doc,
+    not_applicable,
+    ratio,
+)
 
 METRIC = "duplicate_candidates"
 
@@ -23,7 +31,7 @@ def _keys(doc: StepDoc) -> list[tuple[str, str]]:
     keys = []
     if doc.chunk_id:
         keys.append(("chunk_id", doc.chunk_id))
-    norm = normalize(doc.content)
+    norm = normalize_doc(doc.content)
     if norm:
         keys.append(("content", norm))
     return keys

@@ -1,0 +1,467 @@
+#!/usr/bin/env python
+"""Cheap-tier evaluation benchmark: traces evaluated per second on stored RAG-shaped traces.
+
+Every trace has four spans in OpenInference attributes: a CHAIN root (carrying ``ragfault.case_id``
+and ``ragfault.user_scope``), a RETRIEVER returning 20 documents (content 150-300 characters, ids and
+metadata naming a knowledge-base document; a quarter of the traces carry no ids at all, so the
+registry has to identify their documents by content), a RERANKER taking the 20 and keeping 5, and an
+LLM call whose prompt (about 3 KB) holds the 5 reranked documents. The answer is 2-3 sentences,
+mostly taken from the context, sometimes with a wrong number or a [doc-id] citation. Every trace has
+a gold case (1-2 evidence units with quotes, 1-2 required facts); the registry holds a few hundred
+documents, some superseded or restricted. Half of everything is English, half Chinese.
+
+The database is built without the network path: export requests are flattened
+(``collector.batch.flatten``) and written with ``Store.write_spans``, then assembled
+(``LocalStore.settle_all``); gold cases and the registry go in with ``store_gold`` / ``store_kb``.
+None of that is timed. Then, as ``ragfault evaluate`` does, ``StoreRunner.evaluate`` runs over every
+trace in batches of 500 and three figures are taken:
+
+- **whole path**: ``StoreRunner.evaluate`` (load views, join cases, run every evaluator, write the
+  rows to ``evaluations``), traces / wall second;
+- **load**: ``StoreRunner.inputs`` alone (DuckDB fetch and TraceView building);
+- **evaluators**: ``Runner.run`` alone over already loaded inputs, and each evaluator's ``fn`` timed
+  separately in run order (evaluators share per-trace caches — the evidence matching, normalized
+  text — so the first one that needs a cache pays for it).
+
+Run from the project root:
+
+    .venv/bin/python bench/evaluate.py                         # 10,000 traces
+    .venv/bin/python bench/evaluate.py --traces 20000 --repeat 3
+    .venv/bin/python bench/evaluate.py --profile               # + cProfile of the whole path
+
+The goal (issue 3) is to keep up with ingest: 10,000 spans/s of 4-span traces, i.e. 2,500 traces/s.
+Results are printed and written to bench/results/evaluate.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import platform
+import pstats
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+sys.path.insert(0, str(ROOT))
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue  # noqa: E402
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status  # noqa: E402
+
+from collector.batch import flatten  # noqa: E402
+from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
+from evaluators.loading import store_gold, store_kb  # noqa: E402
+from evaluators.registry import discover  # noqa: E402
+from evaluators.runner import Runner, StoreRunner  # noqa: E402
+from ragfault.local import LocalStore, source_keys  # noqa: E402
+
+try:  # the runner pauses the cyclic garbage collector during a batch; so do the part timings
+    from evaluators.runner import gc_paused  # noqa: E402
+except ImportError:  # an older runner
+    from contextlib import nullcontext as gc_paused  # noqa: E402
+
+GOAL = 2500.0  # traces/s: 10,000 spans/s of 4-span traces
+
+# --------------------------------------------------------------------------------------------------
+# the knowledge base
+
+_EN_SUBJECTS = (
+    "annual members", "monthly subscribers", "enterprise customers", "trial users", "students",
+    "team administrators", "new accounts", "premium members", "resellers", "partner accounts",
+)  # fmt: skip
+_EN_ACTIONS = (
+    "may request a refund", "can transfer the licence", "can export their data", "may change the billing cycle",
+    "can add seats", "may cancel the renewal", "can request an invoice", "may downgrade the plan",
+    "can restore deleted projects", "may extend the trial",
+)  # fmt: skip
+_EN_UNITS = ("days", "hours", "weeks", "months")
+_EN_TAILS = (
+    "The request is made from the account settings page.",
+    "Approval is confirmed by email within one business day.",
+    "Support tickets about this are escalated to the billing team.",
+    "The amount is prorated by the remaining days of the cycle.",
+    "Shipping fees and customs duties are not refundable.",
+    "Store credit is issued when the original payment method has expired.",
+    "Requests made through resellers follow the reseller's own terms.",
+    "The audit log keeps a record of every change for two years.",
+)  # fmt: skip
+_ZH_SUBJECTS = ("年度会员", "月度会员", "企业客户", "试用用户", "学生用户", "团队管理员", "新注册用户", "高级会员", "经销商", "合作伙伴")
+_ZH_ACTIONS = ("申请退款", "转让许可证", "导出数据", "更改账单周期", "增加席位", "取消自动续费", "申请发票", "降级套餐", "恢复已删除项目", "延长试用期")  # fmt: skip
+_ZH_UNITS = ("天", "小时", "周", "个月")
+_ZH_TAILS = (
+    "申请需要在账户设置页面提交。",
+    "审批结果会在一个工作日内通过邮件通知。",
+    "相关工单会升级到账单团队处理。",
+    "退款金额按剩余天数计算。",
+    "运费和关税不予退还。",
+    "原支付方式失效时将发放店铺余额。",
+    "通过经销商购买的订单按经销商条款处理。",
+    "审计日志会保留所有变更记录两年。",
+)  # fmt: skip
+
+
+def _key_sentence(rng: random.Random, zh: bool) -> tuple[str, str, str]:
+    """(sentence, fact phrase, query) of one policy statement."""
+    i = rng.randrange(len(_EN_SUBJECTS))
+    j = rng.randrange(len(_EN_ACTIONS))
+    n = rng.choice((3, 7, 14, 15, 30, 45, 60, 90))
+    u = rng.randrange(len(_EN_UNITS))
+    if zh:
+        subj, act, unit = _ZH_SUBJECTS[i], _ZH_ACTIONS[j], _ZH_UNITS[u]
+        return (
+            f"{subj}在购买后 {n} {unit}内可以{act}，超过 {n} {unit}不支持{act}。",
+            f"{n} {unit}内可以{act}",
+            f"{subj}多久内可以{act}？",
+        )
+    subj, act, unit = _EN_SUBJECTS[i], _EN_ACTIONS[j], _EN_UNITS[u]
+    return (
+        f"{subj.capitalize()} {act} within {n} {unit} of purchase.",
+        f"within {n} {unit}",
+        f"How long after purchase {act.replace('may ', 'can ').replace('can ', 'can I ', 1)}?",
+    )
+
+
+def make_kb(rng: random.Random, n_docs: int) -> list[dict]:
+    """Registry documents: content 150-300 characters, half Chinese; some superseded or restricted."""
+    docs = []
+    for k in range(n_docs):
+        zh = k % 2 == 1
+        key, fact, query = _key_sentence(rng, zh)
+        tails = _ZH_TAILS if zh else _EN_TAILS
+        parts = [key]
+        limit = rng.randrange(150, 300) if not zh else rng.randrange(60, 120)  # Chinese is denser
+        order = rng.sample(range(len(tails)), len(tails))
+        for t in order:
+            if len(" ".join(parts)) >= limit:
+                break
+            parts.append(tails[t])
+        content = ("" if zh else " ").join(parts)
+        doc = {
+            "doc_id": f"kb-{k:04d}",
+            "version": "2026",
+            "valid_from": "2026-01-01",
+            "content": content,
+            "acl": ["finance"] if k % 37 == 0 else ["support", "sales"],
+            "_key": key,
+            "_fact": fact,
+            "_query": query,
+        }
+        if k % 25 == 0 and k + 1 < n_docs:
+            doc["superseded_by"] = f"kb-{k + 1:04d}"
+            doc["valid_to"] = "2026-03-01"
+        docs.append(doc)
+    return docs
+
+
+# --------------------------------------------------------------------------------------------------
+# traces and gold cases
+
+
+def _kv(key: str, value: object) -> KeyValue:
+    if isinstance(value, bool):
+        return KeyValue(key=key, value=AnyValue(bool_value=value))
+    if isinstance(value, int):
+        return KeyValue(key=key, value=AnyValue(int_value=value))
+    if isinstance(value, float):
+        return KeyValue(key=key, value=AnyValue(double_value=value))
+    return KeyValue(key=key, value=AnyValue(string_value=str(value)))
+
+
+def _docs(prefix: str, docs: list[dict], with_ids: bool) -> list[KeyValue]:
+    out = []
+    for i, d in enumerate(docs):
+        base = f"{prefix}.{i}.document."
+        out += [_kv(base + "content", d["content"]), _kv(base + "score", round(1.0 - i * 0.03, 4))]
+        if with_ids:
+            meta = {"doc_id": d["doc_id"], "source": f"policies/{d['doc_id']}.md", "version": d["version"]}
+            out += [_kv(base + "id", f"{d['doc_id']}#c0"), _kv(base + "metadata", json.dumps(meta))]
+    return out
+
+
+_SYSTEM_EN = (
+    "You are a customer support assistant for a software subscription service. Answer only from the "
+    "context documents below. If the context does not contain the answer, say that you do not know and "
+    "suggest contacting support. Quote numbers, dates and identifiers exactly as the documents state "
+    "them. Keep the answer short: two or three sentences. Cite the document ids you used in brackets. "
+)
+_SYSTEM_ZH = "你是软件订阅服务的客服助手。只能根据下面的资料回答；资料中没有答案时请说明不清楚并建议联系人工客服。数字、日期和编号必须与资料一致。回答保持简短，两到三句话，并在方括号中注明引用的文档编号。"  # fmt: skip
+
+
+def rag_trace(rng: random.Random, t0_ns: int, n: int, kb: list[dict]) -> tuple[list[Span], dict]:
+    """The four spans of one RAG request and its gold case."""
+    zh = n % 2 == 1
+    pool = [d for d in kb if (d["doc_id"][-1] in "13579") == zh] or kb
+    evidence = rng.choice(pool)
+    second = rng.choice(pool) if rng.random() < 0.4 else None
+    others = rng.sample(pool, 20)
+    cands = [d for d in others if d is not evidence and d is not second][:18]
+    cands.insert(rng.randrange(0, 4), evidence)  # usually kept by the reranker
+    cands.insert(rng.randrange(2, 15), second or rng.choice(pool))
+    cands = cands[:20]
+    kept = cands[:5] if rng.random() < 0.8 else cands[1:6]  # sometimes the reranker drops the evidence
+    with_ids = n % 4 != 0
+    case_id = f"case-{n:06d}"
+
+    # the answer: the evidence's key sentence, another context sentence, sometimes a wrong number
+    sents = [evidence["_key"]]
+    if rng.random() < 0.15:
+        sents[0] = sents[0].replace("30", "45").replace("7", "10")
+    extra = rng.choice(kept)["content"]
+    sents.append((extra.split("。")[1] + "。") if zh and "。" in extra[:-1] else extra.split(". ")[-1])
+    if rng.random() < 0.5:
+        sents.append(f"[{evidence['doc_id']}]" if with_ids else ("如有疑问请联系人工客服。" if zh else "Contact support for more details."))
+    answer = ("" if zh else " ").join(sents)
+    query = evidence["_query"]
+    context = "\n\n".join(f"[{i + 1}] {d['content']}" for i, d in enumerate(kept))
+    system = (_SYSTEM_ZH if zh else _SYSTEM_EN) * 4
+    prompt = f"Context:\n{context}\n\nQuestion: {query}"
+
+    trace_id = rng.randbytes(16)
+    ids = [rng.randbytes(8) for _ in range(4)]
+    step = 50_000_000
+    common: list[KeyValue] = []
+
+    def span(i: int, parent: bytes, name: str, attrs: list[KeyValue], start: int, end: int) -> Span:
+        return Span(
+            trace_id=trace_id, span_id=ids[i], parent_span_id=parent, name=name, kind=Span.SPAN_KIND_INTERNAL,
+            start_time_unix_nano=start, end_time_unix_nano=end, attributes=common + attrs,
+            status=Status(code=Status.STATUS_CODE_OK),
+        )  # fmt: skip
+
+    spans = [
+        span(0, b"", "rag.query", [
+            _kv("openinference.span.kind", "CHAIN"), _kv("input.value", query), _kv("output.value", answer),
+            _kv("ragfault.case_id", case_id), _kv("ragfault.user_scope", "support"),
+            _kv("ragfault.run_id", "bench"),
+        ], t0_ns, t0_ns + 4 * step),
+        span(1, ids[0], "retrieve", [
+            _kv("openinference.span.kind", "RETRIEVER"), _kv("input.value", query),
+            *_docs("retrieval.documents", cands, with_ids),
+        ], t0_ns + 1, t0_ns + step),
+        span(2, ids[0], "rerank", [
+            _kv("openinference.span.kind", "RERANKER"), _kv("reranker.query", query), _kv("reranker.top_k", 5),
+            _kv("reranker.model_name", "bench-cross-encoder"),
+            *_docs("reranker.input_documents", cands, with_ids),
+            *_docs("reranker.output_documents", kept, with_ids),
+        ], t0_ns + step, t0_ns + 2 * step),
+        span(3, ids[0], "llm", [
+            _kv("openinference.span.kind", "LLM"), _kv("llm.model_name", "bench-llm"),
+            _kv("llm.input_messages.0.message.role", "system"), _kv("llm.input_messages.0.message.content", system),
+            _kv("llm.input_messages.1.message.role", "user"), _kv("llm.input_messages.1.message.content", prompt),
+            _kv("llm.output_messages.0.message.role", "assistant"),
+            _kv("llm.output_messages.0.message.content", answer),
+            _kv("llm.token_count.prompt", 800), _kv("llm.token_count.completion", 60),
+            _kv("llm.token_count.total", 860),
+        ], t0_ns + 2 * step, t0_ns + 4 * step),
+    ]  # fmt: skip
+
+    ev = [{"doc_id": evidence["doc_id"], "quote": evidence["_key"]}]
+    facts = [{"id": "f1", "text": evidence["_fact"], "aliases": [evidence["_fact"].replace(" ", "")]}]
+    if second is not None:
+        tail = second["content"][len(second["_key"]) :].strip()
+        quote = (tail.split("。")[0] if zh else tail.split(". ")[0]) or second["_key"]
+        ev.append({"any_of": [{"doc_id": second["doc_id"], "quote": quote}, {"chunk_id": f"{second['doc_id']}#c9"}]})
+        facts.append({"id": "f2", "text": second["_fact"]})
+    case = {
+        "case_id": case_id, "query": query, "category": "policy", "must_retrieve": True,
+        "evidence": ev, "required_facts": facts, "user_scope": ["support"], "as_of": "2026-06-01",
+    }  # fmt: skip
+    return spans, case
+
+
+def build_db(path: str, n_traces: int, kb_docs: int, seed: int) -> tuple[LocalStore, dict[str, float]]:
+    """A database holding the traces (assembled), their gold cases and the registry."""
+    rng = random.Random(seed)
+    kb = make_kb(rng, kb_docs)
+    local = LocalStore(path)
+    t0 = time.time_ns() - 24 * 3600 * 10**9
+    cases = []
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    per_request = 500
+    for first in range(0, n_traces, per_request):
+        req = ExportTraceServiceRequest()
+        rs = req.resource_spans.add()
+        rs.resource.attributes.extend([_kv("service.name", "bench-rag")])
+        ss = rs.scope_spans.add()
+        ss.scope.name = "openinference.instrumentation.bench"
+        for n in range(first, min(first + per_request, n_traces)):
+            spans, case = rag_trace(rng, t0 + n * 1_000_000, n, kb)
+            ss.spans.extend(spans)
+            cases.append(case)
+        batch = flatten(req, source_keys=source_keys())
+        local.store.write_spans(local.store.con, batch)
+    timings["write_spans_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    local.settle_all()
+    timings["settle_s"] = time.perf_counter() - start
+    public = [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb]
+    store_kb(local.write, "\n".join(json.dumps(d, ensure_ascii=False) for d in public))
+    store_gold(local.write, "\n".join(json.dumps(c, ensure_ascii=False) for c in cases), dataset="bench")
+    local.store.con.execute("CHECKPOINT")
+    return local, timings
+
+
+# --------------------------------------------------------------------------------------------------
+# measuring
+
+
+def trace_ids(local: LocalStore) -> list[str]:
+    cur = local.store.cursor()
+    return [r[0] for r in cur.execute("SELECT trace_id FROM traces WHERE settled_at IS NOT NULL ORDER BY start_time").fetchall()]
+
+
+def measure(local: LocalStore, ids: list[str], batch: int, profile: cProfile.Profile | None) -> dict:
+    specs = discover()
+    configs = evaluator_configs(EvaluationSettings(), specs)
+    runner = Runner(specs, configs)
+    store_runner = StoreRunner(local.store.cursor(), local.write, runner, source_keys())
+    store_runner.refs.refresh(store_runner.cursor)  # the registry is loaded once per server, not per batch
+
+    # 1. the whole path, as `ragfault evaluate` runs it
+    if profile is not None:
+        profile.enable()
+    start = time.perf_counter()
+    for i in range(0, len(ids), batch):
+        store_runner.evaluate(ids[i : i + batch])
+    whole = time.perf_counter() - start
+    if profile is not None:
+        profile.disable()
+    rows = local.store.con.execute("SELECT count(*) FROM evaluations").fetchall()[0][0]
+
+    # 2. loading alone, 3. the evaluators alone, each timed in run order
+    load = pure = 0.0
+    per: dict[str, float] = {n: 0.0 for n in runner.specs}
+    errors = 0
+    for i in range(0, len(ids), batch):
+        with gc_paused():
+            load, pure, errors = _parts(store_runner, runner, configs, ids[i : i + batch], per, load, pure, errors)
+    n = len(ids)
+
+    return {
+        "traces": n,
+        "evaluation_rows": rows,
+        "error_rows": errors,
+        "whole_s": whole,
+        "load_s": load,
+        "evaluators_s": pure,
+        "per_evaluator_s": per,
+        "whole_tps": n / whole,
+        "load_tps": n / load,
+        "evaluators_tps": n / pure,
+        "per_evaluator_tps": {k: (n / v if v else float("inf")) for k, v in per.items()},
+    }
+
+
+def _parts(store_runner, runner, configs, chunk, per, load, pure, errors):  # noqa: ANN001, ANN202
+    t = time.perf_counter()
+    inputs, _ = store_runner.inputs(chunk)
+    load += time.perf_counter() - t
+    t = time.perf_counter()
+    for inp in inputs:
+        errors += sum(1 for _, m in runner.run(inp) if m.status == "error")
+    pure += time.perf_counter() - t
+    inputs, _ = store_runner.inputs(chunk)  # fresh inputs: no per-trace cache left from the run above
+    for inp in inputs:
+        for name, spec in runner.specs.items():
+            if spec.needs_case and inp.case is None:
+                continue
+            t = time.perf_counter()
+            spec.fn(inp, configs[name])
+            per[name] += time.perf_counter() - t
+    return load, pure, errors
+
+
+def _table(results: list[dict]) -> str:
+    def med(f) -> float:
+        return statistics.median(f(r) for r in results)
+
+    lines = [f"{'part':<28}{'traces/s':>12}{'ms / 1k traces':>16}{'share of eval':>15}"]
+    lines.append("-" * len(lines[0]))
+    pure_ms = med(lambda r: r["evaluators_s"] / r["traces"] * 1e6)
+    for label, key in (("whole path (load+eval+write)", "whole"), ("load views + cases", "load"), ("evaluators (Runner.run)", "evaluators")):
+        tps = med(lambda r, key=key: r[f"{key}_tps"])
+        ms = med(lambda r, key=key: r[f"{key}_s"] / r["traces"] * 1e6)
+        lines.append(f"{label:<28}{tps:>12,.0f}{ms:>16.1f}{'':>15}")
+    lines.append("  per evaluator (run order):")
+    for name in results[0]["per_evaluator_s"]:
+        tps = med(lambda r, name=name: r["per_evaluator_tps"][name])
+        ms = med(lambda r, name=name: r["per_evaluator_s"][name] / r["traces"] * 1e6)
+        lines.append(f"    {name:<24}{tps:>12,.0f}{ms:>16.1f}{ms / pure_ms:>14.0%}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--traces", type=int, default=10_000)
+    ap.add_argument("--kb-docs", type=int, default=400)
+    ap.add_argument("--batch", type=int, default=500, help="traces per StoreRunner.evaluate call (as ragfault evaluate)")
+    ap.add_argument("--repeat", type=int, default=3, help="measurements on fresh copies of the database")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--profile", action="store_true", help="cProfile the whole path of the first repeat")
+    ap.add_argument("--out", default=str(RESULTS / "evaluate.json"))
+    args = ap.parse_args()
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="ragfault-bench-eval-") as tmp:
+        base = os.path.join(tmp, "base.duckdb")
+        t = time.perf_counter()
+        local, build = build_db(base, args.traces, args.kb_docs, args.seed)
+        local.close()
+        print(f"built {args.traces:,} traces ({4 * args.traces:,} spans) in {time.perf_counter() - t:.1f}s: {build}")
+        profile = cProfile.Profile() if args.profile else None
+        for r in range(args.repeat):
+            path = os.path.join(tmp, f"run{r}.duckdb")
+            with open(base, "rb") as src, open(path, "wb") as dst:
+                dst.write(src.read())
+            local = LocalStore(path)
+            try:
+                ids = trace_ids(local)
+                res = measure(local, ids, args.batch, profile if r == 0 else None)
+            finally:
+                local.close()
+            results.append(res)
+            print(
+                f"run {r + 1}: whole {res['whole_tps']:,.0f} traces/s, load {res['load_tps']:,.0f}/s, "
+                f"evaluators {res['evaluators_tps']:,.0f}/s ({res['evaluation_rows']:,} rows, {res['error_rows']} errors)"
+            )
+    print()
+    print(f"median of {len(results)} runs, {args.traces:,} traces, batches of {args.batch}, {os.cpu_count()} cores")
+    print(_table(results))
+    whole = statistics.median(r["whole_tps"] for r in results)
+    verdict = "meets" if whole >= GOAL else "misses"
+    print(f"\nwhole path {whole:,.0f} traces/s {verdict} the goal of {GOAL:,.0f} traces/s (10,000 spans/s)")
+    if profile is not None:
+        s = io.StringIO()
+        pstats.Stats(profile, stream=s).sort_stats("cumulative").print_stats(45)
+        print(s.getvalue())
+        prof_path = RESULTS / "evaluate.prof"
+        RESULTS.mkdir(exist_ok=True)
+        profile.dump_stats(str(prof_path))
+    RESULTS.mkdir(exist_ok=True)
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "args": vars(args),
+                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+                "median_whole_tps": whole,
+                "runs": results,
+            },
+            indent=2,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
