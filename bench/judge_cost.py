@@ -1,5 +1,5 @@
 """Tokens the judge spends per 1,000 judged traces at the default prompt (v1), measured on the
-examples in the shared examples folder (or the folders given).
+examples in the examples/ folder (or the folders given).
 
 Each gold case becomes a judged trace: its context is the case's evidence documents plus its
 negative documents, its answer states the required facts (a refusal for an unanswerable case). The
@@ -85,7 +85,7 @@ def inputs(folder: Path) -> list[EvalInput]:
 
 
 def main(argv: list[str]) -> int:
-    here = Path(__file__).resolve().parents[2] / "shared" / "examples"
+    here = Path(__file__).resolve().parents[1] / "examples"
     folders = [Path(a) for a in argv] or sorted(p for p in here.iterdir() if (p / "gold.jsonl").exists())
     llm = FakeLLM().start()
     llm.responder = realistic

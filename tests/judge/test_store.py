@@ -20,7 +20,7 @@ from tests.judge.fakellm import FakeLLM
 from tests.otel_helpers import http_provider
 from tests.tracegen import rag_trace
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples" / "refund-zh"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "refund-zh"
 POLICY_2026 = {
     "id": "refund-policy-2026",
     "content": "年度会员购买后 30 天内可申请退款，按剩余天数计算退款金额；超过 30 天不支持退款。",
