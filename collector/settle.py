@@ -76,6 +76,9 @@ class Settler:
         self.batch_limit = batch_limit
         self.listeners: list[Callable[[list[str]], None]] = []
         self._stop = threading.Event()
+        # one round at a time: the loop and a forced round from another thread (``ragfault`` local
+        # commands, tests) share ``cursor``, which refuses a second concurrent call
+        self._round = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="ragfault-settler", daemon=True)
         self.settled_total = 0
 
@@ -109,6 +112,10 @@ class Settler:
 
     def run_once(self, now: datetime | None = None, force: bool = False) -> int:
         """Assemble every ready trace (all unassembled ones with ``force``); returns how many."""
+        with self._round:
+            return self._run_once(now, force)
+
+    def _run_once(self, now: datetime | None, force: bool) -> int:
         if force:
             rows = self.cursor.execute(
                 "SELECT trace_id, span_count FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count "

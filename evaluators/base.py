@@ -105,9 +105,38 @@ class TraceView:
         return self.steps_of("retrieval")
 
     @cached_property
+    def retrieval_wrappers(self) -> frozenset[str]:
+        """Span ids of the steps that enclose a retrieval step (e.g. a search tool calling a retriever)."""
+        parent = {s.span_id: s.parent_span_id for s in self.steps}
+        out: set[str] = set()
+        for r in self.retrieval_steps:
+            p = parent.get(r.span_id)
+            while p and p not in out:
+                out.add(p)
+                p = parent.get(p)
+        return frozenset(out)
+
+    @cached_property
+    def retrieving_tools(self) -> list[StepInfo]:
+        """Tool steps whose result listed documents (an agent's search tool), unless the tool wraps a
+        retrieval step: then the retriever's documents are the same ones, counted there."""
+        tools = self.steps_of("tool")
+        if not tools:
+            return []
+        with_docs = {d.span_id for d in self.documents if d.stage == "candidate"}
+        return [t for t in tools if t.span_id in with_docs and t.span_id not in self.retrieval_wrappers]
+
+    @cached_property
     def candidates_by_step(self) -> list[tuple[StepInfo, list[StepDoc]]]:
-        """Each retrieval step and its candidates in rank order; rerank inputs when nothing else."""
-        out = [(s, self.docs("candidate", s.span_id)) for s in self.retrieval_steps]
+        """Each retrieval step (and retrieving tool step) with its candidates in rank order; rerank
+        inputs when nothing else."""
+        steps = self.retrieval_steps
+        if self.retrieving_tools:
+            steps = sorted(
+                steps + self.retrieving_tools,
+                key=lambda s: (s.start_time is None, s.start_time or datetime.min),
+            )
+        out = [(s, self.docs("candidate", s.span_id)) for s in steps]
         if not any(docs for _, docs in out):
             for s in self.steps_of("rerank"):
                 docs = self.docs("rerank_input", s.span_id)

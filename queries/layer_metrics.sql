@@ -1,8 +1,9 @@
 -- name: layer_metrics
 -- description: The layered metrics by stage and category, each with its denominator: candidate recall@k
 --   (every configured k) and candidate recall (candidate stage), context recall and retention (context
---   stage), answer support (generation; micro over claims), fact coverage. Macro = mean of per-trace values over the traces where
---   the metric applied (n_traces); micro = sum of numerators / sum of denominators.
+--   stage), answer support (generation; micro over claims), fact coverage. Macro = mean of per-trace
+--   values over the traces where the metric applied (n_traces); micro = sum of numerators / sum of
+--   denominators.
 -- grain: one row per category (plus '(all)') and metric
 -- params: $run_id VARCHAR = NULL, $dataset VARCHAR = NULL, $since TIMESTAMP = NULL, $until TIMESTAMP = NULL
 -- returns: category, stage, metric, macro, micro, numerator, denominator, n_traces, not_applicable

@@ -139,3 +139,121 @@ def rag_trace(
         if error:
             root.set_status(Status(StatusCode.ERROR, "request failed"))
     return trace_id
+
+
+def _llm_attrs(convention: str, prompt: str, output: str) -> dict[str, Any]:
+    if convention == "openinference":
+        return {
+            "openinference.span.kind": "LLM",
+            "llm.model_name": "mock-model",
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": prompt,
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": output,
+            "llm.token_count.prompt": len(prompt) // 4,
+            "llm.token_count.completion": len(output) // 4,
+        }
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "mock-model",
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": prompt}]}], ensure_ascii=False),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": output}]}], ensure_ascii=False),
+        "gen_ai.usage.input_tokens": len(prompt) // 4,
+        "gen_ai.usage.output_tokens": len(output) // 4,
+    }
+
+
+def _tool_attrs(convention: str, name: str, arguments: dict[str, Any], result: str) -> dict[str, Any]:
+    if convention == "openinference":
+        return {
+            "openinference.span.kind": "TOOL",
+            "tool.name": name,
+            "input.value": json.dumps(arguments, ensure_ascii=False),
+            "output.value": result,
+        }
+    return {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.call.arguments": json.dumps(arguments, ensure_ascii=False),
+        "gen_ai.tool.call.result": result,
+    }
+
+
+def agent_trace(
+    tracer: Tracer,
+    *,
+    query: str,
+    answer: str,
+    candidates: Sequence[dict[str, Any]] = (),
+    reranked: Sequence[dict[str, Any]] | None = None,
+    context: Sequence[dict[str, Any]] | None = None,
+    retrieve: bool = True,
+    retrieval: str = "tool",
+    case_id: str | None = None,
+    run_id: str | None = None,
+    user_scope: Sequence[str] | None = None,
+    citations: Sequence[str] | None = None,
+    convention: str = "openinference",
+) -> str:
+    """Emit an agent-shaped trace; returns its trace id (hex).
+
+    An agent root; a planning LLM call that decides to search; the search as a tool call whose
+    result is the documents as JSON (``retrieval="tool"``), or a tool call wrapping a retriever span
+    (``retrieval="retriever"``); an optional reranker; an unrelated tool call (a clock); and the
+    answering LLM call, whose prompt holds the context. ``retrieve=False``: the agent answers
+    without searching.
+    """
+    if context is None:
+        context = list(reranked) if reranked is not None else list(candidates)
+    if not retrieve:
+        context = []
+    if convention == "openinference":
+        root_attrs: dict[str, Any] = {"openinference.span.kind": "AGENT", "input.value": query, "output.value": answer}
+    else:
+        root_attrs = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "helpdesk",
+            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": query}]}], ensure_ascii=False),
+            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": answer}]}], ensure_ascii=False),
+        }
+    if case_id:
+        root_attrs["ragfault.case_id"] = case_id
+    if run_id:
+        root_attrs["ragfault.run_id"] = run_id
+    if user_scope is not None:
+        root_attrs["ragfault.user_scope"] = list(user_scope)
+    with tracer.start_as_current_span("agent.run", attributes=root_attrs) as root:
+        trace_id = format(root.get_span_context().trace_id, "032x")
+        plan = "call search_kb" if retrieve else "answer directly"
+        with tracer.start_as_current_span("llm plan", attributes=_llm_attrs(convention, query, plan)):
+            pass
+        with tracer.start_as_current_span("tool clock", attributes=_tool_attrs(convention, "clock", {}, "2026-09-01T10:00:00Z")):
+            pass
+        if retrieve:
+            docs_json = json.dumps(list(candidates), ensure_ascii=False)
+            result = docs_json if retrieval == "tool" else f"{len(candidates)} documents"
+            with tracer.start_as_current_span("tool search_kb", attributes=_tool_attrs(convention, "search_kb", {"query": query}, result)):
+                if retrieval == "retriever":
+                    if convention == "openinference":
+                        attrs = {"openinference.span.kind": "RETRIEVER", "input.value": query}
+                        attrs.update(_doc_attrs("retrieval.documents", candidates))
+                    else:
+                        attrs = {
+                            "gen_ai.operation.name": "retrieval",
+                            "gen_ai.retrieval.query.text": query,
+                            "gen_ai.retrieval.documents": docs_json,
+                        }
+                    with tracer.start_as_current_span("retrieve", attributes=attrs):
+                        pass
+            if reranked is not None:
+                attrs = {"openinference.span.kind": "RERANKER", "reranker.query": query, "reranker.top_k": len(reranked)}
+                attrs.update(_doc_attrs("reranker.input_documents", candidates))
+                attrs.update(_doc_attrs("reranker.output_documents", reranked))
+                with tracer.start_as_current_span("rerank", attributes=attrs):
+                    pass
+        attrs = _llm_attrs(convention, prompt_for(query, context), answer)
+        if citations is not None:
+            attrs["ragfault.answer.citations"] = list(citations)
+        with tracer.start_as_current_span("llm answer", attributes=attrs):
+            pass
+    return trace_id

@@ -19,6 +19,7 @@ from collector.normalize.common import (
     json_docs,
     openinference_docs,
     parse_json,
+    tool_docs,
 )
 
 __all__ = ["DEFAULT_SOURCE_KEYS", "Doc", "Step", "normalize_span", "STEP_TYPES", "STAGES"]
@@ -75,6 +76,10 @@ def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT
         traceloop.read(attrs, step, source_keys)
     elif "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs:
         genai.read(attrs, step, source_keys)
+
+    # An agent's search tool that returns documents retrieved them: they are candidates of the tool step.
+    if step.step_type == "tool" and not step.docs and step.tool_result:
+        step.docs = tool_docs(step.tool_result, source_keys)
 
     # The project's own attributes (DESIGN §2), on top of any convention.
     meta = _metadata(attrs)

@@ -256,6 +256,30 @@ def json_docs(value: Any, stage: str, source_keys: tuple[str, ...]) -> list[Doc]
     return docs
 
 
+def tool_docs(result: Any, source_keys: tuple[str, ...]) -> list[Doc]:
+    """Candidate documents in a tool's result, when the result is a list of documents.
+
+    An agent's search tool often returns the retrieved documents as its result (a JSON list of
+    ``{id, content|page_content|text, score, metadata}`` objects, or an object holding such a list);
+    those are the retrieval's candidates. Anything else (plain text, a list of strings, objects
+    without a text field) is no document list: a tool returning ``["Paris", "Rome"]`` retrieved nothing.
+    """
+    if not isinstance(result, str) or result.lstrip()[:1] not in ("[", "{"):
+        return []
+    items = _doc_list(parse_json(result))
+    if not items:
+        return []
+    for item in items:
+        if not isinstance(item, dict):
+            return []
+        body = item.get("kwargs") if isinstance(item.get("kwargs"), dict) else item
+        if isinstance(body.get("document"), dict):
+            body = body["document"]
+        if _first_present(body, ("content", "page_content", "text")) is None:
+            return []
+    return json_docs(items, "candidate", source_keys)
+
+
 def _first_present(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
     for k in keys:
         v = d.get(k)

@@ -4,7 +4,8 @@
   | ``unknown`` (the case's ``must_retrieve`` true / false / null, or no case) and did ∈
   ``retrieved`` | ``skipped``; value and numerator = retrieval calls. ``passed`` unless the case must
   retrieve and no retrieval ran. Retrieval calls are retrieval steps, plus tool steps whose tool
-  name matches one of ``retrieval_tools`` (an agent's search tool is a retrieval).
+  name matches one of ``retrieval_tools`` or whose result listed documents (an agent's search tool
+  is a retrieval; one that wraps a retrieval step is that step's call, counted once).
 - Value rows: ``retrieval_calls``, ``tool_calls``, ``llm_calls``, ``total_tokens`` (sum over LLM
   steps of the total, else input + output; not applicable when no LLM step reports tokens),
   ``latency_ms`` (the root span's duration, else the trace's span; not applicable without times),
@@ -59,9 +60,16 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
         if config.retrieval_tools
         else None
     )
-    retrieval_tools = [
-        t for t in tools if pattern is not None and pattern.search(t.tool_name or t.name or "")
-    ]
+    returned_docs = {t.span_id for t in trace.retrieving_tools}
+
+    def is_retrieval(t: StepInfo) -> bool:
+        if t.span_id in trace.retrieval_wrappers:  # it wraps a retrieval step, counted already
+            return False
+        return t.span_id in returned_docs or (
+            pattern is not None and bool(pattern.search(t.tool_name or t.name or ""))
+        )
+
+    retrieval_tools = [t for t in tools if is_retrieval(t)]
     retrieval_steps = len(trace.retrieval_steps)
     calls = retrieval_steps + len(retrieval_tools)
 

@@ -37,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
     out = []
     for o in outcomes:
         value = "n/a" if o.value is None else f"{o.value:.4g}"
-        count = "" if o.denominator in (None, 1.0) and o.rule.metric.startswith(("layer:", "root_cause:")) else (
+        m = o.rule.metric
+        counts_only = m.startswith(("layer:", "root_cause:")) or m in ("traces", "regressions")
+        count = "" if o.denominator in (None, 1.0) and counts_only else (
             f"{o.numerator:g}/{o.denominator:g}" if o.denominator is not None else "")
         out.append(["PASS" if o.passed else "FAIL", o.rule.title, value, count, o.cases, o.detail])
     print(f"run: {run_id or '(all)'}" + (f"   baseline: {baseline_id}" if baseline_id else ""))

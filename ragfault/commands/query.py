@@ -45,7 +45,21 @@ def resolve_sql(text: str) -> str:
     return text
 
 
+def bind_params(text: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The parameters to run ``text`` with: a query whose header declares ``params`` (a bundled query
+    or a .sql file) gets its declared defaults for the ones not given; other SQL gets what was given."""
+    from queries import parse
+
+    q = parse(text)
+    return q.bind(given) if q.params else given
+
+
 def run(args: argparse.Namespace) -> int:
-    result = sql(resolve_sql(args.sql), parse_params(args.param), db=args.db, server=args.server, row_cap=args.max_rows)
+    text = resolve_sql(args.sql)
+    try:
+        params = bind_params(text, parse_params(args.param))
+    except KeyError as exc:
+        raise SystemExit(f"ragfault: {exc.args[0]}") from None
+    result = sql(text, params, db=args.db, server=args.server, row_cap=args.max_rows)
     print(render(result, args.format))
     return 0
