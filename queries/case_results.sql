@@ -5,7 +5,8 @@
 -- grain: one row per trace_id with a gold case
 -- params: $run_id VARCHAR = NULL
 -- returns: trace_id, case_id, run_id, category, risk, expected_behavior, answerable, root_cause, failing_layers,
---   answerability, recall@1, recall@3, recall@5, recall@10, candidate_recall, context_recall, context_retention,
+--   answerability, recall_at (JSON object: the trace-level recall@k of every configured k, e.g.
+--   {"recall@5": 1.0}), candidate_recall, context_recall, context_retention,
 --   answer_support_num, answer_support_den, fact_coverage, citation_validity, start_time
 SELECT
     a.trace_id,
@@ -18,10 +19,8 @@ SELECT
     a.root_cause,
     a.failing_layers,
     any_value(e.label) FILTER (WHERE e.metric = 'answerability' AND e.status = 'ok') AS answerability,
-    any_value(e.value) FILTER (WHERE e.metric = 'recall@1' AND e.span_id IS NULL AND e.status = 'ok') AS "recall@1",
-    any_value(e.value) FILTER (WHERE e.metric = 'recall@3' AND e.span_id IS NULL AND e.status = 'ok') AS "recall@3",
-    any_value(e.value) FILTER (WHERE e.metric = 'recall@5' AND e.span_id IS NULL AND e.status = 'ok') AS "recall@5",
-    any_value(e.value) FILTER (WHERE e.metric = 'recall@10' AND e.span_id IS NULL AND e.status = 'ok') AS "recall@10",
+    to_json(map_from_entries(list(struct_pack(k := e.metric, v := e.value))
+        FILTER (WHERE e.metric LIKE 'recall@%' AND e.span_id IS NULL AND e.status = 'ok'))) AS recall_at,
     any_value(e.value) FILTER (WHERE e.metric = 'candidate_recall' AND e.status = 'ok') AS candidate_recall,
     any_value(e.value) FILTER (WHERE e.metric = 'context_recall' AND e.status = 'ok') AS context_recall,
     any_value(e.value) FILTER (WHERE e.metric = 'context_retention' AND e.status = 'ok') AS context_retention,

@@ -24,7 +24,7 @@ A rules file (TOML)::
     max = 0
 
 Metrics: ``layer:<layer>`` and ``root_cause:<cause>`` (trace counts), ``ok_rate``, ``traces``,
-``recall@1|3|5|10``, ``candidate_recall``, ``context_recall``, ``context_retention``, ``fact_coverage``,
+``recall@k`` (any configured k), ``candidate_recall``, ``context_recall``, ``context_retention``, ``fact_coverage``,
 ``citation_validity`` (macro over traces where they apply), ``answer_support`` (micro over claims),
 ``answer_accuracy``, ``over_refusal_rate``, ``correct_refusal_rate``, ``regressions``.
 ``where`` filters on case columns (category, risk, expected_behavior, answerable) with a value or a
@@ -33,6 +33,8 @@ list of values. A rule whose slice has no applicable case fails unless ``if_empt
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +44,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from collector.errors import ConfigError
 
-MACRO = ("recall@1", "recall@3", "recall@5", "recall@10", "candidate_recall", "context_recall",
-         "context_retention", "fact_coverage", "citation_validity")  # fmt: skip
+MACRO = ("candidate_recall", "context_recall", "context_retention", "fact_coverage", "citation_validity")
+RECALL_AT = re.compile(r"recall@[1-9][0-9]*")
 RATES = ("answer_accuracy", "over_refusal_rate", "correct_refusal_rate")
 SLICE_COLUMNS = ("category", "risk", "expected_behavior", "answerable")
 
@@ -62,7 +64,7 @@ class Rule(BaseModel):
     def _check(self) -> Rule:
         if self.min is None and self.max is None:
             raise ValueError("a rule needs min or max")
-        known = self.metric in MACRO or self.metric in RATES or self.metric in (
+        known = self.metric in MACRO or RECALL_AT.fullmatch(self.metric) or self.metric in RATES or self.metric in (
             "answer_support", "ok_rate", "traces", "regressions"
         ) or self.metric.startswith(("layer:", "root_cause:"))
         if not known:
@@ -127,6 +129,18 @@ def _latest_per_case(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _metric(row: dict[str, Any], name: str) -> float | None:
+    """A per-trace metric of a case_results row; recall@k values sit in its ``recall_at`` object."""
+    if RECALL_AT.fullmatch(name):
+        at = row.get("recall_at")
+        if isinstance(at, str):
+            at = json.loads(at)
+        value = (at or {}).get(name)
+        return float(value) if value is not None else None
+    value = row.get(name)
+    return float(value) if value is not None else None
+
+
 def measure(rule: Rule, rows: list[dict[str, Any]], baseline: list[dict[str, Any]] | None) -> Outcome:
     rows = [r for r in rows if _in_slice(r, rule.where)]
     m = rule.metric
@@ -141,8 +155,9 @@ def measure(rule: Rule, rows: list[dict[str, Any]], baseline: list[dict[str, Any
         num, den = float(sum(1 for r in rows if r["root_cause"] == m[11:])), 1.0
     elif m == "ok_rate":
         num, den = float(sum(1 for r in rows if r["root_cause"] == "ok")), float(len(rows))
-    elif m in MACRO:
-        vals = [r[m] for r in rows if r.get(m) is not None]
+    elif m in MACRO or RECALL_AT.fullmatch(m):
+        vals = [_metric(r, m) for r in rows]
+        vals = [v for v in vals if v is not None]
         num, den = float(sum(vals)), float(len(vals))
     elif m == "answer_support":
         num = float(sum(r["answer_support_num"] or 0 for r in rows if r["answer_support_den"]))

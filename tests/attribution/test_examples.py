@@ -1,7 +1,7 @@
 """Both examples of the shared spec reproduce their expected outcomes through a real server, the
 ``attribution`` view and the bundled queries: seed 000 (log retention; baseline and corrected runs,
 k = 2, its summary figures with their denominators, the stale-context policy) and seed 002 (the
-Chinese refund traces A-H). The example files are copied under ``data/``."""
+Chinese refund traces A-H), read from the repository's ``examples/``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.conftest import Server
 from tests.otel_helpers import http_provider
 from tests.tracegen import agent_trace, rag_trace
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "examples"
 K2 = "[evaluation.evaluators.retrieval]\nks = [2]\n"
 ALWAYS = K2 + '[evaluation.evaluators.freshness]\nstale_context = "always"\n'
 
