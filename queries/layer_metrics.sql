@@ -42,4 +42,4 @@ SELECT
     count(*) FILTER (WHERE status = 'not_applicable') AS not_applicable
 FROM m
 GROUP BY GROUPING SETS ((category, metric), (metric))
-ORDER BY category IS NULL DESC, category, stage, metric
+ORDER BY category IS NULL DESC, category, stage, try_cast(regexp_extract(metric, '@([0-9]+)', 1) AS INTEGER) NULLS LAST, metric
