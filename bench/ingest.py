@@ -201,19 +201,37 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
+def _cpu_ticks(pid: int) -> int:
+    """utime + stime of a process, in clock ticks."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 class MemWatch:
-    """Samples the process tree: peak RSS (sum of VmHWM of every process seen) and current RSS."""
+    """Samples the process tree: peak RSS (sum of VmHWM of every process seen), current RSS and
+    the CPU time the tree used since ``start`` (decode worker processes included)."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.hwm: dict[int, int] = {}
+        self.cpu_base: dict[int, int] | None = None
+        self.cpu_last: dict[int, int] = {}
         self.peak_rss_sum_kb = 0
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
 
     def sample(self) -> None:
         total = 0
-        for p in _tree(self.pid):
+        tree = _tree(self.pid)
+        for p in tree:
+            self.cpu_last[p] = max(self.cpu_last.get(p, 0), _cpu_ticks(p))
+        if self.cpu_base is None:
+            self.cpu_base = dict(self.cpu_last)
+        for p in tree:
             hwm = _status_kb(p, "VmHWM")
             if hwm:
                 self.hwm[p] = max(self.hwm.get(p, 0), hwm)
@@ -238,6 +256,11 @@ class MemWatch:
     def peak_mb(self) -> float:
         """Peak resident memory of the tree: the larger of summed high-water marks and sampled sums."""
         return max(sum(self.hwm.values()), self.peak_rss_sum_kb) / 1024
+
+    @property
+    def cpu_seconds(self) -> float:
+        base = self.cpu_base or {}
+        return sum(v - base.get(p, 0) for p, v in self.cpu_last.items()) / os.sysconf("SC_CLK_TCK")
 
     def rss_mb(self) -> float:
         return sum(_status_kb(p, "VmRSS") for p in _tree(self.pid)) / 1024
@@ -346,6 +369,7 @@ class Result:
     errors: int
     concurrency: int
     note: str = ""
+    cpu_seconds: float = 0.0  # CPU time of the server's process tree during the run
 
 
 def run_load(
@@ -387,6 +411,7 @@ def run_load(
         ack_seconds=(stats.last_ack - start) if stats.last_ack else float("nan"),
         spans_per_s=persisted / elapsed if elapsed else 0.0, peak_rss_mb=mem.peak_mb, idle_rss_mb=idle,
         retries_503=stats.retries_503, errors=stats.errors, concurrency=concurrency, note=note.strip(),
+        cpu_seconds=mem.cpu_seconds,
     )  # fmt: skip
 
 
@@ -431,6 +456,8 @@ def ragfault_count(port: int):
 
 def bench_ragfault(args, bodies: list[bytes], total: int, workdir: Path, profile: bool) -> Result:
     config: dict[str, object] = {"log_level": "warning"}
+    if args.decode_workers is not None:
+        config["decode_workers"] = args.decode_workers
     proc, port, log = start_ragfault(workdir, config)
     spy = None
     try:
@@ -449,7 +476,9 @@ def bench_ragfault(args, bodies: list[bytes], total: int, workdir: Path, profile
 
 def bench_overload(args, bodies: list[bytes], total: int, workdir: Path) -> Result:
     """A queue far smaller than what clients push: memory must stay flat, the excess gets 503."""
-    config = {"log_level": "warning", "max_queue_spans": args.overload_queue, "max_batch_spans": args.overload_queue}
+    config: dict[str, object] = {"log_level": "warning", "max_queue_spans": args.overload_queue, "max_batch_spans": args.overload_queue}
+    if args.decode_workers is not None:
+        config["decode_workers"] = args.decode_workers
     proc, port, _ = start_ragfault(workdir, config)
     try:
         res = run_load(
@@ -543,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=600, help="seconds before a run gives up")
     p.add_argument("--profile", action="store_true", help="record the ragfault server with py-spy (raw stacks)")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--decode-workers", type=int, default=None,
+                   help="ragfault's decode_workers setting (default: the server's own default)")
     args = p.parse_args(argv)
 
     RESULTS.mkdir(exist_ok=True)
@@ -558,7 +589,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="ragfault-bench-") as d:
             r = bench_ragfault(args, bodies, total, Path(d), args.profile and i == 0)
         print(f"ragfault run {i + 1}: {r.spans_per_s:,.0f} spans/s persisted ({r.seconds:.2f}s), "
-              f"peak RSS {r.peak_rss_mb:,.0f} MB {r.note}", flush=True)  # fmt: skip
+              f"peak RSS {r.peak_rss_mb:,.0f} MB, server CPU {r.cpu_seconds:.1f}s "
+              f"({r.cpu_seconds / max(1, r.persisted) * 1e6:,.0f} us/span) {r.note}", flush=True)  # fmt: skip
         runs.append(r)
     med = sorted(runs, key=lambda r: r.spans_per_s)[len(runs) // 2]
     if len(runs) > 1:

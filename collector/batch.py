@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import orjson
+import pyarrow as pa
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from collector.normalize import DEFAULT_SOURCE_KEYS, normalize_span
@@ -106,10 +107,7 @@ class SpanBatch:
         return len(self.spans["span_id"])
 
     def error_message(self) -> str:
-        if not self.errors:
-            return ""
-        more = f" (and {len(self.errors) - 3} more)" if len(self.errors) > 3 else ""
-        return "; ".join(self.errors[:3]) + more
+        return _error_message(self.errors)
 
     def extend(self, other: SpanBatch) -> None:
         for table, src in ((self.spans, other.spans), (self.steps, other.steps), (self.docs, other.docs)):
@@ -117,6 +115,45 @@ class SpanBatch:
                 table[col].extend(values)
         self.rejected += other.rejected
         self.nbytes += other.nbytes
+
+
+@dataclass
+class ArrowBatch:
+    """A flattened request as Arrow tables (what the writer commits), plus what was rejected.
+
+    Built from a ``SpanBatch`` by ``collector.store.schema.batch_to_arrow``, in the receiving
+    thread or in a decode worker process; the writer merges several with ``merge``.
+    """
+
+    spans: pa.Table
+    steps: pa.Table
+    docs: pa.Table
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return self.spans.num_rows
+
+    def error_message(self) -> str:
+        return _error_message(self.errors)
+
+    @staticmethod
+    def merge(batches: list[ArrowBatch]) -> ArrowBatch:
+        if len(batches) == 1:
+            return batches[0]
+        return ArrowBatch(
+            pa.concat_tables([b.spans for b in batches]),
+            pa.concat_tables([b.steps for b in batches]),
+            pa.concat_tables([b.docs for b in batches]),
+            sum(b.rejected for b in batches),
+        )
+
+
+def _error_message(errors: list[str]) -> str:
+    if not errors:
+        return ""
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "; ".join(errors[:3]) + more
 
 
 def _reject(batch: SpanBatch, reason: str) -> None:

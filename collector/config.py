@@ -32,6 +32,13 @@ class ServerSettings(BaseModel):
     max_decompressed_bytes: int = Field(128 << 20, gt=0, description="Largest body after inflating.")
     max_queue_spans: int = Field(200_000, gt=0, description="Spans waiting for the writer before 503.")
     max_batch_spans: int = Field(20_000, gt=0, description="Most spans committed in one transaction.")
+    decode_workers: int | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="Worker processes that decode and flatten export requests; "
+        "default one a core (at most 4), 0 decodes in the server process.",
+    )
     ingest_token: str | None = Field(None, description="Bearer token required on /v1/traces and gRPC.")
     api_token: str | None = Field(None, description="Bearer token required on /api/*.")
     sql_row_cap: int = Field(10_000, gt=0, description="Most rows one SQL API call returns.")

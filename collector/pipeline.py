@@ -1,16 +1,27 @@
-"""The one export path both receivers call: flatten, queue for the writer, wait for the commit."""
+"""The one export path both receivers call: decode + flatten, queue for the writer, wait for the commit.
+
+Decoding and flattening run in a pool of worker processes when ``decode_workers`` > 0 (the Python
+work of ingest then uses more than one core), else in the calling thread.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from collector.batch import SpanBatch, flatten
+from collector.batch import ArrowBatch, flatten
+from collector.decode_pool import DecodePool, decode_to_arrow
 from collector.metrics import Metrics
 from collector.normalize import DEFAULT_SOURCE_KEYS
+from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
+
+log = logging.getLogger("ragfault.pipeline")
 
 
 @dataclass(frozen=True)
@@ -27,27 +38,87 @@ class Pipeline:
         metrics: Metrics,
         source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS,
         commit_timeout: float = 60.0,
+        decode_workers: int = 0,
     ) -> None:
         self.writer = writer
         self.metrics = metrics
         self.source_keys = source_keys
         self.commit_timeout = commit_timeout
+        self.pool: DecodePool | None = None
+        self.set_decode_workers(decode_workers)
 
-    def prepare(self, req: ExportTraceServiceRequest) -> SpanBatch:
-        batch = flatten(req, source_keys=self.source_keys)
+    def set_decode_workers(self, workers: int) -> None:
+        """Use ``workers`` decode processes (0: decode in the calling thread). Started lazily."""
+        old, self.pool = self.pool, (DecodePool(workers) if workers > 0 else None)
+        if old is not None:
+            old.shutdown()
+        if self.pool is not None and self.close not in self.writer.on_stop:
+            self.writer.on_stop.append(self.close)
+
+    def start_pool(self) -> None:
+        """Start the decode workers in a background thread (the first request would otherwise)."""
+        pool = self.pool
+        if pool is None:
+            return
+
+        def start() -> None:
+            try:
+                pool.start()
+            except Exception as exc:  # shut down meanwhile, or a worker died: requests start it again
+                log.debug("decode pool warm-up: %s", exc)
+
+        threading.Thread(target=start, name="ragfault-decode-start", daemon=True).start()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+
+    def received(self, batch: ArrowBatch) -> ArrowBatch:
+        """Count a decoded request in the metrics; returns it."""
         self.metrics.inc("ragfault_spans_received_total", len(batch) + batch.rejected)
         if batch.rejected:
             self.metrics.inc("ragfault_spans_rejected_total", batch.rejected)
         return batch
 
+    def prepare(self, req: ExportTraceServiceRequest) -> ArrowBatch:
+        """Flatten a decoded request in this thread."""
+        return self.received(batch_to_arrow(flatten(req, source_keys=self.source_keys)))
+
+    def decode_here(
+        self, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
+    ) -> ArrowBatch:
+        """Decode + flatten a request body in this thread (no pool)."""
+        return self.received(decode_to_arrow(body, content_type, encoding, max_bytes, self.source_keys))
+
+    def decode_in_pool(
+        self, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
+    ) -> Future[ArrowBatch]:
+        """Decode + flatten a request body in a worker process (``self.pool`` must be set); the
+        caller passes the result through ``received``."""
+        assert self.pool is not None
+        return self.pool.submit(body, content_type, encoding, max_bytes, self.source_keys)
+
     def export(self, req: ExportTraceServiceRequest) -> ExportResult:
-        """Blocking export (gRPC worker threads)."""
-        batch = self.prepare(req)
+        """Blocking export of a decoded request (gRPC worker threads)."""
+        return self.commit(self.prepare(req))
+
+    def export_body(
+        self, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
+    ) -> ExportResult:
+        """Blocking export of a request body: decoded in the pool when there is one."""
+        if self.pool is None:
+            batch = self.decode_here(body, content_type, encoding, max_bytes)
+        else:
+            fut = self.decode_in_pool(body, content_type, encoding, max_bytes)
+            batch = self.received(fut.result(self.commit_timeout))
+        return self.commit(batch)
+
+    def commit(self, batch: ArrowBatch) -> ExportResult:
         if len(batch):
             self.writer.submit(batch).result(self.commit_timeout)
         return ExportResult(len(batch), batch.rejected, batch.error_message())
 
-    async def export_batch(self, batch: SpanBatch) -> ExportResult:
+    async def export_batch(self, batch: ArrowBatch) -> ExportResult:
         """Async export of an already flattened batch (HTTP event loop)."""
         if len(batch):
             fut = self.writer.submit(batch)

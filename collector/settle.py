@@ -3,12 +3,18 @@
 A trace is ready when its root span arrived and nothing new came for ``settle_seconds``, or when
 ``max_trace_wait_seconds`` passed without a root. A late span bumps ``span_count`` past
 ``assembled_spans`` and the trace is assembled (and evaluated) again.
+
+Ingest comes first: while spans keep arriving (the newest was received less than ``busy_seconds``
+ago) the loop skips its rounds, so assembling (and the evaluation it triggers) does not take CPU
+from the writer under load. It never skips for longer than ``max_wait_seconds`` in a row: under
+endless load a round still runs at least that often, and it catches up on everything ready.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -67,6 +73,7 @@ class Settler:
         max_wait_seconds: float,
         interval: float = 0.5,
         batch_limit: int = 2000,
+        busy_seconds: float = 1.0,
     ) -> None:
         self.cursor = cursor
         self.write = write  # runs a function on the writing connection (the writer thread in a server)
@@ -75,6 +82,10 @@ class Settler:
         self.interval = min(interval, settle_seconds / 2)
         self.batch_limit = batch_limit
         self.listeners: list[Callable[[list[str]], None]] = []
+        self.busy_seconds = busy_seconds  # 0: never back off
+        self._probe = cursor.cursor()  # the loop's own connection for the ingest check
+        self._backoff_since: float | None = None
+        self.skipped_rounds = 0
         self._stop = threading.Event()
         # one round at a time: the loop and a forced round from another thread (``ragfault`` local
         # commands, tests) share ``cursor``, which refuses a second concurrent call
@@ -90,9 +101,33 @@ class Settler:
         if self._thread.is_alive():
             self._thread.join(10)
 
+    def ingest_busy(self) -> bool:
+        """True when the newest stored span was received less than ``busy_seconds`` ago."""
+        if self.busy_seconds <= 0:
+            return False
+        rows = self._probe.execute("SELECT max(last_received_at) FROM traces").fetchall()  # not fetchone:
+        latest = rows[0][0] if rows else None  # a fetchone result stays open and holds its transaction
+        return latest is not None and latest >= utcnow() - timedelta(seconds=self.busy_seconds)
+
+    def _back_off(self) -> bool:
+        """Skip this round? Yes while ingest is busy, but not for ``max_wait_seconds`` in a row."""
+        if not self.ingest_busy():
+            self._backoff_since = None
+            return False
+        now = time.monotonic()
+        if self._backoff_since is None:
+            self._backoff_since = now
+        if now - self._backoff_since >= self.max_wait_seconds:
+            self._backoff_since = now  # run this round; the next stretch of skipping starts here
+            return False
+        self.skipped_rounds += 1
+        return True
+
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
             try:
+                if self._back_off():
+                    continue
                 while self.run_once() >= self.batch_limit and not self._stop.is_set():
                     pass
             except Exception:

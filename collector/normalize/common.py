@@ -141,14 +141,20 @@ def indexed(attrs: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
     """
     out: dict[int, dict[str, Any]] = {}
     plen = len(prefix)
+    last_idx, last = "", None  # the keys of one item are usually adjacent: skip isdigit/int/lookup
     for key, value in attrs.items():
         if not key.startswith(prefix):
             continue
-        rest = key[plen:]
-        idx, _, sub = rest.partition(".")
-        if not idx.isdigit():
-            continue
-        out.setdefault(int(idx), {})[sub] = value
+        idx, _, sub = key[plen:].partition(".")
+        if idx == last_idx and last is not None:
+            last[sub] = value
+        elif idx.isdigit():
+            i = int(idx)
+            last = out.get(i)
+            if last is None:
+                last = out[i] = {}
+            last[sub] = value
+            last_idx = idx
     return out
 
 

@@ -2,6 +2,10 @@
 
 gzip is handled by gRPC itself. Invalid requests end with INVALID_ARGUMENT, saturation with
 UNAVAILABLE (retryable per the OTLP specification), a wrong token with UNAUTHENTICATED.
+
+The method is registered with an identity request deserializer: ``Export`` gets the raw protobuf
+bytes and hands them to the same decode path as OTLP/HTTP (the worker pool when there is one), so
+the request is parsed once, off the server's GIL.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from collector.config import ServerSettings
 from collector.errors import PermanentError, RetryableError
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
+from collector.receivers.payload import PROTOBUF
+
+SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 
 log = logging.getLogger("ragfault.grpc")
 
@@ -38,11 +45,16 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         return False
 
     def Export(self, request, context):  # noqa: N802 (generated name)
+        """``request`` is the serialized ExportTraceServiceRequest (or, called directly, a message)."""
         if not self._authorized(context):
             self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="unauthenticated")
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
         try:
-            result = self.pipeline.export(request)
+            if isinstance(request, bytes):
+                limit = self.settings.max_decompressed_bytes
+                result = self.pipeline.export_body(request, PROTOBUF, None, limit)
+            else:
+                result = self.pipeline.export(request)
         except PermanentError as exc:
             self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="invalid")
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
@@ -67,7 +79,13 @@ def start_grpc(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) -
         ],
         maximum_concurrent_rpcs=64,
     )
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceService(settings, pipeline, metrics), server)
+    service = TraceService(settings, pipeline, metrics)
+    handler = grpc.unary_unary_rpc_method_handler(
+        service.Export,
+        request_deserializer=None,  # raw bytes: decoded by the pipeline
+        response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString,
+    )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Export": handler}),))
     port = server.add_insecure_port(f"{settings.host}:{settings.grpc_port}")
     if port == 0:
         raise OSError(f"cannot bind gRPC port {settings.grpc_port}")

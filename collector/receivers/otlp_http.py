@@ -15,10 +15,11 @@ import anyio
 from fastapi import APIRouter, Request, Response
 
 from collector.config import ServerSettings
+from collector.decode_pool import default_workers
 from collector.errors import PayloadTooLarge, PermanentError, RetryableError, Unauthorized
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
-from collector.receivers.payload import JSON, PROTOBUF, decode, encode_response, encode_status
+from collector.receivers.payload import JSON, PROTOBUF, encode_response, encode_status
 
 GRPC_INVALID_ARGUMENT = 3
 GRPC_UNAVAILABLE = 14
@@ -56,7 +57,12 @@ def _kind_of(request: Request) -> str:
 
 def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) -> APIRouter:
     router = APIRouter()
-    limiter = anyio.CapacityLimiter(4)
+    workers = settings.decode_workers if settings.decode_workers is not None else default_workers()
+    if workers and pipeline.pool is None:
+        pipeline.set_decode_workers(workers)  # the gRPC receiver shares the pool
+        pipeline.start_pool()  # in the background: the first request need not wait for the workers
+    # requests decoding at once: threads in-process, or bodies handed to the worker pool
+    limiter = anyio.CapacityLimiter(pipeline.pool.max_pending if pipeline.pool is not None else 4)
 
     @router.post("/v1/traces", include_in_schema=True, summary="OTLP/HTTP trace export")
     async def export_traces(request: Request) -> Response:
@@ -71,11 +77,13 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
             ctype = request.headers.get("content-type")
             cenc = request.headers.get("content-encoding")
 
-            def work():  # decode + flatten off the event loop
-                req, _ = decode(body, ctype, cenc, settings.max_decompressed_bytes)
-                return pipeline.prepare(req)
-
-            batch = await anyio.to_thread.run_sync(work, limiter=limiter)
+            limit = settings.max_decompressed_bytes
+            async with limiter:  # decode + flatten off the event loop
+                if pipeline.pool is not None:
+                    fut = pipeline.decode_in_pool(body, ctype, cenc, limit)
+                    batch = pipeline.received(await asyncio.wrap_future(fut))
+                else:
+                    batch = await anyio.to_thread.run_sync(pipeline.decode_here, body, ctype, cenc, limit)
             result = await pipeline.export_batch(batch)
         except Unauthorized as exc:
             metrics.inc("ragfault_requests_total", transport="http", outcome="unauthorized")

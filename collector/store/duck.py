@@ -16,9 +16,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, SpanBatch
+from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError
-from collector.store.schema import DOC_SCHEMA, SPAN_SCHEMA, STEP_SCHEMA, migrate, to_arrow
+from collector.store.schema import batch_to_arrow, migrate
 
 _SPAN_COLS = ", ".join(SPAN_COLUMNS)
 _STEP_COLS = ", ".join(STEP_COLUMNS)
@@ -136,13 +136,15 @@ class Store:
 
     # --- writes: called only from the writer thread -------------------------------------------
 
-    def write_spans(self, con: duckdb.DuckDBPyConnection, batch: SpanBatch) -> int:
+    def write_spans(self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch | SpanBatch) -> int:
         """Append a batch in one transaction; returns how many spans were new (re-sent ones are ignored)."""
         if not len(batch):
             return 0
-        con.register("_in_spans", to_arrow(batch.spans, SPAN_SCHEMA))
-        con.register("_in_steps", to_arrow(batch.steps, STEP_SCHEMA))
-        con.register("_in_docs", to_arrow(batch.docs, DOC_SCHEMA))
+        if isinstance(batch, SpanBatch):
+            batch = batch_to_arrow(batch)
+        con.register("_in_spans", batch.spans)
+        con.register("_in_steps", batch.steps)
+        con.register("_in_docs", batch.docs)
         con.execute("BEGIN TRANSACTION")
         try:
             new = con.execute(
@@ -157,7 +159,7 @@ class Store:
                     con.register("_new", pa.table({"trace_id": [r[0] for r in new], "span_id": [r[1] for r in new]}))
                     where = " WHERE (trace_id, span_id) IN (SELECT trace_id, span_id FROM _new)"
                 con.execute(f"INSERT OR IGNORE INTO steps ({_STEP_COLS}) SELECT {_STEP_COLS} FROM _in_steps{where}")
-                if len(batch.docs["span_id"]):
+                if batch.docs.num_rows:
                     con.execute(f"INSERT INTO step_documents ({_DOC_COLS}) SELECT {_DOC_COLS} FROM _in_docs{where}")
                 # no temporary view: DDL inside the ingest transaction costs a catalog change per commit
                 source = f"(SELECT * FROM _in_spans{where})" if where else "_in_spans"

@@ -7,7 +7,7 @@ from importlib import resources
 import duckdb
 import pyarrow as pa
 
-from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS
+from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -86,6 +86,17 @@ _DOC_TYPES = {"position": pa.int32(), "score": pa.float64()}
 SPAN_SCHEMA = pa.schema([(c, _SPAN_TYPES.get(c, _S)) for c in SPAN_COLUMNS])
 STEP_SCHEMA = pa.schema([(c, _STEP_TYPES.get(c, _S)) for c in STEP_COLUMNS])
 DOC_SCHEMA = pa.schema([(c, _DOC_TYPES.get(c, _S)) for c in DOC_COLUMNS])
+
+
+def batch_to_arrow(batch: SpanBatch) -> ArrowBatch:
+    """The column lists of a flattened request as Arrow tables of the ingest schemas."""
+    return ArrowBatch(
+        to_arrow(batch.spans, SPAN_SCHEMA),
+        to_arrow(batch.steps, STEP_SCHEMA),
+        to_arrow(batch.docs, DOC_SCHEMA),
+        batch.rejected,
+        batch.errors,
+    )
 
 
 def to_arrow(columns: dict[str, list[object]], schema: pa.Schema) -> pa.Table:

@@ -1,6 +1,6 @@
 """The single writer: one thread owns every DuckDB write.
 
-Receivers hand it ``SpanBatch``es; it coalesces whatever is queued into one transaction (group
+Receivers hand it ``ArrowBatch``es; it coalesces whatever is queued into one transaction (group
 commit) and resolves each submitter's future only after COMMIT, so an acknowledged span is in the
 database file (WAL) and survives SIGKILL. Other components hand it jobs (a callable taking the
 connection) that run between batches, serialized with ingest.
@@ -21,10 +21,11 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from collector.batch import SpanBatch
+from collector.batch import ArrowBatch, SpanBatch
 from collector.errors import RetryableError
 from collector.metrics import Metrics
 from collector.store.duck import Store
+from collector.store.schema import batch_to_arrow
 
 log = logging.getLogger("ragfault.writer")
 T = TypeVar("T")
@@ -55,6 +56,8 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name="ragfault-writer", daemon=True)
         self._stopped = threading.Event()
         self.listeners: list[Callable[[int], None]] = []
+        # called once the writer stopped (what feeds it, e.g. the decode pool, stops with it)
+        self.on_stop: list[Callable[[], None]] = []
 
     @property
     def queued_spans(self) -> int:
@@ -69,9 +72,16 @@ class Writer:
             self._q.put(_STOP)
             self._thread.join(timeout)
         self._stopped.set()
+        for hook in self.on_stop:
+            try:
+                hook()
+            except Exception:
+                log.exception("writer stop hook failed")
 
-    def submit(self, batch: SpanBatch) -> Future[int]:
+    def submit(self, batch: ArrowBatch | SpanBatch) -> Future[int]:
         """Queue a batch; the future resolves to the number of new spans once committed."""
+        if isinstance(batch, SpanBatch):
+            batch = batch_to_arrow(batch)
         fut: Future[int] = Future()
         n = len(batch)
         with self._lock:
@@ -108,7 +118,7 @@ class Writer:
                 continue
             if item is _STOP:
                 break
-            if not isinstance(item[0], SpanBatch):
+            if not isinstance(item[0], ArrowBatch):
                 self._run_job(*item)
                 if time.monotonic() - self._last_write >= self.idle_checkpoint_seconds:
                     self._idle()  # only jobs (settling, evaluation) for a while: ingest is idle
@@ -124,7 +134,7 @@ class Writer:
                 if nxt is _STOP:
                     stop = True
                     break
-                if isinstance(nxt[0], SpanBatch):
+                if isinstance(nxt[0], ArrowBatch):
                     pending.append(nxt)
                     size += len(nxt[0])
                 else:
@@ -158,15 +168,11 @@ class Writer:
             log.exception("writer job failed")
             fut.set_exception(exc)
 
-    def _write(self, pending: list[tuple[SpanBatch, Future[int]]]) -> None:
-        merged = pending[0][0] if len(pending) == 1 else SpanBatch()
-        if len(pending) > 1:
-            for b, _ in pending:
-                merged.extend(b)
-        n = len(merged)
+    def _write(self, pending: list[tuple[ArrowBatch, Future[int]]]) -> None:
+        n = sum(len(b) for b, _ in pending)
         t0 = time.perf_counter()
         try:
-            stored = self.store.write_spans(self._con, merged)
+            stored = self.store.write_spans(self._con, ArrowBatch.merge([b for b, _ in pending]))
         except Exception as exc:
             log.exception("write of %d spans failed", n)
             self.metrics.inc("ragfault_write_errors_total")

@@ -1,0 +1,226 @@
+"""Decode, flatten and Arrow conversion of export requests in worker processes.
+
+The Python work of ingest (protobuf -> attribute dicts -> convention readers -> column lists ->
+Arrow) costs far more than the DuckDB write, and under one GIL it is capped at one core. A pool
+of worker processes does it in parallel; the server process only reads bodies, hands them over
+and writes the Arrow tables it gets back.
+
+What a worker returns is plain data: three Arrow IPC streams (spans, steps, documents), the
+number of rejected spans and their reasons. A ``PermanentError`` raised in a worker (bad
+protobuf, bad JSON, a body that inflates past the limit) is pickled back and raised again in the
+server, so it maps to the same 4xx as in-process decoding. A worker that dies (killed, out of
+memory) breaks the executor: every request that was in it is answered with ``RetryableError``
+(503 / UNAVAILABLE, the exporter re-sends) and the next request gets a fresh pool.
+
+Workers start with ``forkserver``, never ``fork``: the server process runs DuckDB, uvicorn and
+gRPC threads, which a fork would copy in an undefined state. A worker exits by itself when the
+server that owns it is gone (SIGKILL leaves no orphans behind).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from collector.batch import ArrowBatch
+from collector.errors import RetryableError
+
+log = logging.getLogger("ragfault.decode")
+
+# What a worker sends back: (spans, steps, docs) as IPC bytes, rejected count, error reasons.
+WorkerResult = tuple[bytes, bytes, bytes, int, list[str]]
+
+
+def default_workers() -> int:
+    """Worker processes when ``decode_workers`` is not set: one a core, at most 4; none on one core."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 0 if n <= 1 else min(4, n)
+
+
+# --- in the worker ---------------------------------------------------------------------------
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def decode_to_arrow(
+    body: bytes,
+    content_type: str | None,
+    content_encoding: str | None,
+    max_bytes: int,
+    source_keys: tuple[str, ...],
+    received_at: datetime | None = None,
+) -> ArrowBatch:
+    """Body bytes -> ArrowBatch, in whatever process calls it. Raises PermanentError subclasses."""
+    from collector.batch import flatten
+    from collector.receivers.payload import decode
+    from collector.store.schema import batch_to_arrow
+
+    req, _ = decode(body, content_type, content_encoding, max_bytes)
+    return batch_to_arrow(flatten(req, received_at=received_at, source_keys=source_keys))
+
+
+def _work(
+    body: bytes,
+    content_type: str | None,
+    content_encoding: str | None,
+    max_bytes: int,
+    source_keys: tuple[str, ...],
+    received_at: datetime | None = None,
+) -> WorkerResult:
+    b = decode_to_arrow(body, content_type, content_encoding, max_bytes, source_keys, received_at)
+    return _ipc(b.spans), _ipc(b.steps), _ipc(b.docs), b.rejected, b.errors
+
+
+def _start_time(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (tells a reused pid apart), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass
+        return ""
+
+
+def _watch_server(pid: int) -> None:
+    # The server is not this worker's parent (the forkserver is), and the forkserver outlives a
+    # SIGKILLed server as long as its workers run: each worker watches the server itself.
+    born = _start_time(pid)
+    while True:
+        time.sleep(1.0)
+        if _start_time(pid) != born:
+            os._exit(0)
+
+
+def _init_worker(server_pid: int) -> None:
+    threading.Thread(target=_watch_server, args=(server_pid,), name="server-watch", daemon=True).start()
+    # warm up: the first Arrow conversion and protobuf parse load lazily
+    from collector.receivers.payload import parse_protobuf
+
+    parse_protobuf(b"")
+    pa.array(["warm-up"], type=pa.string())
+
+
+def _noop() -> int:
+    return os.getpid()
+
+
+# --- in the server ---------------------------------------------------------------------------
+
+
+def _read_ipc(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+
+
+def _from_result(res: WorkerResult) -> ArrowBatch:
+    spans, steps, docs, rejected, errors = res
+    return ArrowBatch(_read_ipc(spans), _read_ipc(steps), _read_ipc(docs), rejected, list(errors))
+
+
+class DecodePool:
+    """A ProcessPoolExecutor that is recreated when a worker dies.
+
+    Callers bound how many requests they hand over at once (``max_pending``), so bodies do not
+    pile up in the executor's queue.
+    """
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ValueError("a decode pool needs at least one worker")
+        self.workers = workers
+        self.max_pending = 2 * workers
+        self._ctx = multiprocessing.get_context("forkserver")
+        self._ctx.set_forkserver_preload(
+            ["collector.decode_pool", "collector.batch", "collector.store.schema"]
+        )
+        self._lock = threading.Lock()
+        self._pool: ProcessPoolExecutor | None = None
+        self._closed = False
+        self.restarts = 0
+
+    def _executor(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._closed:
+                raise RetryableError("decode pool is shut down", retry_after=5)
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(
+                    self.workers, mp_context=self._ctx, initializer=_init_worker, initargs=(os.getpid(),)
+                )
+            return self._pool
+
+    def start(self) -> None:
+        """Start the workers now (otherwise the first request does)."""
+        pool = self._executor()
+        for f in [pool.submit(_noop) for _ in range(self.workers)]:
+            f.result(60)
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._pool is broken:
+                self._pool = None
+                self.restarts += 1
+                log.warning("a decode worker died; starting a new pool")
+        broken.shutdown(wait=False, cancel_futures=True)
+
+    def submit(
+        self,
+        body: bytes,
+        content_type: str | None,
+        content_encoding: str | None,
+        max_bytes: int,
+        source_keys: tuple[str, ...],
+    ) -> Future[ArrowBatch]:
+        """Decode in a worker; the future gives an ArrowBatch or raises PermanentError / RetryableError."""
+        pool = self._executor()
+        out: Future[ArrowBatch] = Future()
+        try:
+            inner = pool.submit(_work, body, content_type, content_encoding, max_bytes, source_keys)
+        except (BrokenProcessPool, RuntimeError) as exc:  # broken, or shut down by a concurrent _replace
+            self._replace(pool)
+            raise RetryableError(f"decode worker unavailable: {type(exc).__name__}", retry_after=1) from exc
+
+        def done(f: Future[WorkerResult]) -> None:
+            try:
+                out.set_result(_from_result(f.result()))
+            except BrokenProcessPool as exc:
+                self._replace(pool)
+                out.set_exception(RetryableError("decode worker died; retry", retry_after=1))
+                del exc
+            except BaseException as exc:  # PermanentError from the worker, or cancellation
+                if f.cancelled():
+                    out.set_exception(RetryableError("decode cancelled", retry_after=1))
+                else:
+                    out.set_exception(exc)
+
+        inner.add_done_callback(done)
+        return out
+
+    def worker_pids(self) -> list[int]:
+        pool = self._pool
+        procs: dict[int, Any] = getattr(pool, "_processes", None) or {}
+        return sorted(procs)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
