@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from collector.config import ServerSettings
+from collector.decode_pool import default_workers
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
 from collector.settle import Settler
@@ -34,10 +35,12 @@ class Runtime:
             max_queue_spans=settings.max_queue_spans,
             max_batch_spans=settings.max_batch_spans,
         )
-        self.pipeline = Pipeline(self.writer, self.metrics, settings.source_keys)
+        workers = settings.decode_workers if settings.decode_workers is not None else default_workers()
+        self.pipeline = Pipeline(self.writer, self.metrics, settings.source_keys, decode_workers=workers)
         self.settler = Settler(
             self.store.cursor(),
             lambda fn: self.writer.call(fn, timeout=120),
+            pressure=lambda: self.writer.queued_spans > 0,
             settle_seconds=settings.settle_seconds,
             max_wait_seconds=settings.max_trace_wait_seconds,
         )
@@ -48,6 +51,7 @@ class Runtime:
 
     def start(self, grpc: bool = True) -> None:
         self.writer.start()
+        self.pipeline.start_pool()  # in the background: the first request need not wait for the workers
         self.settler.start()
         for factory in self.extension_factories:
             ext = factory(self)

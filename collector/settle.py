@@ -4,10 +4,11 @@ A trace is ready when its root span arrived and nothing new came for ``settle_se
 ``max_trace_wait_seconds`` passed without a root. A late span bumps ``span_count`` past
 ``assembled_spans`` and the trace is assembled (and evaluated) again.
 
-Ingest comes first: while spans keep arriving (the newest was received less than ``busy_seconds``
-ago) the loop skips its rounds, so assembling (and the evaluation it triggers) does not take CPU
-from the writer under load. It never skips for longer than ``max_wait_seconds`` in a row: under
-endless load a round still runs at least that often, and it catches up on everything ready.
+Ingest comes first: while ingest is under pressure (``pressure()`` is true: spans are queued for the
+writer) the loop skips its rounds, so assembling (and the evaluation it triggers) does not take CPU
+from the writer during a burst. Steady traffic that the writer keeps up with is no pressure, so live
+traces settle on time. It never skips for longer than ``max_backoff_seconds`` in a row: under endless
+overload a round still runs at least that often, and it catches up on everything ready.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class Settler:
         max_wait_seconds: float,
         interval: float = 0.5,
         batch_limit: int = 2000,
-        busy_seconds: float = 1.0,
+        pressure: Callable[[], bool] | None = None,
+        max_backoff_seconds: float = 30.0,
     ) -> None:
         self.cursor = cursor
         self.write = write  # runs a function on the writing connection (the writer thread in a server)
@@ -82,8 +84,8 @@ class Settler:
         self.interval = min(interval, settle_seconds / 2)
         self.batch_limit = batch_limit
         self.listeners: list[Callable[[list[str]], None]] = []
-        self.busy_seconds = busy_seconds  # 0: never back off
-        self._probe = cursor.cursor()  # the loop's own connection for the ingest check
+        self.pressure = pressure  # None: never back off
+        self.max_backoff_seconds = max_backoff_seconds
         self._backoff_since: float | None = None
         self.skipped_rounds = 0
         self._stop = threading.Event()
@@ -102,22 +104,18 @@ class Settler:
             self._thread.join(10)
 
     def ingest_busy(self) -> bool:
-        """True when the newest stored span was received less than ``busy_seconds`` ago."""
-        if self.busy_seconds <= 0:
-            return False
-        rows = self._probe.execute("SELECT max(last_received_at) FROM traces").fetchall()  # not fetchone:
-        latest = rows[0][0] if rows else None  # a fetchone result stays open and holds its transaction
-        return latest is not None and latest >= utcnow() - timedelta(seconds=self.busy_seconds)
+        """True while ingest is under pressure (spans waiting for the writer)."""
+        return self.pressure is not None and bool(self.pressure())
 
     def _back_off(self) -> bool:
-        """Skip this round? Yes while ingest is busy, but not for ``max_wait_seconds`` in a row."""
+        """Skip this round? Yes under ingest pressure, but not for ``max_backoff_seconds`` in a row."""
         if not self.ingest_busy():
             self._backoff_since = None
             return False
         now = time.monotonic()
         if self._backoff_since is None:
             self._backoff_since = now
-        if now - self._backoff_since >= self.max_wait_seconds:
+        if now - self._backoff_since >= self.max_backoff_seconds:
             self._backoff_since = now  # run this round; the next stretch of skipping starts here
             return False
         self.skipped_rounds += 1

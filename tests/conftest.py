@@ -28,6 +28,9 @@ def make_settings(tmp_path: Path, **overrides: Any) -> ServerSettings:
         "grpc_port": free_port(),
         "settle_seconds": 0.3,
         "memory_limit": "1GB",
+        # in-process decoding: a worker pool per test server costs startup time and memory;
+        # tests/collector/test_decode_pool.py runs the pool path
+        "decode_workers": 0,
     }
     values.update(overrides)
     return ServerSettings(**values)

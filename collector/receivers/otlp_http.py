@@ -15,7 +15,6 @@ import anyio
 from fastapi import APIRouter, Request, Response
 
 from collector.config import ServerSettings
-from collector.decode_pool import default_workers
 from collector.errors import PayloadTooLarge, PermanentError, RetryableError, Unauthorized
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
@@ -57,10 +56,6 @@ def _kind_of(request: Request) -> str:
 
 def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) -> APIRouter:
     router = APIRouter()
-    workers = settings.decode_workers if settings.decode_workers is not None else default_workers()
-    if workers and pipeline.pool is None:
-        pipeline.set_decode_workers(workers)  # the gRPC receiver shares the pool
-        pipeline.start_pool()  # in the background: the first request need not wait for the workers
     # requests decoding at once: threads in-process, or bodies handed to the worker pool
     limiter = anyio.CapacityLimiter(pipeline.pool.max_pending if pipeline.pool is not None else 4)
 

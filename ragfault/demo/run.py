@@ -66,7 +66,8 @@ def run_demo(db: str | Path, *, keep_server: bool = False, timeout: float = 60.0
             p.unlink()
     t0 = time.monotonic()
     settings = ServerSettings(
-        db=str(db), http_port=free_port(), grpc_port=free_port(), settle_seconds=0.5, memory_limit="1GB"
+        db=str(db), http_port=free_port(), grpc_port=free_port(), settle_seconds=0.5, memory_limit="1GB",
+        decode_workers=0,  # a few dozen spans: worker processes would only add startup time
     )
     server = ServerThread(settings).start()
     url = f"http://127.0.0.1:{server.http_port}"

@@ -1,5 +1,5 @@
-"""The settle loop yields to ingest: it skips rounds while spans keep arriving, never for longer
-than max_wait_seconds in a row, and forced rounds are not affected."""
+"""The settle loop yields to ingest: it skips rounds while spans wait for the writer, never for
+longer than max_backoff_seconds in a row, and forced rounds are not affected."""
 
 from __future__ import annotations
 
@@ -10,10 +10,21 @@ from collector.settle import Settler, utcnow
 from collector.store import Store
 
 
-def _settler(tmp_path: Path, max_wait: float) -> tuple[Store, Settler]:
+class Pressure:
+    def __init__(self) -> None:
+        self.on = False
+
+    def __call__(self) -> bool:
+        return self.on
+
+
+def _settler(tmp_path: Path, max_backoff: float, pressure: Pressure | None) -> tuple[Store, Settler]:
     store = Store(tmp_path / "s.duckdb")
     con = store.cursor()
-    settler = Settler(store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=max_wait)
+    settler = Settler(
+        store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=300,
+        pressure=pressure, max_backoff_seconds=max_backoff,
+    )  # fmt: skip
     return store, settler
 
 
@@ -26,38 +37,41 @@ def _trace(store: Store, trace_id: str, received_ago: float) -> None:
     )
 
 
-def test_backs_off_while_spans_arrive_then_settles(tmp_path: Path) -> None:
-    store, settler = _settler(tmp_path, max_wait=300)
+def test_steady_traffic_is_no_pressure_a_queue_is(tmp_path: Path) -> None:
+    pressure = Pressure()
+    store, settler = _settler(tmp_path, max_backoff=30, pressure=pressure)
     try:
-        assert not settler._back_off()  # nothing stored: not busy
-        _trace(store, "a" * 32, received_ago=5)  # ready, received long ago
+        _trace(store, "a" * 32, received_ago=5)
+        _trace(store, "b" * 32, received_ago=0)  # spans keep arriving, but nothing waits for the writer
         assert not settler._back_off()
-        _trace(store, "b" * 32, received_ago=0)  # ingest is busy now
+        pressure.on = True  # a burst: spans queue up for the writer
         assert settler.ingest_busy()
         assert settler._back_off() and settler._back_off()
         assert settler.skipped_rounds == 2
         assert settler.run_once() == 1  # a round asked for directly still runs
         assert settler.run_once(force=True) == 1
+        pressure.on = False
+        assert not settler._back_off() and settler._backoff_since is None
     finally:
         store.close()
 
 
-def test_never_backs_off_longer_than_max_wait(tmp_path: Path) -> None:
-    store, settler = _settler(tmp_path, max_wait=60)
+def test_never_backs_off_longer_than_max_backoff(tmp_path: Path) -> None:
+    pressure = Pressure()
+    pressure.on = True
+    store, settler = _settler(tmp_path, max_backoff=30, pressure=pressure)
     try:
-        _trace(store, "c" * 32, received_ago=0)
-        assert settler._back_off()  # the first busy round starts a stretch of skipping
+        assert settler._back_off()  # the first round under pressure starts a stretch of skipping
         assert settler._backoff_since is not None
-        settler._backoff_since -= 61  # ... that has lasted max_wait_seconds
+        settler._backoff_since -= 31  # ... that has lasted max_backoff_seconds
         assert not settler._back_off()  # so this round runs
         assert settler._back_off()  # and the next stretch starts
     finally:
         store.close()
 
 
-def test_backoff_can_be_switched_off(tmp_path: Path) -> None:
-    store, settler = _settler(tmp_path, max_wait=300)
-    settler.busy_seconds = 0
+def test_without_a_pressure_signal_it_never_backs_off(tmp_path: Path) -> None:
+    store, settler = _settler(tmp_path, max_backoff=30, pressure=None)
     try:
         _trace(store, "d" * 32, received_ago=0)
         assert not settler._back_off()
