@@ -9,13 +9,14 @@ Status rules (DESIGN §5): a metric with an empty denominator is ``not_applicabl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from collector.textnorm import normalize
 from evaluators.gold import GoldCase, KBDocument
@@ -280,6 +281,19 @@ def ratio(
 
 def not_applicable(metric: str, reason: str, span_id: str | None = None, **details: Any) -> Metric:
     return Metric(metric, "not_applicable", span_id=span_id, reason=reason, details=details or None)
+
+
+def _valid_regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    for p in patterns:
+        try:
+            re.compile(p)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression {p!r}: {exc}") from exc
+    return patterns
+
+
+Regexes = Annotated[tuple[str, ...], AfterValidator(_valid_regexes)]
+"""A config option holding regular expressions, each checked to compile at startup."""
 
 
 class NoConfig(BaseModel):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
+from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, not_applicable, ratio
 from evaluators.builtin._answer import answer_text, context_sentences, query_text
 from evaluators.lexical import (
     DEFAULT_CONTRADICTION_COVERAGE,
@@ -50,7 +50,7 @@ class Config(BaseModel):
     ignore_query_terms: bool = Field(
         True, description="Do not count words of the user's question toward coverage."
     )
-    extra_refusal_patterns: tuple[str, ...] = Field(
+    extra_refusal_patterns: Regexes = Field(
         (), description="Extra refusal/hedge patterns (not claims)."
     )
 

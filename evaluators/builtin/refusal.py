@@ -17,11 +17,10 @@ Both are not applicable when the trace has no answer (empty or missing).
 
 from __future__ import annotations
 
-import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable
+from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, not_applicable
 from evaluators.builtin._answer import answer_text
 from evaluators.lexical import is_refusal, sentences, split_claims
 
@@ -29,22 +28,12 @@ from evaluators.lexical import is_refusal, sentences, split_claims
 class Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    extra_patterns: tuple[str, ...] = Field(
+    extra_patterns: Regexes = Field(
         (), description="Extra refusal/hedge regular expressions (case-insensitive), matched per sentence."
     )
     clarification_is_refusal: bool = Field(
         True, description="Count an answer made only of questions to the user as not answering."
     )
-
-    @field_validator("extra_patterns")
-    @classmethod
-    def _compiles(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        for p in v:
-            try:
-                re.compile(p)
-            except re.error as exc:
-                raise ValueError(f"invalid refusal pattern {p!r}: {exc}") from exc
-        return v
 
 
 def classify(answer: str, config: Config) -> str:

@@ -16,28 +16,18 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, StepInfo, not_applicable
+from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, StepInfo, not_applicable
 
 
 class Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    retrieval_tools: tuple[str, ...] = Field(
+    retrieval_tools: Regexes = Field(
         ("retriev", "search", "knowledge_base", "vector"),
         description="Regexes (case-insensitive) on tool names whose calls count as retrieval.",
     )
-
-    @field_validator("retrieval_tools")
-    @classmethod
-    def _compiles(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        for p in v:
-            try:
-                re.compile(p)
-            except re.error as exc:
-                raise ValueError(f"invalid pattern {p!r}: {exc}") from exc
-        return v
 
 
 def _value(metric: str, value: float, **details: object) -> Metric:
