@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
+from pathlib import Path
 
 _FRAME = re.compile(r"^(?P<fn>.*) \((?P<file>[^()]*?)(?::\d+)?\)$")
 
@@ -39,7 +40,7 @@ def main(path: str, top: int = 25) -> None:
     threads: Counter[str] = Counter()
     incl: Counter[str] = Counter()
     self_: Counter[str] = Counter()
-    for line in open(path, encoding="utf-8", errors="replace"):
+    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
         line = line.rstrip("\n")
         if not line:
             continue

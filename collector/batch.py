@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -85,7 +85,7 @@ def attributes(kvs: Any) -> dict[str, Any]:
 def _ts(ns: int) -> datetime | None:
     if not ns:
         return None
-    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).replace(tzinfo=None)
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).replace(tzinfo=None)
 
 
 def _json(value: Any) -> str:
@@ -169,7 +169,7 @@ def flatten(
 ) -> SpanBatch:
     """Flatten an export request into a SpanBatch. Never raises on span content."""
     batch = SpanBatch()
-    now = received_at or datetime.now(timezone.utc).replace(tzinfo=None)
+    now = received_at or datetime.now(UTC).replace(tzinfo=None)
     sp, st, dc = batch.spans, batch.steps, batch.docs
     for rs in req.resource_spans:
         res_attrs = attributes(rs.resource.attributes)

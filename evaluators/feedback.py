@@ -30,7 +30,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import anyio
@@ -64,7 +64,7 @@ _THUMBS = {"up": 1.0, "thumbs_up": 1.0, "down": 0.0, "thumbs_down": 0.0}
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 class FeedbackIn(BaseModel):

@@ -86,7 +86,7 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
         except PermanentError as exc:
             metrics.inc("ragfault_requests_total", transport="http", outcome=str(exc.http_status))
             return Response(encode_status(GRPC_INVALID_ARGUMENT, str(exc), kind), exc.http_status, media_type=media)
-        except (RetryableError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, RetryableError) as exc:
             metrics.inc("ragfault_requests_total", transport="http", outcome="503")
             retry_after = getattr(exc, "retry_after", 5)
             return Response(

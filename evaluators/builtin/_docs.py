@@ -7,7 +7,7 @@ distinct by identity: registry id, else document or chunk id, else normalized co
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 import orjson
@@ -86,7 +86,7 @@ def as_time(value: Any) -> datetime | None:
         dt = datetime(value.year, value.month, value.day)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         secs = value / 1000 if value > 1e11 else value
-        dt = datetime.fromtimestamp(secs, timezone.utc)
+        dt = datetime.fromtimestamp(secs, UTC)
     elif isinstance(value, str):
         text = value.strip().replace("Z", "+00:00")
         try:
@@ -100,5 +100,5 @@ def as_time(value: Any) -> datetime | None:
     else:
         return None
     if dt.tzinfo is not None:
-        dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+        dt = dt.astimezone(UTC).replace(tzinfo=None)
     return dt

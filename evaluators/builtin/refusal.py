@@ -17,7 +17,6 @@ Both are not applicable when the trace has no answer (empty or missing).
 
 from __future__ import annotations
 
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, not_applicable

@@ -18,7 +18,7 @@ the anchor items both scored — agreement between versions and each one's accur
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
@@ -79,7 +79,7 @@ def parse_labels(body: bytes | str) -> list[HumanLabel]:
 
 
 def store_labels(write: WriteFn, labels: list[HumanLabel]) -> int:
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     rows = [
         (
             lb.trace_id,
@@ -252,7 +252,7 @@ def drift(
 
 def accept(write: WriteFn, model: str, prompt_version: str, report: dict[str, Any] | None) -> None:
     """Mark a judge version trusted, keeping the drift report it was accepted on."""
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     payload = orjson.dumps(report, default=str).decode() if report is not None else None
 
     def job(con: duckdb.DuckDBPyConnection) -> None:

@@ -23,7 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -139,7 +139,7 @@ def _retry_after(value: str | None) -> float | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _extract_json(text: str) -> Any:
@@ -226,7 +226,7 @@ class JudgeClient:
                 except (ValueError, ValidationError) as exc:
                     status, error = "malformed", f"{type(exc).__name__}: {str(exc)[:300]}"
             self.record(CallRecord(
-                datetime.now(timezone.utc).replace(tzinfo=None), task, s.model, s.prompt_version, attempt, status,
+                datetime.now(UTC).replace(tzinfo=None), task, s.model, s.prompt_version, attempt, status,
                 http_status, in_tok, out_tok, estimated, cost, latency, error, cache_key,
             ))  # fmt: skip
             if parsed is not None:

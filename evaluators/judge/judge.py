@@ -14,7 +14,7 @@ import re
 import string
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -170,7 +170,7 @@ class JudgeCache:
         context_hash: str,
         value: dict[str, Any],
     ) -> None:
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        now = datetime.now(UTC).replace(tzinfo=None)
         with self._lock:
             self.mem[key] = value
             self.pending.append(
