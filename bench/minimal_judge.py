@@ -1,5 +1,6 @@
-"""A minimal judge runner for the soak, used because the judge package (issue 4) had no
-``evaluators.judge.service.build_judge_runner`` yet when the soak was written.
+"""A minimal judge runner: one HTTP call per trace, no verdicts. The soak (``bench/soak.py``) now runs
+the real judge tier (``evaluators.judge.service``); this stays for ``tests/live/test_scheduling.py``,
+which needs exactly one judge call per judged trace to check load shedding.
 
 It sends each trace's question and answer to an OpenAI-compatible endpoint (table ``[bench_judge]``:
 ``base_url``, ``model``, ``concurrency``, ``cost_per_1k_input``, ``cost_per_1k_output``) and records
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -43,7 +44,7 @@ class MinimalJudge:
         usage = r.json().get("usage", {})
         i, o = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
         return {
-            "called_at": datetime.now(timezone.utc).replace(tzinfo=None), "task": "bench", "model": self.model,
+            "called_at": datetime.now(UTC).replace(tzinfo=None), "task": "bench", "model": self.model,
             "prompt_version": "bench", "attempt": 1, "status": "ok", "http_status": r.status_code,
             "input_tokens": i, "output_tokens": o, "tokens_estimated": False,
             "cost_usd": i / 1000 * self.cost_in + o / 1000 * self.cost_out,
