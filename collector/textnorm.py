@@ -21,7 +21,7 @@ def normalize(text: str | None) -> str:
     return _NON_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def normalize_cached(text: str) -> str:
     """``normalize`` for short strings that repeat (quotes, ids)."""
     return normalize(text)

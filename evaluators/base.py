@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 # The normalized form of a document's content. The same chunks come back trace after trace (and a
 # trace repeats them: candidates, reranker input and output, context), so it is cached by text.
-normalize_doc = lru_cache(maxsize=16384)(normalize)
+normalize_doc = lru_cache(maxsize=4096)(normalize)
 
 Status = Literal["ok", "not_applicable", "error", "skipped"]
 Tier = Literal["cheap", "judge"]
@@ -103,7 +103,36 @@ class TraceView:
 
     @cached_property
     def retrieval_steps(self) -> list[StepInfo]:
-        return self.steps_of("retrieval")
+        """Retrieval steps in start order. A step without candidates nested in (or enclosing) a
+        retrieval step that has them is the same retrieval reported twice (LlamaIndex emits a
+        document-less ``_retrieve`` span inside ``retrieve``) and is left out, so it neither counts
+        as a second retrieval call nor halves the per-step means."""
+        steps = self.steps_of("retrieval")
+        if len(steps) < 2:
+            return steps
+        with_docs = {d.span_id for d in self.documents if d.stage == "candidate"}
+        parent = {s.span_id: s.parent_span_id for s in self.steps}
+        ids = {s.span_id for s in steps}
+
+        def ancestors(span_id: str) -> set[str]:
+            out: set[str] = set()
+            p = parent.get(span_id)
+            while p and p not in out:
+                out.add(p)
+                p = parent.get(p)
+            return out
+
+        lineage = {s.span_id: ancestors(s.span_id) & ids for s in steps}
+        shadowed = {
+            s.span_id
+            for s in steps
+            if s.span_id not in with_docs
+            and (
+                lineage[s.span_id] & with_docs
+                or any(s.span_id in lineage[o] for o in with_docs if o in lineage)
+            )
+        }
+        return [s for s in steps if s.span_id not in shadowed]
 
     @cached_property
     def retrieval_wrappers(self) -> frozenset[str]:

@@ -115,7 +115,7 @@ def sentences(text: str | None) -> list[str]:
     return list(_sentences(text))
 
 
-@lru_cache(maxsize=32768)
+@lru_cache(maxsize=4096)
 def _sentences(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for line in text.splitlines():
@@ -518,7 +518,7 @@ def _id_prefix(key: str) -> str:
     return m.group(0) if m else ""
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def analyze(text: str) -> Analysis:
     """Content terms, negation, quantities, dates and identifiers of ``text`` (cached)."""
     t = unicodedata.normalize("NFKC", text)
@@ -782,7 +782,7 @@ def is_refusal_sentence(text: str, extra_patterns: Sequence[str] = ()) -> bool:
     return _is_refusal_sentence(text, tuple(extra_patterns))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def _is_refusal_sentence(text: str, extra_patterns: tuple[str, ...]) -> bool:
     t = _clean(text).strip(" .。!！;；,，")
     if not t:
@@ -855,7 +855,7 @@ def clauses(sentence: str) -> list[str]:
     return list(_clauses(sentence))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def _clauses(sentence: str) -> tuple[str, ...]:
     if _CJK_RUN.search(sentence) and not re.search(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}", sentence):
         parts = _CN_CLAUSE_SPLIT.split(sentence)
@@ -899,7 +899,7 @@ def split_claims(text: str | None, extra_refusal_patterns: Sequence[str] = ()) -
     return list(_split_claims(text, tuple(extra_refusal_patterns)))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=4096)
 def _split_claims(text: str, extra_refusal_patterns: tuple[str, ...]) -> tuple[str, ...]:
     out = []
     for clause, kind in _claim_units(text):
