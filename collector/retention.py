@@ -161,7 +161,7 @@ def apply_retention(
         chunk = ids[i : i + settings.batch_traces]
         if target:
             export_traces(cursor, chunk, target)
-        for k, v in write(lambda con, c=chunk: delete_traces(con, c, settings.keep_tables)).items():
+        for k, v in write(_deleter(chunk, settings.keep_tables)).items():
             total[k] = total.get(k, 0) + v
     return total
 
@@ -209,6 +209,15 @@ class RetentionService:
                 log.exception("retention round failed")
 
 
+def _deleter(trace_ids: list[str], keep: tuple[str, ...]) -> Callable[[duckdb.DuckDBPyConnection], dict[str, int]]:
+    """A writer job deleting these traces."""
+
+    def job(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+        return delete_traces(con, trace_ids, keep)
+
+    return job
+
+
 class ExportRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -247,7 +256,7 @@ def run_export(
         for k, v in export_traces(cursor, chunk, req.out_dir).items():
             rows[k] = rows.get(k, 0) + v
         if req.delete_after:
-            for k, v in write(lambda con, c=chunk: delete_traces(con, c, settings.keep_tables)).items():
+            for k, v in write(_deleter(chunk, settings.keep_tables)).items():
                 deleted[k] = deleted.get(k, 0) + v
     return {"traces": len(ids), "rows": rows, "deleted": deleted, "out_dir": str(req.out_dir)}
 

@@ -188,7 +188,8 @@ def load_views(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> tuple[li
         for r in con.execute(
             f"SELECT {_STEP_COLS} FROM steps WHERE trace_id IN (SELECT trace_id FROM _eval_ids)"
         ).fetchall():
-            steps[r[0]].append(StepInfo(*r[1:20], citations=tuple(r[20] or ()), is_root=bool(r[21])))
+            # r[1:20] are StepInfo's 19 leading fields, in _STEP_COLS order
+            steps[r[0]].append(StepInfo(*r[1:20], citations=tuple(r[20] or ()), is_root=bool(r[21])))  # type: ignore[misc]
         docs: dict[str, list[StepDoc]] = {r[0]: [] for r in rows}
         for r in con.execute(
             f"SELECT {_DOC_COLS} FROM step_documents WHERE trace_id IN (SELECT trace_id FROM _eval_ids) "

@@ -8,6 +8,7 @@ Header lines (``-- key: value``) before the statement: ``name``, ``description``
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -34,7 +35,7 @@ class Query:
         body = re.sub(r"'(?:[^']|'')*'", "''", body)  # ignore $ inside string literals
         return set(_PARAM_USE.findall(body))
 
-    def bind(self, given: dict[str, object] | None = None) -> dict[str, object]:
+    def bind(self, given: Mapping[str, object] | None = None) -> dict[str, object]:
         """Parameters for execution: given values, else declared defaults (NULL when none)."""
         given = dict(given or {})
         unknown = set(given) - set(self.params)

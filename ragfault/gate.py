@@ -156,8 +156,7 @@ def measure(rule: Rule, rows: list[dict[str, Any]], baseline: list[dict[str, Any
     elif m == "ok_rate":
         num, den = float(sum(1 for r in rows if r["root_cause"] == "ok")), float(len(rows))
     elif m in MACRO or RECALL_AT.fullmatch(m):
-        vals = [_metric(r, m) for r in rows]
-        vals = [v for v in vals if v is not None]
+        vals = [v for v in (_metric(r, m) for r in rows) if v is not None]
         num, den = float(sum(vals)), float(len(vals))
     elif m == "answer_support":
         num = float(sum(r["answer_support_num"] or 0 for r in rows if r["answer_support_den"]))

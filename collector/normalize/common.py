@@ -251,7 +251,8 @@ def json_docs(value: Any, stage: str, source_keys: tuple[str, ...]) -> list[Doc]
             continue
         if not isinstance(item, dict):
             continue
-        body = item.get("kwargs") if isinstance(item.get("kwargs"), dict) else item
+        kwargs = item.get("kwargs")
+        body: dict[str, Any] = kwargs if isinstance(kwargs, dict) else item
         if isinstance(body.get("document"), dict):  # {"document": {...}, "score": ...}
             inner = body["document"]
             body = {**inner, "score": body.get("score", inner.get("score"))}
@@ -278,7 +279,8 @@ def tool_docs(result: Any, source_keys: tuple[str, ...]) -> list[Doc]:
     for item in items:
         if not isinstance(item, dict):
             return []
-        body = item.get("kwargs") if isinstance(item.get("kwargs"), dict) else item
+        kwargs = item.get("kwargs")
+        body: dict[str, Any] = kwargs if isinstance(kwargs, dict) else item
         if isinstance(body.get("document"), dict):
             body = body["document"]
         if _first_present(body, ("content", "page_content", "text")) is None:

@@ -118,10 +118,10 @@ def followed(
     answer = inp.trace.answer_text
     if not answer or not stale:
         return {}
-    kw = {} if min_coverage is None else {"min_coverage": min_coverage}
+    coverage = lexical.DEFAULT_MIN_COVERAGE if min_coverage is None else min_coverage
 
     def supported(claim: str, sents: list[str]) -> bool:
-        return bool(sents) and lexical.support(claim, sents, **kw).label == "supported"
+        return bool(sents) and lexical.support(claim, sents, coverage).label == "supported"
 
     fresh_sents = [s for d in fresh for s in lexical.sentences(_content(inp, d))]
     out: dict[str, list[str]] = {}
@@ -138,7 +138,7 @@ def _negative(inp: EvalInput, docs: list[StepDoc]) -> list[str]:
     if inp.case is None or not inp.case.negative_doc_ids:
         return []
     neg = set(inp.case.negative_doc_ids)
-    found = []
+    found: list[str] = []
     for d in docs:
         hits = neg & inp.matching.ids_of(d)
         found.extend(sorted(hits - set(found)))

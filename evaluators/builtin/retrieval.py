@@ -99,14 +99,14 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
             ratio(name, sum(values), len(values), label="macro over retrieval steps", na_reason="no retrieval step")
         )
     found_all = inp.matching.in_candidates
-    missed = [inp.matching.unit(u).describe() for u in range(n_units) if u not in found_all]
+    missed_units = [inp.matching.unit(u).describe() for u in range(n_units) if u not in found_all]
     out.append(
         ratio(
             "candidate_recall",
             len(found_all),
             n_units,
             passed=len(found_all) == n_units,
-            details={"missed": missed, "retrieval_steps": len(inp.trace.retrieval_steps)},
+            details={"missed": missed_units, "retrieval_steps": len(inp.trace.retrieval_steps)},
         )
     )
     return out

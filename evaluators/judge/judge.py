@@ -99,17 +99,13 @@ _SPLIT = re.compile(r"(?<=[。！？；!?;])|(?<=[.])\s+(?=\S)|\n+")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a text, English and Chinese; the lexical module's splitter when it is installed."""
+    """Sentences of a text, English and Chinese, by the lexical module's splitter."""
+    from evaluators.lexical import sentences
+
     try:
-        from evaluators.lexical import sentences
-    except ImportError:
-        sentences = None
-    if sentences is not None:
-        try:
-            return [s for s in sentences(text) if s.strip()]
-        except Exception:  # a bug there must not stop the judge
-            pass
-    return [s.strip() for s in _SPLIT.split(text or "") if s and s.strip()]
+        return [s for s in sentences(text) if s.strip()]
+    except Exception:  # a bug there must not stop the judge
+        return [s.strip() for s in _SPLIT.split(text or "") if s and s.strip()]
 
 
 def _sha(value: Any) -> str:

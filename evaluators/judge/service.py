@@ -83,7 +83,7 @@ def verdict_rows(
 ) -> list[tuple[Any, ...]]:
     """The judge's label per trace-level metric and per claim / fact, for calibration."""
     v = judge.version
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for inp, results in pairs:
         tid = inp.trace.trace_id
         for _, m in results:

@@ -121,7 +121,7 @@ def _local(args: argparse.Namespace) -> dict[str, Any]:
                 n = runner.rescore_anchors()
             finally:
                 runner.close()
-            print(f"re-scored {n} anchor traces with {settings.version}")
+            print(f"re-scored {n} anchor traces with {settings.version if settings else 'the judge'}")
         con = local.store.cursor()
         report = calibration_report(con, args.model, args.prompt_version)
         con.close()
