@@ -9,7 +9,6 @@ is kept.
 from __future__ import annotations
 
 import base64
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -321,6 +320,3 @@ def _note_normalize_error(batch: SpanBatch, name: str, exc: Exception) -> None:
     if len(batch.errors) < 20:
         batch.errors.append(f"span {name!r} kept raw; normalizer error: {type(exc).__name__}")
 
-
-def monotonic_ms() -> float:
-    return time.monotonic() * 1000.0

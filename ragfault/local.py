@@ -7,7 +7,6 @@ from typing import Any
 
 import duckdb
 
-from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.settle import Settler
 from collector.store import Store
 
@@ -34,6 +33,3 @@ class LocalStore:
     def close(self) -> None:
         self.store.close()
 
-
-def source_keys() -> tuple[str, ...]:
-    return DEFAULT_SOURCE_KEYS

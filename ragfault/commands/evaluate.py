@@ -49,11 +49,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"evaluated {len(ids)} traces on the server at {url}")
         return 0
 
+    from collector.config import build_settings
     from evaluators.config import evaluator_configs, load_evaluation_settings
     from evaluators.registry import discover
     from evaluators.runner import Runner, StoreRunner
     from evaluators.service import select_traces
-    from ragfault.local import LocalStore, source_keys
+    from ragfault.local import LocalStore
 
     settings = load_evaluation_settings(args.config)
     specs = discover()
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settled = local.settle_all()
         cur = local.store.cursor()
-        runner = StoreRunner(cur, local.write, Runner(specs, evaluator_configs(settings, specs)), source_keys())
+        runner = StoreRunner(cur, local.write, Runner(specs, evaluator_configs(settings, specs)), build_settings(args.config).source_keys)
         ids = select_traces(cur, args.run_id, args.since, args.until, 10**12)
         bar = Progress(len(ids), "evaluating")
         for i in range(0, len(ids), args.batch):
