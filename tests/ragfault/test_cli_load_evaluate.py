@@ -34,7 +34,7 @@ def rows(db: Path, sql: str) -> list[tuple]:
 
 
 def test_load_refuses_a_bad_file_whole_then_evaluate_reruns_stored_traces(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path)
+    settings = make_settings(tmp_path, settle_seconds=600)  # the server never settles it
     db = Path(settings.db)
     srv = Server(settings)
     try:
