@@ -59,11 +59,12 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue  # noqa:
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status  # noqa: E402
 
 from collector.batch import flatten  # noqa: E402
+from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
 from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
 from evaluators.loading import store_gold, store_kb  # noqa: E402
 from evaluators.registry import discover  # noqa: E402
 from evaluators.runner import Runner, StoreRunner  # noqa: E402
-from ragfault.local import LocalStore, source_keys  # noqa: E402
+from ragfault.local import LocalStore  # noqa: E402
 
 try:  # the runner pauses the cyclic garbage collector during a batch; so do the part timings
     from evaluators.runner import gc_paused  # noqa: E402
@@ -299,7 +300,7 @@ def build_db(path: str, n_traces: int, kb_docs: int, seed: int) -> tuple[LocalSt
             spans, case = rag_trace(rng, t0 + n * 1_000_000, n, kb)
             ss.spans.extend(spans)
             cases.append(case)
-        batch = flatten(req, source_keys=source_keys())
+        batch = flatten(req, source_keys=DEFAULT_SOURCE_KEYS)
         local.store.write_spans(local.store.con, batch)
     timings["write_spans_s"] = time.perf_counter() - start
     start = time.perf_counter()
@@ -325,7 +326,7 @@ def measure(local: LocalStore, ids: list[str], batch: int, profile: cProfile.Pro
     specs = discover()
     configs = evaluator_configs(EvaluationSettings(), specs)
     runner = Runner(specs, configs)
-    store_runner = StoreRunner(local.store.cursor(), local.write, runner, source_keys())
+    store_runner = StoreRunner(local.store.cursor(), local.write, runner, DEFAULT_SOURCE_KEYS)
     store_runner.refs.refresh(store_runner.cursor)  # the registry is loaded once per server, not per batch
 
     # 1. the whole path, as `ragfault evaluate` runs it

@@ -251,45 +251,37 @@ class StoreRunner:
     def _evaluate(self, ids: list[str]) -> int:
         inputs, gens = self.inputs(ids)
         now = utcnow()
-        cols: dict[str, list[Any]] = {c: [] for c in EVAL_COLUMNS}
+        rows: list[tuple[Any, ...]] = []  # one tuple per verdict, in EVAL_COLUMNS order
+        add = rows.append
+        dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
         logs: dict[str, list[Any]] = {f.name: [] for f in LOG_SCHEMA}
         tier = self.runner.tier
         for inp in inputs:
             t = inp.trace
-            gen = gens[t.trace_id] + 1
+            tid, run_id = t.trace_id, t.run_id
+            gen = gens[tid] + 1
             case_id = inp.case.case_id if inp.case is not None else t.case_id
             for spec, m in self.runner.run(inp):
-                cols["trace_id"].append(t.trace_id)
-                cols["span_id"].append(m.span_id)
-                cols["case_id"].append(case_id)
-                cols["run_id"].append(t.run_id)
-                cols["evaluator"].append(spec.name)
-                cols["evaluator_version"].append(spec.version)
-                cols["tier"].append(spec.tier)
-                cols["metric"].append(m.metric)
-                cols["value"].append(m.value)
-                cols["numerator"].append(m.numerator)
-                cols["denominator"].append(m.denominator)
-                cols["status"].append(m.status)
-                cols["reason"].append(m.reason)
-                cols["passed"].append(m.passed)
-                cols["label"].append(m.label)
-                cols["details"].append(orjson.dumps(m.details, option=orjson.OPT_NON_STR_KEYS).decode() if m.details is not None else None)
-                cols["generation"].append(gen)
-                cols["evaluated_at"].append(now)
+                d = m.details
+                add((
+                    tid, m.span_id, case_id, run_id, spec.name, spec.version, spec.tier, m.metric,
+                    m.value, m.numerator, m.denominator, m.status, m.reason, m.passed, m.label,
+                    dumps(d, option=opt).decode() if d is not None else None, gen, now,
+                ))  # fmt: skip
                 if m.status == "error" and self.metrics is not None:
                     self.metrics.inc("ragfault_evaluator_errors_total", evaluator=spec.name)
             decision, reason = "evaluated", None
             if inp.case is None and t.case_id:
                 decision, reason = "no_case", f"case_id {t.case_id!r} is not in gold_cases"
-            logs["trace_id"].append(t.trace_id)
+            logs["trace_id"].append(tid)
             logs["tier"].append(tier)
             logs["evaluator"].append(None)
             logs["decision"].append(decision)
             logs["reason"].append(reason)
             logs["generation"].append(gen)
             logs["logged_at"].append(now)
-        evals = pa.table([pa.array(cols[f.name], f.type) for f in EVAL_SCHEMA], schema=EVAL_SCHEMA)
+        columns = list(zip(*rows, strict=True)) if rows else [() for _ in EVAL_SCHEMA]
+        evals = pa.table([pa.array(c, f.type) for c, f in zip(columns, EVAL_SCHEMA, strict=True)], schema=EVAL_SCHEMA)
         log_tbl = pa.table([pa.array(logs[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA)
         ran = pa.table(
             {
