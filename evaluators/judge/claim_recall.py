@@ -6,28 +6,15 @@ Low claim recall puts the fault before generation (retrieval or the knowledge ba
 
 from __future__ import annotations
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
-from evaluators.judge.common import context_sentences, details, guarded, required_facts
+from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig
+from evaluators.judge.common import context_sentences, facts_supported, guarded
 
 METRIC = "claim_recall"
 
 
 @guarded(METRIC, at_answer=False)
 def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
-    facts = required_facts(inp)
-    if not facts:
-        return [not_applicable(METRIC, "no required facts")]
-    verdicts = inp.judge.facts(facts, context_sentences(inp))
-    supported = sum(1 for v in verdicts if v.verdict == "supported")
-    return [
-        ratio(
-            METRIC,
-            supported,
-            len(facts),
-            passed=supported == len(facts),
-            details=details(inp.judge, items=[v.as_dict() for v in verdicts]),
-        )
-    ]
+    return facts_supported(inp, METRIC, context_sentences(inp))
 
 
 SPEC = EvaluatorSpec(

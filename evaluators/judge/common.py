@@ -8,7 +8,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from evaluators.base import EvalInput, Metric
+from evaluators.base import EvalInput, Metric, not_applicable, ratio
 from evaluators.judge.client import JudgeFailed, JudgeSkipped
 from evaluators.judge.judge import Judge, Sentence, split_sentences
 
@@ -77,3 +77,22 @@ def required_facts(inp: EvalInput) -> list[tuple[str, str]]:
 
 def details(judge: Judge, **values: Any) -> dict[str, Any]:
     return {**values, "judge": judge.version}
+
+
+def facts_supported(inp: EvalInput, metric: str, sentences: list[Sentence]) -> list[Metric]:
+    """Required facts the judge finds supported by ``sentences`` / required facts (N/A without facts)."""
+    facts = required_facts(inp)
+    if not facts:
+        return [not_applicable(metric, "no required facts")]
+    verdicts = inp.judge.facts(facts, sentences)
+    supported = sum(1 for v in verdicts if v.verdict == "supported")
+    return [
+        ratio(
+            metric,
+            supported,
+            len(facts),
+            passed=supported == len(facts),
+            details=details(inp.judge, items=[v.as_dict() for v in verdicts]),
+        )
+    ]
+
