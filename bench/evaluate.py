@@ -55,9 +55,10 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(ROOT))
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue  # noqa: E402
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue  # noqa: E402
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status  # noqa: E402
 
+from bench.ingest import _kv  # noqa: E402  (one OTLP attribute builder for both benches)
 from collector.batch import flatten  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
 from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
@@ -166,16 +167,6 @@ def make_kb(rng: random.Random, n_docs: int) -> list[dict]:
 
 # --------------------------------------------------------------------------------------------------
 # traces and gold cases
-
-
-def _kv(key: str, value: object) -> KeyValue:
-    if isinstance(value, bool):
-        return KeyValue(key=key, value=AnyValue(bool_value=value))
-    if isinstance(value, int):
-        return KeyValue(key=key, value=AnyValue(int_value=value))
-    if isinstance(value, float):
-        return KeyValue(key=key, value=AnyValue(double_value=value))
-    return KeyValue(key=key, value=AnyValue(string_value=str(value)))
 
 
 def _docs(prefix: str, docs: list[dict], with_ids: bool) -> list[KeyValue]:
