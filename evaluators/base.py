@@ -13,20 +13,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from collector.textnorm import normalize
 from evaluators.gold import GoldCase, KBDocument
+from evaluators.text import normalize, normalize_doc  # noqa: F401  (normalize_doc: re-exported)
 
 if TYPE_CHECKING:
     from evaluators.matching import Matching
-
-# The normalized form of a document's content. The same chunks come back trace after trace (and a
-# trace repeats them: candidates, reranker input and output, context), so it is cached by text.
-normalize_doc = lru_cache(maxsize=4096)(normalize)
 
 Status = Literal["ok", "not_applicable", "error", "skipped"]
 Tier = Literal["cheap", "judge"]

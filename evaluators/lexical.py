@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from collector.textnorm import normalize
+from evaluators.text import normalize
 
 __all__ = [
     "Verdict",

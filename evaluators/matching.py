@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from collector.textnorm import normalize_cached
-from evaluators.base import normalize_doc
 from evaluators.gold import AnyOf, Evidence, KBDocument
+from evaluators.text import normalize_cached, normalize_doc
 
 if TYPE_CHECKING:
     from evaluators.base import EvalInput, StepDoc

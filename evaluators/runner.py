@@ -22,9 +22,9 @@ import orjson
 import pyarrow as pa
 from pydantic import BaseModel
 
-from collector.textnorm import normalize
 from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
 from evaluators.gold import GoldCase, KBDocument
+from evaluators.text import normalize
 
 log = logging.getLogger("ragfault.evaluate")
 

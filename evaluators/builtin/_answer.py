@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collector.textnorm import normalize
 from evaluators.base import EvalInput, StepDoc
 from evaluators.lexical import sentences
+from evaluators.text import normalize
 
 DEFAULT_SOURCE_KEYS = ("doc_id", "document_id", "ref_doc_id", "source", "file_name", "file_path")
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.textnorm import normalize, normalize_cached
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
 from evaluators.gold import Evidence
+from evaluators.text import normalize_cached, normalize_doc
 
 METRIC = "evidence_in_kb"
 
@@ -35,7 +35,7 @@ def _check(inp: EvalInput, ev: Evidence) -> tuple[bool | None, dict[str, Any]]:
                 if other:
                     notes["quote_found_in"] = other
             return False, notes
-        if ev.quote and doc.content and normalize_cached(ev.quote) not in normalize(doc.content):
+        if ev.quote and doc.content and normalize_cached(ev.quote) not in normalize_doc(doc.content):
             notes["quote_mismatch"] = ev.doc_id
         return True, notes
     if ev.quote:

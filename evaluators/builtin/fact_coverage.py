@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from collector.textnorm import normalize
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
 from evaluators.builtin._answer import answer_text, context_norm, context_sentences
 from evaluators.lexical import DEFAULT_MIN_COVERAGE, fact_expressed, support
+from evaluators.text import normalize
 
 NAMES = ("fact_coverage", "facts_missing_in_context")
 
