@@ -37,9 +37,7 @@ _SIMPLE_RANGES = (
     (0x4E00, 0x9FFF),  # CJK unified ideographs
     (0xFF01, 0xFF5E),  # fullwidth ASCII forms
 )
-_SIMPLE = re.compile(
-    "[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in _SIMPLE_RANGES) + "]*\\Z"
-)
+_SIMPLE = re.compile("[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in _SIMPLE_RANGES) + "]*\\Z")
 
 
 def _table() -> dict[int, str | None]:
