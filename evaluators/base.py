@@ -271,7 +271,7 @@ class EvalInput:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Metric:
     """One row of ``evaluations`` as an evaluator returns it (the runner adds ids and versions)."""
 
@@ -285,6 +285,26 @@ class Metric:
     label: str | None = None
     reason: str | None = None
     details: dict[str, Any] | None = None
+
+    def __init__(
+        self,
+        metric: str,
+        status: Status = "ok",
+        value: float | None = None,
+        numerator: float | None = None,
+        denominator: float | None = None,
+        span_id: str | None = None,
+        passed: bool | None = None,
+        label: str | None = None,
+        reason: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        # the generated frozen __init__ sets each field through object.__setattr__; a trace makes
+        # dozens of metrics, so they are set in one step (the instance stays frozen afterwards)
+        self.__dict__.update(
+            metric=metric, status=status, value=value, numerator=numerator, denominator=denominator,
+            span_id=span_id, passed=passed, label=label, reason=reason, details=details,
+        )  # fmt: skip
 
 
 def ratio(

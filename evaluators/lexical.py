@@ -173,7 +173,7 @@ _STOP_WORDS = frozenset(
 _NEG_WORDS = frozenset(["not", "no", "never", "cannot", "none", "nothing", "neither", "nor", "without"])
 _CONTRACTIONS = [
     (re.compile(r"\bcan't\b|\bcan’t\b", re.I), "can not"),
-    (re.compile(r"\bcannot\b", re.I), "can not"),
+    (_CANNOT_RE := re.compile(r"\bcannot\b", re.I), "can not"),
     (re.compile(r"\bwon't\b|\bwon’t\b", re.I), "will not"),
     (re.compile(r"\bshan't\b", re.I), "shall not"),
     (re.compile(r"n['’]t\b", re.I), " not"),
@@ -414,6 +414,14 @@ _NUMBER_RE = re.compile(
 )
 _CN_NUMBER_RE = re.compile(f"([零〇一二两三四五六七八九十百千万]+)({'|'.join(_CN_UNITS)})")
 _EN_WORD_RE = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+_EN_NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(_EN_NUMBERS) + r")[\s-]+([A-Za-z]+)", re.I)
+_CN_UNIT_AFTER = re.compile(r"\s*(" + "|".join(_CN_UNITS) + ")")
+_EN_UNIT_AFTER = re.compile(r"[\s-]?\s*([A-Za-z]+|%)")
+_DIGIT = re.compile(r"\d")  # dates, identifiers and numbers all need one
+_GLUED_QTY = re.compile(r"\d+(?:\.\d+)?[A-Za-z]{1,3}")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)
+_LEADING_NUM = re.compile(r"^([\d.]+)")
+_UNIT_NAMES = frozenset(_UNIT_ALIASES.values())
 _TOKEN_RE = re.compile(rf"[A-Za-z]+(?:'[A-Za-z]+)?|[{_CJK}]+|\S")
 
 
@@ -522,8 +530,11 @@ def _id_prefix(key: str) -> str:
 def analyze(text: str) -> Analysis:
     """Content terms, negation, quantities, dates and identifiers of ``text`` (cached)."""
     t = unicodedata.normalize("NFKC", text)
+    # every pattern below but the English number words needs a digit, a CJK numeral or an apostrophe
+    # ("cannot" aside): skipping the ones that cannot match gives the same result
+    has_digit = _DIGIT.search(t) is not None
     dates: list[tuple[int | None, int | None, int | None]] = []
-    for pattern, kind in _DATE_PATTERNS:
+    for pattern, kind in _DATE_PATTERNS if has_digit else ():
 
         def _date(m: re.Match[str], kind: str = kind) -> str:
             g = m.groups()
@@ -552,16 +563,15 @@ def analyze(text: str) -> Analysis:
     def _ident(m: re.Match[str]) -> str:
         raw = m.group(0)
         # a number with a unit glued on ("30s", "5GB", "2026年") is a quantity, not an identifier
-        if re.fullmatch(r"\d+(?:\.\d+)?[A-Za-z]{1,3}", raw) and _unit(re.sub(r"^[\d.]+", "", raw)) in set(
-            _UNIT_ALIASES.values()
-        ):
-            return re.sub(r"^([\d.]+)", r"\1 ", raw)
-        if re.fullmatch(r"\d+(?:st|nd|rd|th)", raw, re.I):
+        if _GLUED_QTY.fullmatch(raw) and _unit(_LEADING_NUM.sub("", raw)) in _UNIT_NAMES:
+            return _LEADING_NUM.sub(r"\1 ", raw)
+        if _ORDINAL.fullmatch(raw):
             return raw[:-2]
         identifiers.append(_id_key(raw))
         return " , "
 
-    t = _ID_RE.sub(_ident, t)
+    if has_digit:
+        t = _ID_RE.sub(_ident, t)
 
     quantities: list[Quantity] = []
 
@@ -576,17 +586,16 @@ def analyze(text: str) -> Analysis:
         quantities.append(Quantity(v, unit or m.group(2)))
         return f" {m.group(2)}"
 
-    t = _CN_NUMBER_RE.sub(_cn_qty, t)
+    if not t.isascii():
+        t = _CN_NUMBER_RE.sub(_cn_qty, t)
 
     def _en_qty(m: re.Match[str]) -> str:
         quantities.append(Quantity(float(_EN_NUMBERS[m.group(1).lower()]), _unit(m.group(2))))
         return f" {m.group(2)}"
 
-    t = re.sub(
-        r"\b(" + "|".join(_EN_NUMBERS) + r")[\s-]+([A-Za-z]+)",
+    t = _EN_NUMBER_WORD_RE.sub(
         lambda m: _en_qty(m) if m.group(2).lower() not in _STOP_WORDS else m.group(0),
         t,
-        flags=re.I,
     )
 
     def _qty(m: re.Match[str]) -> str:
@@ -597,9 +606,8 @@ def analyze(text: str) -> Analysis:
         elif m.group("cur"):
             unit = _unit(m.group("cur"))
         else:
-            rest = t[m.end() :]
-            cn = re.match(r"\s*(" + "|".join(_CN_UNITS) + ")", rest)
-            en = re.match(r"[\s-]?\s*([A-Za-z]+|%)", rest)
+            cn = _CN_UNIT_AFTER.match(t, m.end())
+            en = _EN_UNIT_AFTER.match(t, m.end())
             if cn:
                 unit = _UNIT_ALIASES.get(cn.group(1), cn.group(1))
             elif en and en.group(1).lower() not in _STOP_WORDS and en.group(1).lower() not in _NEG_WORDS:
@@ -607,10 +615,14 @@ def analyze(text: str) -> Analysis:
         quantities.append(Quantity(value, unit))
         return " , "
 
-    t = _NUMBER_RE.sub(_qty, t)
+    if has_digit:
+        t = _NUMBER_RE.sub(_qty, t)
 
-    for pattern, repl in _CONTRACTIONS:
-        t = pattern.sub(repl, t)
+    if "'" in t or "’" in t:
+        for pattern, repl in _CONTRACTIONS:
+            t = pattern.sub(repl, t)
+    else:  # only "cannot" needs no apostrophe
+        t = _CANNOT_RE.sub("can not", t)
 
     terms: set[str] = set()
     positive: set[str] = set()
@@ -682,7 +694,7 @@ def _cjk_terms(run: str) -> tuple[set[str], set[str], set[str], bool]:
             continue
         grams = [seg] if len(seg) == 1 else [seg[i : i + 2] for i in range(len(seg) - 1)]
         for i, g in enumerate(grams):
-            if any(c in _CN_PARTICLES for c in g):
+            if not _CN_PARTICLES.isdisjoint(g):
                 continue
             terms.add(g)
             if is_neg and i < 2:

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import orjson
@@ -169,49 +169,185 @@ class References:
 
 _TRACE_COLS = (
     "trace_id, start_time, end_time, service_name, case_id, run_id, session_id, user_id, user_scope, "
-    "query_text, answer_text, answer_span_id, error_count, coalesce(eval_generation, 0)"
+    "query_text, answer_text, answer_span_id, error_count, coalesce(eval_generation, 0) AS generation"
 )
 _STEP_COLS = (
     "trace_id, span_id, parent_span_id, step_type, name, start_time, end_time, duration_ms, status_code, model, "
     "input_tokens, output_tokens, total_tokens, query_text, input_text, output_text, tool_name, tool_arguments, "
     "tool_result, top_k, citations, is_root"
 )
-_DOC_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source"
+_DOC_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata::VARCHAR AS metadata, source"
+
+
+class TraceTables(NamedTuple):
+    """The rows of a batch of traces as fetched: traces, steps and step documents (Arrow tables).
+
+    Plain data: it is what a worker process receives to build the views itself."""
+
+    traces: pa.Table
+    steps: pa.Table
+    docs: pa.Table
+
+
+def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceTables:
+    """The stored rows of the given traces (missing ids have none), fetched column-wise."""
+    con.register("_eval_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
+    try:
+        where = "WHERE trace_id IN (SELECT trace_id FROM _eval_ids)"
+        traces = con.sql(f"SELECT {_TRACE_COLS} FROM traces {where}").to_arrow_table()
+        steps = con.sql(f"SELECT {_STEP_COLS} FROM steps {where}").to_arrow_table()
+        docs = con.sql(
+            f"SELECT {_DOC_COLS} FROM step_documents {where} ORDER BY trace_id, span_id, stage, position"
+        ).to_arrow_table()
+    finally:
+        con.unregister("_eval_ids")
+    return TraceTables(traces, steps, docs)
+
+
+def _columns(table: pa.Table) -> list[list[Any]]:
+    return [c.to_pylist() for c in table.columns]
+
+
+def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, int]]:
+    """TraceViews of fetched rows and each trace's current generation."""
+    t = _columns(tables.traces)
+    steps: dict[str, list[StepInfo]] = {tid: [] for tid in t[0]}
+    if tables.steps.num_rows:
+        c = _columns(tables.steps)
+        citations, is_root = c[20], c[21]
+        # c[1:20] are StepInfo's 19 leading fields, in _STEP_COLS order
+        for i, row in enumerate(zip(*c[1:20], strict=True)):
+            steps[c[0][i]].append(StepInfo(*row, citations=tuple(citations[i] or ()), is_root=bool(is_root[i])))  # type: ignore[misc]
+    docs: dict[str, list[StepDoc]] = {tid: [] for tid in t[0]}
+    if tables.docs.num_rows:
+        c = _columns(tables.docs)
+        # the same metadata text comes back for each stage a document is in: parsed once a batch
+        # (StepDoc is frozen and evaluators only read it, so the parsed dicts are shared)
+        parsed: dict[str, dict[str, Any] | None] = {}
+        metas: list[dict[str, Any] | None] = []
+        for raw in c[8]:
+            if raw is None:
+                metas.append(None)
+                continue
+            try:
+                meta = parsed[raw]
+            except KeyError:
+                value = _loads(raw)
+                meta = parsed[raw] = value if isinstance(value, dict) else None
+            metas.append(meta)
+        c[8] = metas
+        for tid, *drow in zip(*c, strict=True):
+            docs[tid].append(StepDoc(*drow))
+    views = []
+    gens = {}
+    for trow in zip(*t, strict=True):
+        tid, start, end, service, case_id, run_id, session, user, scope, query, answer, answer_span, errors, gen = trow
+        views.append(
+            TraceView(
+                trace_id=tid, start_time=start, end_time=end, service_name=service, case_id=case_id, run_id=run_id,
+                session_id=session, user_id=user, user_scope=tuple(scope) if scope else None, query_text=query,
+                answer_text=answer, answer_span_id=answer_span, error_count=int(errors or 0),
+                steps=tuple(steps[tid]), documents=tuple(docs[tid]),
+            )  # fmt: skip
+        )
+        gens[tid] = int(gen)
+    return views, gens
 
 
 def load_views(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> tuple[list[TraceView], dict[str, int]]:
     """TraceViews of the given ids (missing ids are skipped) and each trace's current generation."""
-    con.register("_eval_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
-    try:
-        rows = con.execute(f"SELECT {_TRACE_COLS} FROM traces WHERE trace_id IN (SELECT trace_id FROM _eval_ids)").fetchall()
-        steps: dict[str, list[StepInfo]] = {r[0]: [] for r in rows}
-        for r in con.execute(
-            f"SELECT {_STEP_COLS} FROM steps WHERE trace_id IN (SELECT trace_id FROM _eval_ids)"
-        ).fetchall():
-            # r[1:20] are StepInfo's 19 leading fields, in _STEP_COLS order
-            steps[r[0]].append(StepInfo(*r[1:20], citations=tuple(r[20] or ()), is_root=bool(r[21])))  # type: ignore[misc]
-        docs: dict[str, list[StepDoc]] = {r[0]: [] for r in rows}
-        for r in con.execute(
-            f"SELECT {_DOC_COLS} FROM step_documents WHERE trace_id IN (SELECT trace_id FROM _eval_ids) "
-            "ORDER BY trace_id, span_id, stage, position"
-        ).fetchall():
-            meta = _loads(r[8])
-            docs[r[0]].append(StepDoc(r[1], r[2], r[3], r[4], r[5], r[6], r[7], meta if isinstance(meta, dict) else None, r[9]))
-    finally:
-        con.unregister("_eval_ids")
-    views = []
-    gens = {}
-    for r in rows:
-        views.append(
-            TraceView(
-                trace_id=r[0], start_time=r[1], end_time=r[2], service_name=r[3], case_id=r[4], run_id=r[5],
-                session_id=r[6], user_id=r[7], user_scope=tuple(r[8]) if r[8] else None, query_text=r[9],
-                answer_text=r[10], answer_span_id=r[11], error_count=int(r[12] or 0),
-                steps=tuple(steps[r[0]]), documents=tuple(docs[r[0]]),
-            )  # fmt: skip
-        )
-        gens[r[0]] = int(r[13])
-    return views, gens
+    return views_from_tables(fetch_tables(con, trace_ids))
+
+
+class EvalTables(NamedTuple):
+    """What evaluating a batch produces, ready to write: verdict rows, eval_log rows, the
+    (trace, evaluator) pairs that ran (their old rows move to history), the traces done, and the
+    number of error rows per evaluator."""
+
+    evals: pa.Table
+    log: pa.Table
+    ran: pa.Table
+    done: pa.Table
+    errors: dict[str, int]
+
+
+def build_tables(
+    runner: Runner, inputs: list[EvalInput], gens: dict[str, int], now: datetime
+) -> EvalTables:
+    """Run the evaluators over the inputs and lay the verdicts out as the rows to write."""
+    rows: list[tuple[Any, ...]] = []  # one tuple per verdict, in EVAL_COLUMNS order
+    add = rows.append
+    dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
+    logs: dict[str, list[Any]] = {f.name: [] for f in LOG_SCHEMA}
+    errors: dict[str, int] = {}
+    tier = runner.tier
+    for inp in inputs:
+        t = inp.trace
+        tid, run_id = t.trace_id, t.run_id
+        gen = gens[tid] + 1
+        case_id = inp.case.case_id if inp.case is not None else t.case_id
+        for spec, m in runner.run(inp):
+            d = m.details
+            add((
+                tid, m.span_id, case_id, run_id, spec.name, spec.version, spec.tier, m.metric,
+                m.value, m.numerator, m.denominator, m.status, m.reason, m.passed, m.label,
+                dumps(d, option=opt).decode() if d is not None else None, gen, now,
+            ))  # fmt: skip
+            if m.status == "error":
+                errors[spec.name] = errors.get(spec.name, 0) + 1
+        decision, reason = "evaluated", None
+        if inp.case is None and t.case_id:
+            decision, reason = "no_case", f"case_id {t.case_id!r} is not in gold_cases"
+        logs["trace_id"].append(tid)
+        logs["tier"].append(tier)
+        logs["evaluator"].append(None)
+        logs["decision"].append(decision)
+        logs["reason"].append(reason)
+        logs["generation"].append(gen)
+        logs["logged_at"].append(now)
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in EVAL_SCHEMA]
+    evals = pa.table([pa.array(c, f.type) for c, f in zip(columns, EVAL_SCHEMA, strict=True)], schema=EVAL_SCHEMA)
+    log_tbl = pa.table([pa.array(logs[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA)
+    ran = pa.table(
+        {
+            "trace_id": pa.array([i.trace.trace_id for i in inputs for _ in runner.specs], pa.string()),
+            "evaluator": pa.array([n for _ in inputs for n in runner.specs], pa.string()),
+        }
+    )
+    done = pa.table({"trace_id": pa.array([i.trace.trace_id for i in inputs], pa.string())})
+    return EvalTables(evals, log_tbl, ran, done, errors)
+
+
+def write_job(out: EvalTables, now: datetime) -> Callable[[duckdb.DuckDBPyConnection], None]:
+    """The write of one evaluated batch, in one transaction: earlier verdicts of the pairs that ran
+    move to ``evaluation_history``, the new ones go to ``evaluations``, decisions to ``eval_log``."""
+
+    def job(con: duckdb.DuckDBPyConnection) -> None:
+        con.register("_evals", out.evals)
+        con.register("_elog", out.log)
+        con.register("_ran", out.ran)
+        con.register("_done", out.done)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            pairs = "(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran)"
+            con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}")
+            con.execute(f"DELETE FROM evaluations WHERE {pairs}")
+            con.execute(f"INSERT INTO evaluations ({', '.join(EVAL_COLUMNS)}) SELECT * FROM _evals")
+            con.execute("INSERT INTO eval_log SELECT * FROM _elog")
+            con.execute(
+                "UPDATE traces SET eval_generation = coalesce(eval_generation, 0) + 1, evaluated_at = $now, "
+                "evaluated_spans = assembled_spans WHERE trace_id IN (SELECT trace_id FROM _done)",
+                {"now": now},
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        finally:
+            for n in ("_evals", "_elog", "_ran", "_done"):
+                con.unregister(n)
+
+    return job
 
 
 class StoreRunner:
@@ -251,72 +387,13 @@ class StoreRunner:
     def _evaluate(self, ids: list[str]) -> int:
         inputs, gens = self.inputs(ids)
         now = utcnow()
-        rows: list[tuple[Any, ...]] = []  # one tuple per verdict, in EVAL_COLUMNS order
-        add = rows.append
-        dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
-        logs: dict[str, list[Any]] = {f.name: [] for f in LOG_SCHEMA}
-        tier = self.runner.tier
-        for inp in inputs:
-            t = inp.trace
-            tid, run_id = t.trace_id, t.run_id
-            gen = gens[tid] + 1
-            case_id = inp.case.case_id if inp.case is not None else t.case_id
-            for spec, m in self.runner.run(inp):
-                d = m.details
-                add((
-                    tid, m.span_id, case_id, run_id, spec.name, spec.version, spec.tier, m.metric,
-                    m.value, m.numerator, m.denominator, m.status, m.reason, m.passed, m.label,
-                    dumps(d, option=opt).decode() if d is not None else None, gen, now,
-                ))  # fmt: skip
-                if m.status == "error" and self.metrics is not None:
-                    self.metrics.inc("ragfault_evaluator_errors_total", evaluator=spec.name)
-            decision, reason = "evaluated", None
-            if inp.case is None and t.case_id:
-                decision, reason = "no_case", f"case_id {t.case_id!r} is not in gold_cases"
-            logs["trace_id"].append(tid)
-            logs["tier"].append(tier)
-            logs["evaluator"].append(None)
-            logs["decision"].append(decision)
-            logs["reason"].append(reason)
-            logs["generation"].append(gen)
-            logs["logged_at"].append(now)
-        columns = list(zip(*rows, strict=True)) if rows else [() for _ in EVAL_SCHEMA]
-        evals = pa.table([pa.array(c, f.type) for c, f in zip(columns, EVAL_SCHEMA, strict=True)], schema=EVAL_SCHEMA)
-        log_tbl = pa.table([pa.array(logs[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA)
-        ran = pa.table(
-            {
-                "trace_id": pa.array([i.trace.trace_id for i in inputs for _ in self.runner.specs], pa.string()),
-                "evaluator": pa.array([n for _ in inputs for n in self.runner.specs], pa.string()),
-            }
-        )
-        done = pa.table({"trace_id": pa.array([i.trace.trace_id for i in inputs], pa.string())})
-
-        def job(con: duckdb.DuckDBPyConnection) -> None:
-            con.register("_evals", evals)
-            con.register("_elog", log_tbl)
-            con.register("_ran", ran)
-            con.register("_done", done)
-            con.execute("BEGIN TRANSACTION")
-            try:
-                pairs = "(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran)"
-                con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}")
-                con.execute(f"DELETE FROM evaluations WHERE {pairs}")
-                con.execute(f"INSERT INTO evaluations ({', '.join(EVAL_COLUMNS)}) SELECT * FROM _evals")
-                con.execute("INSERT INTO eval_log SELECT * FROM _elog")
-                con.execute(
-                    "UPDATE traces SET eval_generation = coalesce(eval_generation, 0) + 1, evaluated_at = $now, "
-                    "evaluated_spans = assembled_spans WHERE trace_id IN (SELECT trace_id FROM _done)",
-                    {"now": now},
-                )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            finally:
-                for n in ("_evals", "_elog", "_ran", "_done"):
-                    con.unregister(n)
-
-        self.write(job)
-        if self.metrics is not None:
-            self.metrics.inc("ragfault_traces_evaluated_total", len(inputs), tier=tier)
+        out = build_tables(self.runner, inputs, gens, now)
+        self._write(out, now)
         return len(inputs)
+
+    def _write(self, out: EvalTables, now: datetime) -> None:
+        self.write(write_job(out, now))
+        if self.metrics is not None:
+            for name, n in out.errors.items():
+                self.metrics.inc("ragfault_evaluator_errors_total", n, evaluator=name)
+            self.metrics.inc("ragfault_traces_evaluated_total", out.done.num_rows, tier=self.runner.tier)
