@@ -25,6 +25,14 @@ class EvaluationSettings(BaseModel):
         default_factory=dict, description="Options per evaluator, by name ([evaluation.evaluators.NAME])."
     )
     batch_size: int = Field(500, gt=0, description="Traces evaluated per round.")
+    workers: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "Worker processes for `ragfault evaluate` on a database file (0: evaluate in-process; "
+            "default: one a core, at most 4, when the run has more than two batches)."
+        ),
+    )
 
 
 def load_evaluation_settings(config_file: str | Path | None) -> EvaluationSettings:

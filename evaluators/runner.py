@@ -12,10 +12,13 @@ import gc
 import logging
 import threading
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
 import orjson
@@ -25,6 +28,9 @@ from pydantic import BaseModel
 from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
 from evaluators.gold import GoldCase, KBDocument
 from evaluators.text import normalize
+
+if TYPE_CHECKING:
+    from evaluators.pool import EvalPool
 
 log = logging.getLogger("ragfault.evaluate")
 
@@ -152,12 +158,23 @@ class References:
                     acl=r[5], title=r[6], content=r[7], metadata=_loads(r[8]),
                 )  # fmt: skip
             )
+        self._set(cases, docs, stamp)
+
+    def _set(self, cases: dict[str, GoldCase], docs: list[KBDocument], stamp: tuple[Any, ...] | None) -> None:
         self.cases = cases
         self.by_query = {}
         for c in cases.values():
             self.by_query.setdefault(normalize(c.query), c)
         self.kb = KnowledgeBase(docs)
         self.stamp = stamp
+
+    def get_state(self) -> tuple[Any, ...]:
+        """Plain data to rebuild these references elsewhere (a worker process): ``set_state``."""
+        return self.stamp, list(self.cases.values()), list(self.kb.by_id.values())
+
+    def set_state(self, state: tuple[Any, ...]) -> None:
+        stamp, cases, docs = state
+        self._set({c.case_id: c for c in cases}, docs, stamp)
 
     def case_for(self, trace: TraceView) -> GoldCase | None:
         if trace.case_id:
@@ -259,6 +276,16 @@ def load_views(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> tuple[li
     return views_from_tables(fetch_tables(con, trace_ids))
 
 
+def make_inputs(refs: References, views: list[TraceView], source_keys: tuple[str, ...]) -> list[EvalInput]:
+    """Each view with its gold case, the registry and the time it is judged at."""
+    out = []
+    for v in views:
+        case = refs.case_for(v)
+        as_of = case.as_of if case is not None and case.as_of else v.start_time
+        out.append(EvalInput(v, case, refs.kb, as_of, source_keys))
+    return out
+
+
 class EvalTables(NamedTuple):
     """What evaluating a batch produces, ready to write: verdict rows, eval_log rows, the
     (trace, evaluator) pairs that ran (their old rows move to history), the traces done, and the
@@ -318,6 +345,15 @@ def build_tables(
     return EvalTables(evals, log_tbl, ran, done, errors)
 
 
+def evaluate_tables(
+    runner: Runner, refs: References, tables: TraceTables, now: datetime, source_keys: tuple[str, ...]
+) -> EvalTables:
+    """Fetched rows in, rows to write out: what a worker process does with a batch."""
+    with gc_paused():
+        views, gens = views_from_tables(tables)
+        return build_tables(runner, make_inputs(refs, views, source_keys), gens, now)
+
+
 def write_job(out: EvalTables, now: datetime) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """The write of one evaluated batch, in one transaction: earlier verdicts of the pairs that ran
     move to ``evaluation_history``, the new ones go to ``evaluations``, decisions to ``eval_log``."""
@@ -369,12 +405,7 @@ class StoreRunner:
     def inputs(self, trace_ids: list[str]) -> tuple[list[EvalInput], dict[str, int]]:
         self.refs.refresh(self.cursor)
         views, gens = load_views(self.cursor, trace_ids)
-        out = []
-        for v in views:
-            case = self.refs.case_for(v)
-            as_of = case.as_of if case is not None and case.as_of else v.start_time
-            out.append(EvalInput(v, case, self.refs.kb, as_of, self.source_keys))
-        return out, gens
+        return make_inputs(self.refs, views, self.source_keys), gens
 
     def evaluate(self, trace_ids: Iterable[str]) -> int:
         """Evaluate these traces now; returns how many were evaluated."""
@@ -383,6 +414,68 @@ class StoreRunner:
             return 0
         with gc_paused():
             return self._evaluate(ids)
+
+    def evaluate_many(
+        self,
+        trace_ids: Iterable[str],
+        batch: int = 500,
+        pool: EvalPool | None = None,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> int:
+        """Evaluate many traces in batches (one write each); returns how many were evaluated.
+
+        Without a pool this is ``evaluate`` batch after batch. With one (``evaluators.pool``), the
+        batches are evaluated in its worker processes, up to one more than there are workers in
+        flight, while this process fetches the next rows and writes the finished ones in order.
+        A batch whose worker fails is evaluated here from the rows already fetched.
+        ``on_batch`` is called with the number of traces of each batch written.
+        """
+        ids = list(dict.fromkeys(trace_ids))
+        chunks = [ids[i : i + batch] for i in range(0, len(ids), batch)]
+        total = 0
+        if pool is None:
+            for chunk in chunks:
+                n = self.evaluate(chunk)
+                total += n
+                if on_batch is not None:
+                    on_batch(n)
+            return total
+        pending: deque[tuple[TraceTables, datetime, Future[EvalTables] | None]] = deque()
+
+        def finish() -> None:
+            nonlocal total
+            tables, now, fut = pending.popleft()
+            out = None
+            if fut is not None:
+                try:
+                    out = fut.result()
+                except Exception as exc:  # the worker died or failed: this batch is evaluated here
+                    log.warning("evaluation worker failed (%s); evaluating the batch in-process", type(exc).__name__)
+                    if isinstance(exc, BrokenProcessPool):
+                        pool.broken()
+            if out is None:
+                out = evaluate_tables(self.runner, self.refs, tables, now, self.source_keys)
+            self._write(out, now)
+            total += out.done.num_rows
+            if on_batch is not None:
+                on_batch(out.done.num_rows)
+
+        for chunk in chunks:
+            self.refs.refresh(self.cursor)
+            tables = fetch_tables(self.cursor, chunk)
+            now = utcnow()
+            fut = None
+            if pool.usable:
+                try:
+                    fut = pool.submit(self.refs, tables, now)
+                except BrokenProcessPool:
+                    fut = None
+            pending.append((tables, now, fut))
+            while len(pending) > pool.workers:
+                finish()
+        while pending:
+            finish()
+        return total
 
     def _evaluate(self, ids: list[str]) -> int:
         inputs, gens = self.inputs(ids)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import nullcontext
 from datetime import datetime
 
 from ragfault.client import post, server_up, server_url
@@ -19,6 +20,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
     p.add_argument("--config", help="TOML config file ([evaluation] table)")
     p.add_argument("--batch", type=int, default=500, help="traces per batch")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes evaluating on a database file (0: in-process; default: [evaluation] workers)",
+    )
     return p
 
 
@@ -51,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     from collector.config import build_settings
     from evaluators.config import evaluator_configs, load_evaluation_settings
+    from evaluators.pool import EvalPool, default_workers
     from evaluators.registry import discover
     from evaluators.runner import Runner, StoreRunner
     from evaluators.service import select_traces
@@ -62,11 +69,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         settled = local.settle_all()
         cur = local.store.cursor()
-        runner = StoreRunner(cur, local.write, Runner(specs, evaluator_configs(settings, specs)), build_settings(args.config).source_keys)
+        source_keys = build_settings(args.config).source_keys
+        runner = StoreRunner(cur, local.write, Runner(specs, evaluator_configs(settings, specs)), source_keys)
         ids = select_traces(cur, args.run_id, args.since, args.until, 10**12)
+        workers = args.workers if args.workers is not None else settings.workers
+        if workers is None:  # a pool pays for its start-up only on a long run
+            workers = default_workers() if len(ids) > 2 * args.batch else 0
         bar = Progress(len(ids), "evaluating")
-        for i in range(0, len(ids), args.batch):
-            bar.update(runner.evaluate(ids[i : i + args.batch]))
+        with EvalPool(workers, runner.runner, source_keys) if workers > 0 else nullcontext() as pool:
+            runner.evaluate_many(ids, args.batch, pool, on_batch=bar.update)
         bar.close()
         extra = f" ({settled} assembled first)" if settled else ""
         print(f"evaluated {len(ids)} traces in {args.db}{extra}")

@@ -1,0 +1,197 @@
+"""Cheap-tier evaluation in worker processes, for long offline runs (``ragfault evaluate``).
+
+The evaluators are pure Python and, under one GIL, use one core. ``EvalPool`` runs them in worker
+processes: the process that owns the database fetches each batch's rows column-wise
+(``evaluators.runner.fetch_tables``), hands the Arrow tables to a worker and writes the Arrow
+tables of verdict rows it gets back (``StoreRunner.evaluate_many``). A worker builds the views,
+joins gold cases, runs the evaluators and lays out the rows exactly as the in-process path does
+(same functions), so the rows are identical.
+
+What a worker needs besides the rows travels as plain data: the evaluator specs and their
+configs at start (pickled: specs must be module-level functions), and gold cases and the
+knowledge base as a file written once per version of those tables (workers load it when the
+path changes).
+
+A batch is never lost: when its worker raises or dies (killed, out of memory), the batch is
+evaluated in the owning process from the rows already fetched, and the next batch gets a fresh
+pool (after ``max_restarts`` restarts the run carries on in-process).
+
+Workers start with ``forkserver``, never ``fork`` (a server process runs threads, which a fork
+would copy in an undefined state), and exit by themselves when the process that started them is
+gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import pickle
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from datetime import datetime
+from types import TracebackType
+from typing import Any
+
+from evaluators.runner import EvalTables, References, Runner, TraceTables, evaluate_tables
+
+log = logging.getLogger("ragfault.evaluate")
+
+
+def default_workers() -> int:
+    """Worker processes for a long run when none are configured: one a core, at most 4; none on one core."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 0 if n <= 1 else min(4, n)
+
+
+# --- in a worker -------------------------------------------------------------------------------
+
+_state: dict[str, Any] = {}
+
+
+def _alive_since(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (tells a reused pid apart); None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass
+        return ""
+
+
+def _watch_owner(pid: int) -> None:
+    # the owner is not this worker's parent (the forkserver is), so its death sends no signal here
+    born = _alive_since(pid)
+    while True:
+        time.sleep(1.0)
+        if _alive_since(pid) != born:
+            os._exit(0)
+
+
+def _init_worker(owner_pid: int, runner_state: bytes) -> None:
+    threading.Thread(target=_watch_owner, args=(owner_pid,), name="owner-watch", daemon=True).start()
+    specs, configs, tier, source_keys = pickle.loads(runner_state)
+    _state["runner"] = Runner(specs, configs, tier)
+    _state["source_keys"] = source_keys
+
+
+def _references(path: str) -> References:
+    if _state.get("refs_path") != path:
+        loaded = References()
+        with open(path, "rb") as fh:
+            loaded.set_state(pickle.load(fh))
+        _state["refs"], _state["refs_path"] = loaded, path
+    refs: References = _state["refs"]
+    return refs
+
+
+def _work(refs_path: str, tables: TraceTables, now: datetime) -> EvalTables:
+    return evaluate_tables(_state["runner"], _references(refs_path), tables, now, _state["source_keys"])
+
+
+def _pid() -> int:
+    return os.getpid()
+
+
+# --- in the owning process ----------------------------------------------------------------------
+
+
+class EvalPool:
+    """Worker processes evaluating batches of fetched rows; recreated when a worker dies."""
+
+    def __init__(
+        self, workers: int, runner: Runner, source_keys: tuple[str, ...] = (), max_restarts: int = 3
+    ) -> None:
+        if workers < 1:
+            raise ValueError("an evaluation pool needs at least one worker")
+        self.workers = workers
+        self.max_restarts = max_restarts
+        self.restarts = 0
+        # fails here, not in a worker, when a spec cannot be sent (e.g. a lambda)
+        configs = {n: runner.configs[n] for n in runner.specs}
+        self._runner_state = pickle.dumps((runner.specs, configs, runner.tier, tuple(source_keys)))
+        self._ctx = multiprocessing.get_context("forkserver")
+        self._pool: ProcessPoolExecutor | None = None
+        self._dir = tempfile.mkdtemp(prefix="ragfault-eval-")
+        self._refs_stamp: Any = None
+        self._refs_path: str | None = None
+        self._refs_count = 0
+
+    # lifecycle
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=self._ctx,
+                initializer=_init_worker,
+                initargs=(os.getpid(), self._runner_state),
+            )
+        return self._pool
+
+    def start(self) -> None:
+        """Start the workers now (otherwise the first batch does)."""
+        pool = self._executor()
+        for f in [pool.submit(_pid) for _ in range(self.workers)]:
+            f.result(120)
+
+    @property
+    def usable(self) -> bool:
+        """False once the pool broke more than ``max_restarts`` times (the run goes on in-process)."""
+        return self.restarts <= self.max_restarts
+
+    def broken(self) -> None:
+        """A worker died: drop the executor; the next submit starts a new one."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            self.restarts += 1
+            log.warning(
+                "an evaluation worker died; %s",
+                "starting a new pool" if self.usable else "evaluating in-process",
+            )
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> EvalPool:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # work
+
+    def refs_file(self, refs: References) -> str:
+        """The file holding this version of the gold cases and the registry (written once a version)."""
+        if self._refs_path is None or refs.stamp != self._refs_stamp:
+            self._refs_count += 1
+            path = os.path.join(self._dir, f"refs-{self._refs_count}.pickle")
+            with open(path, "wb") as fh:
+                pickle.dump(refs.get_state(), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            self._refs_path, self._refs_stamp = path, refs.stamp
+        return self._refs_path
+
+    def submit(self, refs: References, tables: TraceTables, now: datetime) -> Future[EvalTables]:
+        """Evaluate fetched rows in a worker. Raises BrokenProcessPool when no worker can take it."""
+        path = self.refs_file(refs)
+        pool = self._executor()
+        try:
+            return pool.submit(_work, path, tables, now)
+        except (BrokenProcessPool, RuntimeError) as exc:
+            self.broken()
+            raise BrokenProcessPool(str(exc)) from exc

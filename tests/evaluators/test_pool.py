@@ -1,0 +1,123 @@
+"""Evaluation in worker processes (evaluators/pool.py) writes exactly the rows of in-process
+evaluation, and a worker that dies loses no batch."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.evaluate import build_db
+from collector.normalize import DEFAULT_SOURCE_KEYS
+from collector.store import Store
+from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig
+from evaluators.config import EvaluationSettings, evaluator_configs
+from evaluators.pool import EvalPool
+from evaluators.registry import discover
+from evaluators.runner import Runner, StoreRunner
+from ragfault.local import LocalStore
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACES = 90
+BATCH = 20
+
+
+@pytest.fixture(scope="module")
+def base_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("pool") / "base.duckdb"
+    local, _ = build_db(str(path), TRACES, 60, seed=3)
+    local.close()
+    return path
+
+
+def copy_of(base: Path, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"{name}.duckdb"
+    shutil.copy(base, path)
+    return path
+
+
+def crash_in_worker(inp: EvalInput, config: NoConfig) -> list[Metric]:
+    """An evaluator that kills the worker process running it (and works in the owning process)."""
+    if multiprocessing.parent_process() is not None:
+        os._exit(3)
+    return [Metric("survived", value=1.0, numerator=1, denominator=1)]
+
+
+CRASH = EvaluatorSpec(name="crash", version="1", fn=crash_in_worker, description="test: kills a worker")
+
+
+def evaluate(db: Path, workers: int, extra: dict[str, EvaluatorSpec] | None = None) -> int:
+    specs = {**discover(), **(extra or {})}
+    configs = evaluator_configs(EvaluationSettings(), specs)
+    local = LocalStore(str(db))
+    try:
+        cur = local.store.cursor()
+        ids = [r[0] for r in cur.execute("SELECT trace_id FROM traces ORDER BY start_time").fetchall()]
+        sr = StoreRunner(cur, local.write, Runner(specs, configs), DEFAULT_SOURCE_KEYS)
+        if workers == 0:
+            return sr.evaluate_many(ids, BATCH)
+        with EvalPool(workers, sr.runner, DEFAULT_SOURCE_KEYS, max_restarts=1) as pool:
+            return sr.evaluate_many(ids, BATCH, pool)
+    finally:
+        local.close()
+
+
+def stored(db: Path) -> dict[str, list[tuple]]:
+    store = Store(db, read_only=True)
+    try:
+        q = store.con.execute
+        return {
+            "evaluations": q("SELECT * EXCLUDE (evaluated_at) FROM evaluations ORDER BY ALL").fetchall(),
+            "eval_log": q("SELECT * EXCLUDE (logged_at) FROM eval_log ORDER BY ALL").fetchall(),
+            "traces": q(
+                "SELECT trace_id, eval_generation, evaluated_spans FROM traces ORDER BY ALL"
+            ).fetchall(),
+        }
+    finally:
+        store.con.close()
+
+
+def test_pool_writes_the_rows_of_in_process_evaluation(base_db: Path, tmp_path: Path) -> None:
+    here, there = copy_of(base_db, tmp_path, "here"), copy_of(base_db, tmp_path, "there")
+    assert evaluate(here, 0) == TRACES
+    assert evaluate(there, 2) == TRACES
+    a, b = stored(here), stored(there)
+    assert len(a["evaluations"]) > 40 * TRACES
+    assert a == b
+
+
+def test_a_worker_that_dies_loses_no_batch(base_db: Path, tmp_path: Path) -> None:
+    here, there = copy_of(base_db, tmp_path, "here"), copy_of(base_db, tmp_path, "there")
+    assert evaluate(here, 0, {"crash": CRASH}) == TRACES
+    # every batch kills its worker: each is evaluated in the owning process instead
+    assert evaluate(there, 1, {"crash": CRASH}) == TRACES
+    a, b = stored(here), stored(there)
+    assert a == b
+    survived = [r for r in b["evaluations"] if r[4] == "crash"]
+    assert len(survived) == TRACES and {r[7] for r in survived} == {"survived"}
+
+
+def test_a_spec_that_cannot_be_sent_is_refused_up_front() -> None:
+    spec = EvaluatorSpec(name="lambda", version="1", fn=lambda inp, cfg: [])
+    runner = Runner({"lambda": spec}, {"lambda": NoConfig()})
+    with pytest.raises(Exception, match="pickle|lambda"):
+        EvalPool(1, runner)
+
+
+def test_cli_evaluates_with_workers(base_db: Path, tmp_path: Path) -> None:
+    here, there = copy_of(base_db, tmp_path, "here"), copy_of(base_db, tmp_path, "there")
+    evaluate(here, 0)
+    env = dict(os.environ, RAGFAULT_SERVER="http://127.0.0.1:9")  # nothing listens there
+    out = subprocess.run(
+        [sys.executable, "-m", "ragfault.cli", "evaluate", "--db", str(there), "--workers", "2", "--batch", str(BATCH)],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert f"evaluated {TRACES} traces" in out.stdout
+    a, b = stored(here), stored(there)
+    assert a["evaluations"] == b["evaluations"] and a["traces"] == b["traces"]
