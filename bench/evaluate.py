@@ -21,7 +21,11 @@ trace in batches of 500 and three figures are taken:
 - **load**: ``StoreRunner.inputs`` alone (DuckDB fetch and TraceView building);
 - **evaluators**: ``Runner.run`` alone over already loaded inputs, and each evaluator's ``fn`` timed
   separately in run order (evaluators share per-trace caches — the evidence matching, normalized
-  text — so the first one that needs a cache pays for it).
+  text — so the first one that needs a cache pays for it);
+- **whole path with N workers** (``--workers``, default 2): ``StoreRunner.evaluate_many`` with an
+  ``evaluators.pool.EvalPool`` of N worker processes, as ``ragfault evaluate --workers N`` runs it, on
+  another fresh copy of the database; the pool is started before the clock starts (its start-up is
+  reported apart).
 
 Run from the project root:
 
@@ -63,6 +67,7 @@ from collector.batch import flatten  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
 from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
 from evaluators.loading import store_gold, store_kb  # noqa: E402
+from evaluators.pool import EvalPool  # noqa: E402
 from evaluators.registry import discover  # noqa: E402
 from evaluators.runner import Runner, StoreRunner  # noqa: E402
 from ragfault.local import LocalStore  # noqa: E402
@@ -355,6 +360,25 @@ def measure(local: LocalStore, ids: list[str], batch: int, profile: cProfile.Pro
     }
 
 
+def measure_pool(local: LocalStore, ids: list[str], batch: int, workers: int) -> dict:
+    """The whole path with a pool of worker processes (started before the clock starts)."""
+    specs = discover()
+    configs = evaluator_configs(EvaluationSettings(), specs)
+    store_runner = StoreRunner(local.store.cursor(), local.write, Runner(specs, configs), DEFAULT_SOURCE_KEYS)
+    store_runner.refs.refresh(store_runner.cursor)
+    t = time.perf_counter()
+    with EvalPool(workers, store_runner.runner, DEFAULT_SOURCE_KEYS) as pool:
+        pool.start()
+        started = time.perf_counter() - t
+        t = time.perf_counter()
+        n = store_runner.evaluate_many(ids, batch, pool)
+        whole = time.perf_counter() - t
+        restarts = pool.restarts
+    rows = local.store.con.execute("SELECT count(*) FROM evaluations").fetchall()[0][0]
+    return {"workers": workers, "traces": n, "evaluation_rows": rows, "whole_s": whole, "whole_tps": n / whole,
+            "start_s": started, "restarts": restarts}  # fmt: skip
+
+
 def _parts(store_runner, runner, configs, chunk, per, load, pure, errors):  # noqa: ANN001, ANN202
     t = time.perf_counter()
     inputs, _ = store_runner.inputs(chunk)
@@ -401,10 +425,15 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="measurements on fresh copies of the database")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--profile", action="store_true", help="cProfile the whole path of the first repeat")
+    ap.add_argument(
+        "--workers", default="2", help="comma-separated pool sizes for the multi-process whole path (0 or '' for none)"
+    )
     ap.add_argument("--out", default=str(RESULTS / "evaluate.json"))
     args = ap.parse_args()
 
+    pool_sizes = [int(w) for w in args.workers.split(",") if w.strip() and int(w) > 0]
     results = []
+    pooled: dict[int, list[dict]] = {w: [] for w in pool_sizes}
     with tempfile.TemporaryDirectory(prefix="ragfault-bench-eval-") as tmp:
         base = os.path.join(tmp, "base.duckdb")
         t = time.perf_counter()
@@ -427,12 +456,31 @@ def main() -> int:
                 f"run {r + 1}: whole {res['whole_tps']:,.0f} traces/s, load {res['load_tps']:,.0f}/s, "
                 f"evaluators {res['evaluators_tps']:,.0f}/s ({res['evaluation_rows']:,} rows, {res['error_rows']} errors)"
             )
+            for w in pool_sizes:
+                path = os.path.join(tmp, f"run{r}-w{w}.duckdb")
+                with open(base, "rb") as src, open(path, "wb") as dst:
+                    dst.write(src.read())
+                local = LocalStore(path)
+                try:
+                    pres = measure_pool(local, trace_ids(local), args.batch, w)
+                finally:
+                    local.close()
+                pooled[w].append(pres)
+                print(
+                    f"run {r + 1}: whole with {w} workers {pres['whole_tps']:,.0f} traces/s "
+                    f"({pres['evaluation_rows']:,} rows, pool start {pres['start_s']:.2f}s, {pres['restarts']} restarts)"
+                )
     print()
     print(f"median of {len(results)} runs, {args.traces:,} traces, batches of {args.batch}, {os.cpu_count()} cores")
     print(_table(results))
+    for w, runs in pooled.items():
+        tps = statistics.median(p["whole_tps"] for p in runs)
+        print(f"{'whole path, ' + str(w) + ' workers':<28}{tps:>12,.0f}{1e6 / tps:>16.1f}")
     whole = statistics.median(r["whole_tps"] for r in results)
-    verdict = "meets" if whole >= GOAL else "misses"
-    print(f"\nwhole path {whole:,.0f} traces/s {verdict} the goal of {GOAL:,.0f} traces/s (10,000 spans/s)")
+    best = max([whole] + [statistics.median(p["whole_tps"] for p in runs) for runs in pooled.values()])
+    verdict = "meets" if best >= GOAL else "misses"
+    print(f"\nwhole path {whole:,.0f} traces/s in-process, best {best:,.0f} traces/s: {verdict} the goal of "
+          f"{GOAL:,.0f} traces/s (10,000 spans/s)")  # fmt: skip
     if profile is not None:
         s = io.StringIO()
         pstats.Stats(profile, stream=s).sort_stats("cumulative").print_stats(45)
@@ -448,6 +496,7 @@ def main() -> int:
                 "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
                 "median_whole_tps": whole,
                 "runs": results,
+                "pooled_runs": {str(w): runs for w, runs in pooled.items()},
             },
             indent=2,
         )
