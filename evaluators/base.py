@@ -13,8 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, overload
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
@@ -23,6 +22,36 @@ from evaluators.text import normalize, normalize_doc  # noqa: F401  (normalize_d
 
 if TYPE_CHECKING:
     from evaluators.matching import Matching
+
+_T = TypeVar("_T")
+
+
+class cached_property(Generic[_T]):  # noqa: N801  (named after functools.cached_property)
+    """``functools.cached_property`` without its lock (Python 3.11 takes an RLock on every first
+    access; a trace computes dozens of these). The value is stored in the instance ``__dict__``,
+    which then shadows the descriptor. An instance is only ever used by one thread at a time here."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.attrname = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attrname = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> cached_property[_T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, instance: object | None, owner: type | None = None) -> _T | cached_property[_T]:
+        if instance is None:
+            return self
+        value = self.func(instance)
+        instance.__dict__[self.attrname] = value
+        return value
+
 
 Status = Literal["ok", "not_applicable", "error", "skipped"]
 Tier = Literal["cheap", "judge"]
@@ -94,8 +123,20 @@ class TraceView:
         )
 
     def docs(self, stage: str, span_id: str | None = None) -> list[StepDoc]:
-        out = [d for d in self.documents if d.stage == stage and (span_id is None or d.span_id == span_id)]
-        return sorted(out, key=lambda d: (d.span_id, d.position))
+        """Documents of a stage (of one step, or of every step), by step and position."""
+        if span_id is None:
+            out = [d for d in self.documents if d.stage == stage]
+            return sorted(out, key=lambda d: (d.span_id, d.position))
+        return list(self._docs_by_step.get((stage, span_id), ()))
+
+    @cached_property
+    def _docs_by_step(self) -> dict[tuple[str, str], list[StepDoc]]:
+        out: dict[tuple[str, str], list[StepDoc]] = {}
+        for d in self.documents:
+            out.setdefault((d.stage, d.span_id), []).append(d)
+        for docs in out.values():
+            docs.sort(key=lambda d: d.position)  # stable: the order of equal positions is kept
+        return out
 
     @cached_property
     def retrieval_steps(self) -> list[StepInfo]:

@@ -13,9 +13,9 @@ quotes appears in the input of the LLM call that produced the answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING
 
+from evaluators.base import cached_property
 from evaluators.gold import AnyOf, Evidence, KBDocument
 from evaluators.text import normalize_cached, normalize_doc
 
@@ -67,6 +67,12 @@ class Matching:
         self.kb = inp.kb
         self.units: list[Unit] = units_of(inp.case.evidence) if inp.case is not None else []
         self._doc_units: dict[int, frozenset[int]] = {}
+        # every evidence item, flattened: (unit index, chunk id, doc id, normalized quote)
+        self._items: list[tuple[int, str | None, str | None, str]] = [
+            (u.index, e.chunk_id, e.doc_id, normalize_cached(e.quote) if e.quote else "")
+            for u in self.units
+            for e in u.items
+        ]
         # a document's units depend only on its ids and content: repeats across stages share them
         self._units_by_value: dict[tuple[str | None, str | None, str | None], frozenset[int]] = {}
         self._kb_ids: dict[int, str | None] = {}
@@ -117,23 +123,39 @@ class Matching:
 
     def units_of_doc(self, doc: StepDoc) -> frozenset[int]:
         key = id(doc)
-        try:
-            return self._doc_units[key]
-        except KeyError:
-            pass
+        found = self._doc_units.get(key)
+        if found is not None:
+            return found
         value = (doc.doc_id, doc.chunk_id, doc.content)
         found = self._units_by_value.get(value)
         if found is None:
-            if self.units:
-                content = self.content_norm(doc)
-                found = frozenset(
-                    u.index for u in self.units if any(self.item_matches(doc, e, content) for e in u.items)
-                )
-            else:
-                found = frozenset()
+            found = self._match(doc) if self._items else frozenset()
             self._units_by_value[value] = found
         self._doc_units[key] = found
         return found
+
+    def _match(self, doc: StepDoc) -> frozenset[int]:
+        """The units ``item_matches`` finds for this document, item by item. When the item has a
+        quote and the document has content, the quote decides whatever the ids are (rule 2 then
+        needs the quote inside too, which rule 3 already accepts), so the ids are looked up only
+        for items without a quote or documents without content."""
+        content = self.content_norm(doc)
+        ids: set[str] | None = None
+        out: set[int] = set()
+        for unit, chunk_id, doc_id, quote in self._items:
+            if unit in out:
+                continue
+            if chunk_id and doc.chunk_id == chunk_id:
+                out.add(unit)
+            elif quote and content:
+                if quote in content:
+                    out.add(unit)
+            elif doc_id:
+                if ids is None:
+                    ids = self.ids_of(doc)
+                if doc_id in ids:
+                    out.add(unit)
+        return frozenset(out)
 
     def units_in(self, docs: list[StepDoc]) -> set[int]:
         out: set[int] = set()
