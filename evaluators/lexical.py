@@ -521,8 +521,12 @@ def _id_key(raw: str) -> str:
     return re.sub(r"[-_/]", "", raw.upper())
 
 
+_ID_PREFIX = re.compile(r"[A-Z]+")
+
+
+@lru_cache(maxsize=4096)
 def _id_prefix(key: str) -> str:
-    m = re.match(r"[A-Z]+", key)
+    m = _ID_PREFIX.match(key)
     return m.group(0) if m else ""
 
 
@@ -1050,10 +1054,30 @@ def support(
     # neither support nor contradict, and it is the best "unsupported" one only when every sentence
     # scores 0, which gives the same verdict (no sentence). So it is skipped without comparing.
     skip_disjoint = bool(keys) and min_coverage > 0 and contra_min > 0
+    # The coverage and topicality of a sentence are computed first, as _compare would: a sentence
+    # that can neither support (coverage below min_coverage), contradict (topicality below
+    # contra_min) nor beat the best unsupported one (coverage not higher) changes nothing, so its
+    # numbers, dates, ids and negations are not compared.
+    n_keys = len(keys)
+    keys_negated = keys & ca.negated
+    nothing_to_check = not keys and not (ca.quantities or ca.dates or ca.identifiers)
+    claim_negates = ca.has_negation
     for i, s in enumerate(sentences):
         sa = analyze(s)
         if skip_disjoint and keys.isdisjoint(sa.terms):
             continue
+        if best_any is not None and n_keys and not nothing_to_check:
+            covered = len(keys & sa.positive)
+            if keys_negated:
+                covered += len((keys_negated & sa.negated) - sa.positive)
+            coverage = covered / n_keys
+            topical = len(keys & sa.terms) / n_keys
+            if claim_negates and (
+                not sa.negated.isdisjoint(ca.terms) or (ca.bare_negation and not ca.negated and sa.has_negation)
+            ):
+                coverage = topical
+            if coverage < min_coverage and topical < contra_min and coverage <= best_any[0]:
+                continue
         coverage, topical, missing, conflicts = _compare(ca, keys, sa)
         if not keys and not (ca.quantities or ca.dates or ca.identifiers):
             coverage = topical = 0.0  # nothing to check: never supported
