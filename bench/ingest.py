@@ -262,6 +262,12 @@ class MemWatch:
         base = self.cpu_base or {}
         return sum(v - base.get(p, 0) for p, v in self.cpu_last.items()) / os.sysconf("SC_CLK_TCK")
 
+    @property
+    def cpu_main_seconds(self) -> float:
+        """CPU time of the server process alone (HTTP, hand-offs, the DuckDB writer), no workers."""
+        base = self.cpu_base or {}
+        return (self.cpu_last.get(self.pid, 0) - base.get(self.pid, 0)) / os.sysconf("SC_CLK_TCK")
+
     def rss_mb(self) -> float:
         return sum(_status_kb(p, "VmRSS") for p in _tree(self.pid)) / 1024
 
@@ -370,6 +376,10 @@ class Result:
     concurrency: int
     note: str = ""
     cpu_seconds: float = 0.0  # CPU time of the server's process tree during the run
+    cpu_main_seconds: float = 0.0  # of which the server process itself (not its decode workers)
+    client_cpu_seconds: float = 0.0  # CPU time of this benchmark process (the clients) during the run
+    commits: int = 0  # ragfault: transactions the writer committed (coalesced requests)
+    write_seconds: float = 0.0  # ragfault: time the writer spent in those commits
 
 
 def run_load(
@@ -385,6 +395,7 @@ def run_load(
 ) -> Result:
     mem = MemWatch(pid).start()
     idle = mem.rss_mb()
+    client_cpu = time.process_time()
     start = time.monotonic()
     deadline = start + timeout
     stats_box: list[SendStats] = []
@@ -402,6 +413,7 @@ def run_load(
     elapsed = time.monotonic() - start
     sender.join(max(0.0, deadline - time.monotonic()) + 5)
     mem.stop()
+    client_cpu = time.process_time() - client_cpu
     stats = stats_box[0] if stats_box else SendStats()
     note = "" if persisted >= total else f"timed out: {persisted}/{total} persisted"
     if stats.other_status:
@@ -411,7 +423,7 @@ def run_load(
         ack_seconds=(stats.last_ack - start) if stats.last_ack else float("nan"),
         spans_per_s=persisted / elapsed if elapsed else 0.0, peak_rss_mb=mem.peak_mb, idle_rss_mb=idle,
         retries_503=stats.retries_503, errors=stats.errors, concurrency=concurrency, note=note.strip(),
-        cpu_seconds=mem.cpu_seconds,
+        cpu_seconds=mem.cpu_seconds, cpu_main_seconds=mem.cpu_main_seconds, client_cpu_seconds=client_cpu,
     )  # fmt: skip
 
 
@@ -441,6 +453,21 @@ def start_ragfault(workdir: Path, config: dict[str, object]) -> tuple[subprocess
     return proc, port, log
 
 
+def writer_stats(port: int) -> tuple[int, float]:
+    """(commits, seconds spent committing) from the server's ``ragfault_write_seconds`` summary."""
+    commits, seconds = 0, 0.0
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("ragfault_write_seconds_count"):
+                    commits = int(float(line.split()[-1]))
+                elif line.startswith("ragfault_write_seconds_sum"):
+                    seconds = float(line.split()[-1])
+    except (urllib.error.URLError, OSError, ValueError):
+        pass
+    return commits, seconds
+
+
 def ragfault_count(port: int):
     body = json.dumps({"sql": "SELECT count(*) FROM spans"}).encode()
 
@@ -458,12 +485,15 @@ def bench_ragfault(args, bodies: list[bytes], total: int, workdir: Path, profile
     config: dict[str, object] = {"log_level": "warning"}
     if args.decode_workers is not None:
         config["decode_workers"] = args.decode_workers
+    config.update(_settings(args.set))
     proc, port, log = start_ragfault(workdir, config)
     spy = None
     try:
         if profile:
             spy = start_pyspy(proc.pid, RESULTS / "ragfault-profile.txt")
-        return run_load("ragfault", port, proc.pid, ragfault_count(port), bodies, total, args.concurrency, args.timeout)
+        res = run_load("ragfault", port, proc.pid, ragfault_count(port), bodies, total, args.concurrency, args.timeout)
+        res.commits, res.write_seconds = writer_stats(port)
+        return res
     finally:
         if spy is not None:
             spy.send_signal(2)
@@ -479,6 +509,7 @@ def bench_overload(args, bodies: list[bytes], total: int, workdir: Path) -> Resu
     config: dict[str, object] = {"log_level": "warning", "max_queue_spans": args.overload_queue, "max_batch_spans": args.overload_queue}
     if args.decode_workers is not None:
         config["decode_workers"] = args.decode_workers
+    config.update(_settings(args.set))
     proc, port, _ = start_ragfault(workdir, config)
     try:
         res = run_load(
@@ -489,6 +520,18 @@ def bench_overload(args, bodies: list[bytes], total: int, workdir: Path) -> Resu
         return res
     finally:
         stop_process(proc)
+
+
+def _settings(pairs: list[str]) -> dict[str, object]:
+    """``--set key=value`` pairs as server settings (values parsed as JSON when they are JSON)."""
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, _, raw = pair.partition("=")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
 
 
 def start_pyspy(pid: int, out: Path) -> subprocess.Popen | None:
@@ -572,6 +615,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=600, help="seconds before a run gives up")
     p.add_argument("--profile", action="store_true", help="record the ragfault server with py-spy (raw stacks)")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a ragfault [server] setting for the runs, e.g. --set duckdb_threads=1 (repeatable)")
     p.add_argument("--decode-workers", type=int, default=None,
                    help="ragfault's decode_workers setting (default: the server's own default)")
     args = p.parse_args(argv)
@@ -590,7 +635,10 @@ def main(argv: list[str] | None = None) -> int:
             r = bench_ragfault(args, bodies, total, Path(d), args.profile and i == 0)
         print(f"ragfault run {i + 1}: {r.spans_per_s:,.0f} spans/s persisted ({r.seconds:.2f}s), "
               f"peak RSS {r.peak_rss_mb:,.0f} MB, server CPU {r.cpu_seconds:.1f}s "
-              f"({r.cpu_seconds / max(1, r.persisted) * 1e6:,.0f} us/span) {r.note}", flush=True)  # fmt: skip
+              f"({r.cpu_seconds / max(1, r.persisted) * 1e6:,.0f} us/span; server process alone "
+              f"{r.cpu_main_seconds / max(1, r.persisted) * 1e6:,.0f}; clients "
+              f"{r.client_cpu_seconds / max(1, r.persisted) * 1e6:,.0f}); {r.commits} commits of "
+              f"{r.persisted / max(1, r.commits):,.0f} spans, writer busy {r.write_seconds:.2f}s {r.note}", flush=True)  # fmt: skip
         runs.append(r)
     med = sorted(runs, key=lambda r: r.spans_per_s)[len(runs) // 2]
     if len(runs) > 1:

@@ -22,6 +22,7 @@ from collector.normalize import DEFAULT_SOURCE_KEYS, normalize_span
 SPAN_KIND = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUS_CODE = ("UNSET", "OK", "ERROR")
 _MAX_DEPTH = 32
+_ZERO16, _ZERO8 = b"\x00" * 16, b"\x00" * 8
 
 SPAN_COLUMNS = (
     "trace_id", "span_id", "parent_span_id", "trace_state", "flags", "name", "kind",
@@ -81,37 +82,33 @@ def attributes(kvs: Any) -> dict[str, Any]:
     return out
 
 
-def _ts(ns: int) -> datetime | None:
-    if not ns:
-        return None
-    return datetime.fromtimestamp(ns / 1e9, tz=UTC).replace(tzinfo=None)
-
-
 def _json(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 @dataclass
 class SpanBatch:
-    """Column lists ready to become Arrow tables, plus what was rejected."""
+    """Rows ready to become Arrow tables (one tuple a row, in ``*_COLUMNS`` order), plus what was
+    rejected. Timestamps are still integers of nanoseconds (0 for none); ``batch_to_arrow``
+    converts whole columns at once."""
 
-    spans: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in SPAN_COLUMNS})
-    steps: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in STEP_COLUMNS})
-    docs: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in DOC_COLUMNS})
+    spans: list[tuple[Any, ...]] = field(default_factory=list)
+    steps: list[tuple[Any, ...]] = field(default_factory=list)
+    docs: list[tuple[Any, ...]] = field(default_factory=list)
     rejected: int = 0
     errors: list[str] = field(default_factory=list)
     nbytes: int = 0
 
     def __len__(self) -> int:
-        return len(self.spans["span_id"])
+        return len(self.spans)
 
     def error_message(self) -> str:
         return _error_message(self.errors)
 
     def extend(self, other: SpanBatch) -> None:
-        for table, src in ((self.spans, other.spans), (self.steps, other.steps), (self.docs, other.docs)):
-            for col, values in src.items():
-                table[col].extend(values)
+        self.spans.extend(other.spans)
+        self.steps.extend(other.steps)
+        self.docs.extend(other.docs)
         self.rejected += other.rejected
         self.nbytes += other.nbytes
 
@@ -169,7 +166,7 @@ def flatten(
     """Flatten an export request into a SpanBatch. Never raises on span content."""
     batch = SpanBatch()
     now = received_at or datetime.now(UTC).replace(tzinfo=None)
-    sp, st, dc = batch.spans, batch.steps, batch.docs
+    add_span, add_step, add_doc = batch.spans.append, batch.steps.append, batch.docs.append
     for rs in req.resource_spans:
         res_attrs = attributes(rs.resource.attributes)
         res_json = _json(res_attrs)
@@ -179,19 +176,20 @@ def flatten(
         for ss in rs.scope_spans:
             scope = ss.scope
             scope_json = _json(attributes(scope.attributes)) if len(scope.attributes) else None
+            scope_name, scope_version, scope_schema = scope.name or None, scope.version or None, ss.schema_url or None
             for span in ss.spans:
                 tid, sid, pid = span.trace_id, span.span_id, span.parent_span_id
-                if len(tid) != 16 or tid == b"\x00" * 16:
+                if len(tid) != 16 or tid == _ZERO16:
                     _reject(batch, f"span {span.name!r}: trace_id must be 16 non-zero bytes")
                     continue
-                if len(sid) != 8 or sid == b"\x00" * 8:
+                if len(sid) != 8 or sid == _ZERO8:
                     _reject(batch, f"span {span.name!r}: span_id must be 8 non-zero bytes")
                     continue
                 if pid and len(pid) != 8:
                     _reject(batch, f"span {span.name!r}: parent_span_id must be 8 bytes")
                     continue
                 trace_id, span_id = tid.hex(), sid.hex()
-                parent = pid.hex() if pid and pid != b"\x00" * 8 else None
+                parent = pid.hex() if pid and pid != _ZERO8 else None
                 attrs = attributes(span.attributes)
                 try:
                     step = normalize_span(attrs, source_keys)
@@ -200,120 +198,68 @@ def flatten(
 
                     step = Step()
                     _note_normalize_error(batch, span.name, exc)
+                name = span.name
                 start_ns, end_ns = span.start_time_unix_nano, span.end_time_unix_nano
-                start, end = _ts(start_ns), _ts(end_ns)
                 duration = (end_ns - start_ns) / 1e6 if start_ns and end_ns >= start_ns else None
-                status = STATUS_CODE[span.status.code] if 0 <= span.status.code < 3 else str(span.status.code)
+                st = span.status
+                code = st.code
+                status = STATUS_CODE[code] if 0 <= code < 3 else str(code)
                 kind = SPAN_KIND[span.kind] if 0 <= span.kind < 6 else str(span.kind)
-                events = (
-                    _json(
-                        [
-                            {
-                                "name": e.name,
-                                "time_unix_nano": e.time_unix_nano,
-                                "attributes": attributes(e.attributes),
-                                "dropped_attributes_count": e.dropped_attributes_count,
-                            }
-                            for e in span.events
-                        ]
-                    )
-                    if len(span.events)
-                    else None
-                )
-                links = (
-                    _json(
-                        [
-                            {
-                                "trace_id": lk.trace_id.hex(),
-                                "span_id": lk.span_id.hex(),
-                                "trace_state": lk.trace_state,
-                                "attributes": attributes(lk.attributes),
-                                "dropped_attributes_count": lk.dropped_attributes_count,
-                                "flags": lk.flags,
-                            }
-                            for lk in span.links
-                        ]
-                    )
-                    if len(span.links)
-                    else None
-                )
-                sp["trace_id"].append(trace_id)
-                sp["span_id"].append(span_id)
-                sp["parent_span_id"].append(parent)
-                sp["trace_state"].append(span.trace_state or None)
-                sp["flags"].append(span.flags)
-                sp["name"].append(span.name)
-                sp["kind"].append(kind)
-                sp["start_time"].append(start)
-                sp["end_time"].append(end)
-                sp["start_time_unix_nano"].append(start_ns)
-                sp["end_time_unix_nano"].append(end_ns)
-                sp["duration_ms"].append(duration)
-                sp["status_code"].append(status)
-                sp["status_message"].append(span.status.message or None)
-                sp["attributes"].append(_json(attrs))
-                sp["events"].append(events)
-                sp["links"].append(links)
-                sp["dropped_attributes_count"].append(span.dropped_attributes_count)
-                sp["dropped_events_count"].append(span.dropped_events_count)
-                sp["dropped_links_count"].append(span.dropped_links_count)
-                sp["resource_attributes"].append(res_json)
-                sp["resource_schema_url"].append(res_schema)
-                sp["scope_name"].append(scope.name or None)
-                sp["scope_version"].append(scope.version or None)
-                sp["scope_attributes"].append(scope_json)
-                sp["scope_schema_url"].append(ss.schema_url or None)
-                sp["service_name"].append(service)
-                sp["session_id"].append(step.session_id)
-                sp["user_id"].append(step.user_id)
-                sp["case_id"].append(step.case_id)
-                sp["run_id"].append(step.run_id)
-                sp["step_type"].append(step.step_type)
-                sp["convention"].append(step.convention)
-                sp["received_at"].append(now)
-
-                st["trace_id"].append(trace_id)
-                st["span_id"].append(span_id)
-                st["parent_span_id"].append(parent)
-                st["step_type"].append(step.step_type)
-                st["convention"].append(step.convention)
-                st["name"].append(span.name)
-                st["service_name"].append(service)
-                st["start_time"].append(start)
-                st["end_time"].append(end)
-                st["duration_ms"].append(duration)
-                st["status_code"].append(status)
-                st["model"].append(step.model)
-                st["input_tokens"].append(step.input_tokens)
-                st["output_tokens"].append(step.output_tokens)
-                st["total_tokens"].append(step.total_tokens)
-                st["query_text"].append(step.query_text)
-                st["input_text"].append(step.input_text)
-                st["output_text"].append(step.output_text)
-                st["tool_name"].append(step.tool_name)
-                st["tool_arguments"].append(step.tool_arguments)
-                st["tool_result"].append(step.tool_result)
-                st["top_k"].append(step.top_k)
-                st["case_id"].append(step.case_id)
-                st["run_id"].append(step.run_id)
-                st["session_id"].append(step.session_id)
-                st["user_id"].append(step.user_id)
-                st["user_scope"].append(step.user_scope)
-                st["citations"].append(step.citations)
-                st["is_root"].append(parent is None)
-
+                events = _events(span.events) if len(span.events) else None
+                links = _links(span.links) if len(span.links) else None
+                step_type, convention = step.step_type, step.convention
+                session_id, user_id, case_id, run_id = step.session_id, step.user_id, step.case_id, step.run_id
+                add_span((
+                    trace_id, span_id, parent, span.trace_state or None, span.flags, name, kind,
+                    start_ns, end_ns, start_ns, end_ns, duration, status, st.message or None, _json(attrs),
+                    events, links, span.dropped_attributes_count, span.dropped_events_count,
+                    span.dropped_links_count, res_json, res_schema, scope_name, scope_version, scope_json,
+                    scope_schema, service, session_id, user_id, case_id, run_id, step_type, convention, now,
+                ))  # fmt: skip
+                add_step((
+                    trace_id, span_id, parent, step_type, convention, name, service, start_ns, end_ns,
+                    duration, status, step.model, step.input_tokens, step.output_tokens, step.total_tokens,
+                    step.query_text, step.input_text, step.output_text, step.tool_name, step.tool_arguments,
+                    step.tool_result, step.top_k, case_id, run_id, session_id, user_id, step.user_scope,
+                    step.citations, parent is None,
+                ))  # fmt: skip
                 for d in step.docs:
-                    dc["trace_id"].append(trace_id)
-                    dc["span_id"].append(span_id)
-                    dc["stage"].append(d.stage)
-                    dc["position"].append(d.position)
-                    dc["doc_id"].append(d.doc_id)
-                    dc["chunk_id"].append(d.chunk_id)
-                    dc["content"].append(d.content)
-                    dc["score"].append(d.score)
-                    dc["metadata"].append(_json(d.metadata) if d.metadata is not None else None)
-                    dc["source"].append("span")
+                    meta = d.metadata
+                    add_doc((
+                        trace_id, span_id, d.stage, d.position, d.doc_id, d.chunk_id, d.content, d.score,
+                        d.metadata_json or (_json(meta) if meta is not None else None), "span",
+                    ))  # fmt: skip
     return batch
+
+
+def _events(events: Any) -> str:
+    return _json(
+        [
+            {
+                "name": e.name,
+                "time_unix_nano": e.time_unix_nano,
+                "attributes": attributes(e.attributes),
+                "dropped_attributes_count": e.dropped_attributes_count,
+            }
+            for e in events
+        ]
+    )
+
+
+def _links(links: Any) -> str:
+    return _json(
+        [
+            {
+                "trace_id": lk.trace_id.hex(),
+                "span_id": lk.span_id.hex(),
+                "trace_state": lk.trace_state,
+                "attributes": attributes(lk.attributes),
+                "dropped_attributes_count": lk.dropped_attributes_count,
+                "flags": lk.flags,
+            }
+            for lk in links
+        ]
+    )
 
 
 def _note_normalize_error(batch: SpanBatch, name: str, exc: Exception) -> None:

@@ -17,6 +17,7 @@ from collector.normalize.common import (
     as_str,
     as_str_list,
     json_docs,
+    key_blob,
     openinference_docs,
     parse_json,
     tool_docs,
@@ -70,8 +71,9 @@ def _is_traceloop(attrs: dict[str, Any]) -> bool:
 def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS) -> Step:
     """Read one span's attributes into a ``Step`` (never raises on odd values)."""
     step = Step()
+    keys = key_blob(attrs)
     if "openinference.span.kind" in attrs:
-        openinference.read(attrs, step, source_keys)
+        openinference.read(attrs, step, source_keys, keys)
     elif _is_traceloop(attrs):
         traceloop.read(attrs, step, source_keys)
     elif "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs:
@@ -94,7 +96,9 @@ def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT
     )
     step.citations = as_str_list(attrs.get("ragfault.answer.citations"))
     # The final context: flattened (OpenInference style), or one JSON list like gen_ai.retrieval.documents.
-    context: list[Doc] = openinference_docs(attrs, "ragfault.context.documents.", "context", source_keys)
+    context: list[Doc] = openinference_docs(
+        attrs, "ragfault.context.documents.", "context", source_keys, keys
+    )
     if not context and attrs.get("ragfault.context.documents") is not None:
         context = json_docs(attrs["ragfault.context.documents"], "context", source_keys)
     if context:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import orjson
@@ -29,6 +30,7 @@ class Doc:
     content: str | None = None
     score: float | None = None
     metadata: dict[str, Any] | None = None
+    metadata_json: str | None = None  # the metadata as received, when it was a JSON object string
 
 
 @dataclass(slots=True)
@@ -178,28 +180,96 @@ def make_doc(
     metadata: Any,
     source_keys: tuple[str, ...],
 ) -> Doc:
-    meta = parse_json(metadata) if metadata is not None else None
-    if meta is None and isinstance(metadata, (str, bytes)) and metadata not in ("", b""):
-        meta = {"value": as_str(metadata)}  # not JSON: keep the text, it may still be useful
-    elif meta is not None and not isinstance(meta, dict):
-        meta = {"value": meta}
-    chunk_id = as_str(raw_id) if raw_id not in (None, "") else None
+    meta_json = None
+    if metadata is None:
+        meta = None
+    elif type(metadata) is str:  # the usual case: a JSON object string, kept as received
+        try:
+            meta = orjson.loads(metadata)
+        except orjson.JSONDecodeError:
+            meta = None
+        if type(meta) is dict:
+            meta_json = metadata
+        elif meta is None:
+            meta = {"value": metadata} if metadata else None  # not JSON: keep the text, it may still be useful
+        else:
+            meta = {"value": meta}
+    else:
+        meta = parse_json(metadata)
+        if meta is None and isinstance(metadata, bytes) and metadata != b"":
+            meta = {"value": as_str(metadata)}
+        elif meta is not None and not isinstance(meta, dict):
+            meta = {"value": meta}
+    chunk_id = None if raw_id is None or raw_id == "" else (raw_id if type(raw_id) is str else as_str(raw_id))
     doc_id = source_doc_id(meta, source_keys) or chunk_id
     return Doc(
-        stage=stage,
-        position=position,
-        chunk_id=chunk_id,
-        doc_id=doc_id,
-        content=as_str(content),
-        score=as_float(score),
-        metadata=meta,
+        stage,
+        position,
+        chunk_id,
+        doc_id,
+        content if content is None or type(content) is str else as_str(content),
+        as_float(score),
+        meta,
+        meta_json,
     )
 
 
+_MISSING: Any = object()
+
+
+def key_blob(attrs: dict[str, Any]) -> str:
+    """Every key of a span, each after a newline: ``prefix_count`` searches it in C."""
+    return "\n" + "\n".join(attrs)
+
+
+def prefix_count(attrs: dict[str, Any], prefix: str, keys: str | None = None) -> int:
+    """How many keys start with ``prefix`` (at least; a key holding a newline may add to the count)."""
+    if keys is None:
+        return sum(map(str.startswith, attrs, repeat(prefix)))
+    return keys.count("\n" + prefix)
+
+
 def openinference_docs(
-    attrs: dict[str, Any], prefix: str, stage: str, source_keys: tuple[str, ...]
+    attrs: dict[str, Any], prefix: str, stage: str, source_keys: tuple[str, ...], keys: str | None = None
 ) -> list[Doc]:
-    """Documents flattened as ``prefix.{i}.document.{id,content,score,metadata}``."""
+    """Documents flattened as ``prefix.{i}.document.{id,content,score,metadata}``.
+
+    ``keys`` is the span's ``key_blob`` when the caller has it.
+    """
+    # How many keys the list has; none is the common case (every span is asked for its
+    # ``ragfault.context.documents.``), and a list of documents is read by direct look-ups. Any
+    # other layout (gaps in the indices, other sub-keys) is read by the general path.
+    n = prefix_count(attrs, prefix, keys)
+    if not n:
+        return []
+    docs = []
+    found = 0
+    i = 0
+    get = attrs.get
+    while found < n:
+        base = f"{prefix}{i}.document."
+        rid = get(base + "id", _MISSING)
+        content = get(base + "content", _MISSING)
+        score = get(base + "score", _MISSING)
+        meta = get(base + "metadata", _MISSING)
+        seen = (rid is not _MISSING) + (content is not _MISSING) + (score is not _MISSING) + (meta is not _MISSING)
+        if not seen:
+            break  # a gap in the indices, or keys other than these four: read the general way
+        found += seen
+        docs.append(
+            make_doc(
+                stage,
+                i,
+                None if rid is _MISSING else rid,
+                None if content is _MISSING else content,
+                None if score is _MISSING else score,
+                None if meta is _MISSING else meta,
+                source_keys,
+            )
+        )
+        i += 1
+    if found == n:
+        return docs
     docs = []
     for i, sub in sorted(indexed(attrs, prefix).items()):
         docs.append(

@@ -79,7 +79,7 @@ def _template_text(attrs: dict[str, Any]) -> tuple[str | None, str | None]:
     return _TEMPLATE_VAR.sub(sub, template), query
 
 
-def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> None:
+def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], keys: str | None = None) -> None:
     kind = str(attrs.get("openinference.span.kind", "")).upper()
     step.convention = "openinference"
     step.step_type = KIND_TO_STEP.get(kind, "other")
@@ -90,14 +90,14 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
 
     if step.step_type == "retrieval":
         step.query_text = unwrap_text(input_value)
-        step.docs = openinference_docs(attrs, "retrieval.documents.", "candidate", source_keys)
+        step.docs = openinference_docs(attrs, "retrieval.documents.", "candidate", source_keys, keys)
         step.input_text, step.output_text = input_value, output_value
     elif step.step_type == "rerank":
         step.query_text = as_str(attrs.get("reranker.query")) or unwrap_text(input_value)
         step.top_k = as_int(attrs.get("reranker.top_k"))
         step.model = as_str(attrs.get("reranker.model_name"))
-        step.docs = openinference_docs(attrs, "reranker.input_documents.", "rerank_input", source_keys)
-        step.docs += openinference_docs(attrs, "reranker.output_documents.", "reranked", source_keys)
+        step.docs = openinference_docs(attrs, "reranker.input_documents.", "rerank_input", source_keys, keys)
+        step.docs += openinference_docs(attrs, "reranker.output_documents.", "reranked", source_keys, keys)
         step.input_text, step.output_text = input_value, output_value
     elif step.step_type == "llm":
         step.model = as_str(attrs.get("llm.model_name"))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 
@@ -89,21 +91,50 @@ DOC_SCHEMA = pa.schema([(c, _DOC_TYPES.get(c, _S)) for c in DOC_COLUMNS])
 
 
 def batch_to_arrow(batch: SpanBatch) -> ArrowBatch:
-    """The column lists of a flattened request as Arrow tables of the ingest schemas."""
+    """The rows of a flattened request as Arrow tables of the ingest schemas."""
     return ArrowBatch(
-        to_arrow(batch.spans, SPAN_SCHEMA),
-        to_arrow(batch.steps, STEP_SCHEMA),
-        to_arrow(batch.docs, DOC_SCHEMA),
+        rows_to_arrow(batch.spans, SPAN_SCHEMA),
+        rows_to_arrow(batch.steps, STEP_SCHEMA),
+        rows_to_arrow(batch.docs, DOC_SCHEMA),
         batch.rejected,
         batch.errors,
     )
+
+
+# Columns that ``flatten`` leaves as integer nanoseconds since the epoch (0 = not set).
+_NS_COLUMNS = frozenset({"start_time", "end_time"})
+
+
+def rows_to_arrow(rows: list[tuple[object, ...]], schema: pa.Schema) -> pa.Table:
+    """Row tuples (in schema order) -> a table; whole columns are converted at once."""
+    if not rows:
+        return schema.empty_table()
+    columns = list(zip(*rows, strict=True))
+    arrays = []
+    for values, f in zip(columns, schema, strict=True):
+        if f.name in _NS_COLUMNS and f.type == _TS:
+            arrays.append(_ns_to_timestamp(values))
+        else:
+            arrays.append(_column(values, f.type))
+    return pa.table(arrays, schema=schema)
 
 
 def to_arrow(columns: dict[str, list[object]], schema: pa.Schema) -> pa.Table:
     return pa.table([_column(columns[f.name], f.type) for f in schema], schema=schema)
 
 
-def _column(values: list[object], typ: pa.DataType) -> pa.Array:
+def _ns_to_timestamp(values: Sequence[object]) -> pa.Array:
+    """Nanoseconds since the epoch -> timestamp[us] (rounded to the nearest microsecond); 0 is NULL."""
+    u64 = pa.uint64()
+    ns = pa.array(values, type=u64)
+    us = pc.divide(ns, pa.scalar(1000, u64))  # integer division: truncates
+    rest = pc.subtract(ns, pc.multiply(us, pa.scalar(1000, u64)))
+    us = pc.add(us, pc.cast(pc.greater_equal(rest, pa.scalar(500, u64)), u64))
+    us = pc.if_else(pc.equal(ns, pa.scalar(0, u64)), pa.scalar(None, u64), us)
+    return pc.cast(us, pa.int64()).cast(_TS)
+
+
+def _column(values: Sequence[object], typ: pa.DataType) -> pa.Array:
     """One Arrow column. Extracted integers come from untrusted attributes (a token count of
     "1e30", a document index past 2**31): one that does not fit its column becomes NULL rather than
     failing the whole group commit. The raw attribute JSON still holds the value."""
