@@ -82,7 +82,7 @@ class StepInfo:
     is_root: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class StepDoc:
     span_id: str
     stage: str  # candidate, rerank_input, reranked, context
@@ -93,6 +93,25 @@ class StepDoc:
     score: float | None
     metadata: dict[str, Any] | None
     source: str  # span, derived
+
+    def __init__(
+        self,
+        span_id: str,
+        stage: str,
+        position: int,
+        doc_id: str | None,
+        chunk_id: str | None,
+        content: str | None,
+        score: float | None,
+        metadata: dict[str, Any] | None,
+        source: str,
+    ) -> None:
+        # a trace loads dozens of these: set in one step rather than field by field through
+        # object.__setattr__ as the generated frozen __init__ does (still frozen afterwards)
+        self.__dict__.update(
+            span_id=span_id, stage=stage, position=position, doc_id=doc_id, chunk_id=chunk_id,
+            content=content, score=score, metadata=metadata, source=source,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -255,9 +274,18 @@ class KnowledgeBase:
         self.by_id: dict[str, KBDocument] = {d.doc_id: d for d in docs or []}
         self._norm: list[tuple[str, str]] = [(d.doc_id, normalize(d.content)) for d in docs or [] if d.content]
         self._by_content: dict[str, str | None] = {}
+        # results evaluators derive from registry rows alone, shared by every trace (bounded)
+        self._memo: dict[Any, Any] = {}
 
     def __len__(self) -> int:
         return len(self.by_id)
+
+    def memo(self) -> dict[Any, Any]:
+        """A cache for results that depend only on registry rows (and the key); emptied when large.
+        Cached values are shared: callers must not modify them."""
+        if len(self._memo) > 100_000:
+            self._memo.clear()
+        return self._memo
 
     def get(self, doc_id: str | None) -> KBDocument | None:
         return self.by_id.get(doc_id) if doc_id else None

@@ -253,8 +253,8 @@ def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, i
                 meta = parsed[raw] = value if isinstance(value, dict) else None
             metas.append(meta)
         c[8] = metas
-        for tid, *drow in zip(*c, strict=True):
-            docs[tid].append(StepDoc(*drow))
+        for tid, doc in zip(c[0], map(StepDoc, *c[1:]), strict=True):
+            docs[tid].append(doc)
     views = []
     gens = {}
     for trow in zip(*t, strict=True):
@@ -302,7 +302,7 @@ def build_tables(
     runner: Runner, inputs: list[EvalInput], gens: dict[str, int], now: datetime
 ) -> EvalTables:
     """Run the evaluators over the inputs and lay the verdicts out as the rows to write."""
-    rows: list[tuple[Any, ...]] = []  # one tuple per verdict, in EVAL_COLUMNS order
+    rows: list[tuple[Any, ...]] = []  # one tuple per verdict, in EVAL_COLUMNS order but evaluated_at
     add = rows.append
     dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
     logs: dict[str, list[Any]] = {f.name: [] for f in LOG_SCHEMA}
@@ -318,7 +318,7 @@ def build_tables(
             add((
                 tid, m.span_id, case_id, run_id, spec.name, spec.version, spec.tier, m.metric,
                 m.value, m.numerator, m.denominator, m.status, m.reason, m.passed, m.label,
-                dumps(d, option=opt).decode() if d is not None else None, gen, now,
+                dumps(d, option=opt).decode() if d is not None else None, gen,
             ))  # fmt: skip
             if m.status == "error":
                 errors[spec.name] = errors.get(spec.name, 0) + 1
@@ -332,8 +332,11 @@ def build_tables(
         logs["reason"].append(reason)
         logs["generation"].append(gen)
         logs["logged_at"].append(now)
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in EVAL_SCHEMA]
-    evals = pa.table([pa.array(c, f.type) for c, f in zip(columns, EVAL_SCHEMA, strict=True)], schema=EVAL_SCHEMA)
+    fields = list(EVAL_SCHEMA)
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in fields[:-1]]
+    arrays = [pa.array(c, f.type) for c, f in zip(columns, fields[:-1], strict=True)]
+    arrays.append(pa.repeat(pa.scalar(now, fields[-1].type), len(rows)))  # evaluated_at: one value
+    evals = pa.table(arrays, schema=EVAL_SCHEMA)
     log_tbl = pa.table([pa.array(logs[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA)
     ran = pa.table(
         {

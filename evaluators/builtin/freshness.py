@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evaluators import lexical
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, StepDoc, not_applicable, ratio
 from evaluators.builtin._docs import as_time, distinct, doc_name, meta
+from evaluators.gold import KBDocument
 
 
 class Config(BaseModel):
@@ -58,6 +59,20 @@ class Config(BaseModel):
 def staleness(inp: EvalInput, doc: StepDoc) -> dict[str, Any] | None:
     """Why a document is stale at ``inp.as_of`` (None when it is not, or nothing is known)."""
     kb_doc = inp.matching.kb_doc(doc)
+    if kb_doc is None:
+        return _staleness(inp, doc, None)
+    # a registry document's staleness depends on its row, the registry and the time alone (its
+    # name is its registry id): computed once per registry and time, shared by every trace
+    memo = inp.kb.memo()
+    key = ("freshness.staleness", kb_doc.doc_id, inp.as_of)
+    try:
+        return memo[key]  # type: ignore[no-any-return]
+    except KeyError:
+        out = memo[key] = _staleness(inp, doc, kb_doc)
+        return out
+
+
+def _staleness(inp: EvalInput, doc: StepDoc, kb_doc: KBDocument | None) -> dict[str, Any] | None:
     if kb_doc is not None:
         source = "registry"
         version, valid_from, valid_to, successor = (
