@@ -418,6 +418,10 @@ _EN_NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(_EN_NUMBERS) + r")[\s-]+([A-Za
 _CN_UNIT_AFTER = re.compile(r"\s*(" + "|".join(_CN_UNITS) + ")")
 _EN_UNIT_AFTER = re.compile(r"[\s-]?\s*([A-Za-z]+|%)")
 _DIGIT = re.compile(r"\d")  # dates, identifiers and numbers all need one
+# analyze skips the patterns that cannot match the text (same result; False runs every pattern)
+_SKIP_IMPOSSIBLE = True
+# the month-name date patterns (the last three) need a month name next to a number
+_MONTH_NEAR_DIGIT = re.compile(rf"(?:{_MONTH_RE})\.?\s+\d|\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_RE})", re.I)
 _GLUED_QTY = re.compile(r"\d+(?:\.\d+)?[A-Za-z]{1,3}")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)
 _LEADING_NUM = re.compile(r"^([\d.]+)")
@@ -425,6 +429,7 @@ _UNIT_NAMES = frozenset(_UNIT_ALIASES.values())
 _TOKEN_RE = re.compile(rf"[A-Za-z]+(?:'[A-Za-z]+)?|[{_CJK}]+|\S")
 
 
+@lru_cache(maxsize=16384)
 def _stem(word: str) -> str:
     w = word.lower()
     if w.endswith("'s"):
@@ -536,9 +541,13 @@ def analyze(text: str) -> Analysis:
     t = unicodedata.normalize("NFKC", text)
     # every pattern below but the English number words needs a digit, a CJK numeral or an apostrophe
     # ("cannot" aside): skipping the ones that cannot match gives the same result
-    has_digit = _DIGIT.search(t) is not None
+    skip = _SKIP_IMPOSSIBLE
+    has_digit = not skip or _DIGIT.search(t) is not None
     dates: list[tuple[int | None, int | None, int | None]] = []
-    for pattern, kind in _DATE_PATTERNS if has_digit else ():
+    date_patterns = _DATE_PATTERNS if has_digit else []
+    if skip and date_patterns and not _MONTH_NEAR_DIGIT.search(t):
+        date_patterns = _DATE_PATTERNS[:3]
+    for pattern, kind in date_patterns:
 
         def _date(m: re.Match[str], kind: str = kind) -> str:
             g = m.groups()
@@ -590,17 +599,18 @@ def analyze(text: str) -> Analysis:
         quantities.append(Quantity(v, unit or m.group(2)))
         return f" {m.group(2)}"
 
-    if not t.isascii():
+    if not skip or not t.isascii():
         t = _CN_NUMBER_RE.sub(_cn_qty, t)
 
     def _en_qty(m: re.Match[str]) -> str:
         quantities.append(Quantity(float(_EN_NUMBERS[m.group(1).lower()]), _unit(m.group(2))))
         return f" {m.group(2)}"
 
-    t = _EN_NUMBER_WORD_RE.sub(
-        lambda m: _en_qty(m) if m.group(2).lower() not in _STOP_WORDS else m.group(0),
-        t,
-    )
+    if not skip or not t.isascii() or any(w in t.lower() for w in _EN_NUMBERS):  # ASCII text without any: no match
+        t = _EN_NUMBER_WORD_RE.sub(
+            lambda m: _en_qty(m) if m.group(2).lower() not in _STOP_WORDS else m.group(0),
+            t,
+        )
 
     def _qty(m: re.Match[str]) -> str:
         value = _num(m.group("num"))
@@ -622,7 +632,7 @@ def analyze(text: str) -> Analysis:
     if has_digit:
         t = _NUMBER_RE.sub(_qty, t)
 
-    if "'" in t or "’" in t:
+    if not skip or "'" in t or "’" in t:
         for pattern, repl in _CONTRACTIONS:
             t = pattern.sub(repl, t)
     else:  # only "cannot" needs no apostrophe
@@ -676,8 +686,10 @@ def analyze(text: str) -> Analysis:
     )
 
 
-def _cjk_terms(run: str) -> tuple[set[str], set[str], set[str], bool]:
-    """Bigrams of a CJK run, split at negation cues; the first bigrams after a cue are negated."""
+@lru_cache(maxsize=16384)
+def _cjk_terms(run: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], bool]:
+    """Bigrams of a CJK run, split at negation cues; the first bigrams after a cue are negated
+    (cached: runs repeat across texts)."""
     terms: set[str] = set()
     positive: set[str] = set()
     negated: set[str] = set()
@@ -707,7 +719,7 @@ def _cjk_terms(run: str) -> tuple[set[str], set[str], set[str], bool]:
                 positive.add(g)
         if is_neg and not grams:
             bare = True
-    return terms, positive, negated, bare
+    return frozenset(terms), frozenset(positive), frozenset(negated), bare
 
 
 def content_terms(text: str) -> frozenset[str]:
