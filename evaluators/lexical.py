@@ -538,6 +538,73 @@ def _id_prefix(key: str) -> str:
 @lru_cache(maxsize=16384)
 def analyze(text: str) -> Analysis:
     """Content terms, negation, quantities, dates and identifiers of ``text`` (cached)."""
+    t, dates, identifiers, quantities = _scan(text)
+
+    if not _SKIP_IMPOSSIBLE or "'" in t or "’" in t:
+        for pattern, repl in _CONTRACTIONS:
+            t = pattern.sub(repl, t)
+    else:  # only "cannot" needs no apostrophe
+        t = _CANNOT_RE.sub("can not", t)
+
+    terms: set[str] = set()
+    positive: set[str] = set()
+    negated: set[str] = set()
+    bare = False
+    pending_neg = False  # English: the next content word is negated
+    for tok in _TOKEN_RE.findall(t):
+        if tok[0].isascii() and tok[0].isalpha():
+            low = tok.lower()
+            if low in _NEG_WORDS:
+                if pending_neg:
+                    bare = True
+                pending_neg = True
+                continue
+            if low in _STOP_WORDS or len(low) < 2:
+                continue
+            term = _stem(low)
+            terms.add(term)
+            if pending_neg:
+                negated.add(term)
+                pending_neg = False
+            else:
+                positive.add(term)
+        elif _CJK_RUN.fullmatch(tok):
+            if pending_neg:
+                bare = True
+                pending_neg = False
+            b = _cjk_terms(tok)
+            terms |= b[0]
+            positive |= b[1]
+            negated |= b[2]
+            bare = bare or b[3]
+        elif tok in ",;:.!?()[]{}、，；：。！？" and pending_neg:
+            bare = True
+            pending_neg = False
+    if pending_neg:
+        bare = True
+    return Analysis(
+        text=text,
+        terms=frozenset(terms),
+        positive=frozenset(positive),
+        negated=frozenset(negated),
+        bare_negation=bare,
+        quantities=tuple(dict.fromkeys(quantities)),
+        dates=tuple(dict.fromkeys(dates)),
+        identifiers=tuple(dict.fromkeys(identifiers)),
+    )
+
+
+def quantities_of(text: str) -> tuple[Quantity, ...]:
+    """``analyze(text).quantities``, without working out the content terms."""
+    return tuple(dict.fromkeys(_scan(text)[3]))
+
+
+@lru_cache(maxsize=4096)
+def _scan(
+    text: str,
+) -> tuple[str, list[tuple[int | None, int | None, int | None]], list[str], list[Quantity]]:
+    """The first part of ``analyze``: dates, identifiers and quantities taken out of the text
+    (NFKC) in that order, and what is left of it. The lists are shared: callers copy them."""
     t = unicodedata.normalize("NFKC", text)
     # every pattern below but the English number words needs a digit, a CJK numeral or an apostrophe
     # ("cannot" aside): skipping the ones that cannot match gives the same result
@@ -631,59 +698,7 @@ def analyze(text: str) -> Analysis:
 
     if has_digit:
         t = _NUMBER_RE.sub(_qty, t)
-
-    if not skip or "'" in t or "’" in t:
-        for pattern, repl in _CONTRACTIONS:
-            t = pattern.sub(repl, t)
-    else:  # only "cannot" needs no apostrophe
-        t = _CANNOT_RE.sub("can not", t)
-
-    terms: set[str] = set()
-    positive: set[str] = set()
-    negated: set[str] = set()
-    bare = False
-    pending_neg = False  # English: the next content word is negated
-    for tok in _TOKEN_RE.findall(t):
-        if tok[0].isascii() and tok[0].isalpha():
-            low = tok.lower()
-            if low in _NEG_WORDS:
-                if pending_neg:
-                    bare = True
-                pending_neg = True
-                continue
-            if low in _STOP_WORDS or len(low) < 2:
-                continue
-            term = _stem(low)
-            terms.add(term)
-            if pending_neg:
-                negated.add(term)
-                pending_neg = False
-            else:
-                positive.add(term)
-        elif _CJK_RUN.fullmatch(tok):
-            if pending_neg:
-                bare = True
-                pending_neg = False
-            b = _cjk_terms(tok)
-            terms |= b[0]
-            positive |= b[1]
-            negated |= b[2]
-            bare = bare or b[3]
-        elif tok in ",;:.!?()[]{}、，；：。！？" and pending_neg:
-            bare = True
-            pending_neg = False
-    if pending_neg:
-        bare = True
-    return Analysis(
-        text=text,
-        terms=frozenset(terms),
-        positive=frozenset(positive),
-        negated=frozenset(negated),
-        bare_negation=bare,
-        quantities=tuple(dict.fromkeys(quantities)),
-        dates=tuple(dict.fromkeys(dates)),
-        identifiers=tuple(dict.fromkeys(identifiers)),
-    )
+    return t, dates, identifiers, quantities
 
 
 @lru_cache(maxsize=16384)
@@ -1138,8 +1153,8 @@ def fact_expressed(
 
 def _numbers_agree(variant: str, answer: str) -> bool:
     """Containment of "7 days" inside "17 days" is not expression: the numbers must match too."""
-    va = analyze(variant)
-    if not va.quantities:
+    wanted = quantities_of(variant)
+    if not wanted:
         return True
-    aa = analyze(answer)
-    return all(_qty_matches(q, aa.quantities) for q in va.quantities)
+    found = quantities_of(answer)
+    return all(_qty_matches(q, found) for q in wanted)
