@@ -18,6 +18,7 @@ from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
@@ -184,6 +185,11 @@ class References:
         return None
 
 
+_METRIC_FIELDS = attrgetter(
+    "span_id", "metric", "value", "numerator", "denominator", "status", "reason", "passed", "label", "details"
+)
+_SPEC_FIELDS = attrgetter("name", "version", "tier")
+
 _TRACE_COLS = (
     "trace_id, start_time, end_time, service_name, case_id, run_id, session_id, user_id, user_scope, "
     "query_text, answer_text, answer_span_id, error_count, coalesce(eval_generation, 0) AS generation"
@@ -302,26 +308,31 @@ def build_tables(
     runner: Runner, inputs: list[EvalInput], gens: dict[str, int], now: datetime
 ) -> EvalTables:
     """Run the evaluators over the inputs and lay the verdicts out as the rows to write."""
-    rows: list[tuple[Any, ...]] = []  # one tuple per verdict, in EVAL_COLUMNS order but evaluated_at
-    add = rows.append
-    dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
+    # the verdicts of the batch, and per verdict its spec and its trace's ids; laid out as columns
+    # at the end (attribute reads in C rather than one Python tuple per row)
+    metrics: list[Metric] = []
+    row_specs: list[EvaluatorSpec] = []
+    tids: list[str] = []
+    case_ids: list[str | None] = []
+    run_ids: list[str | None] = []
+    row_gens: list[int] = []
     logs: dict[str, list[Any]] = {f.name: [] for f in LOG_SCHEMA}
-    errors: dict[str, int] = {}
     tier = runner.tier
     for inp in inputs:
         t = inp.trace
-        tid, run_id = t.trace_id, t.run_id
+        tid = t.trace_id
         gen = gens[tid] + 1
         case_id = inp.case.case_id if inp.case is not None else t.case_id
-        for spec, m in runner.run(inp):
-            d = m.details
-            add((
-                tid, m.span_id, case_id, run_id, spec.name, spec.version, spec.tier, m.metric,
-                m.value, m.numerator, m.denominator, m.status, m.reason, m.passed, m.label,
-                dumps(d, option=opt).decode() if d is not None else None, gen,
-            ))  # fmt: skip
-            if m.status == "error":
-                errors[spec.name] = errors.get(spec.name, 0) + 1
+        results = runner.run(inp)
+        if results:
+            specs_here, metrics_here = zip(*results, strict=True)
+            row_specs.extend(specs_here)
+            metrics.extend(metrics_here)
+            k = len(results)
+            tids.extend([tid] * k)
+            case_ids.extend([case_id] * k)
+            run_ids.extend([t.run_id] * k)
+            row_gens.extend([gen] * k)
         decision, reason = "evaluated", None
         if inp.case is None and t.case_id:
             decision, reason = "no_case", f"case_id {t.case_id!r} is not in gold_cases"
@@ -332,10 +343,29 @@ def build_tables(
         logs["reason"].append(reason)
         logs["generation"].append(gen)
         logs["logged_at"].append(now)
+    n = len(metrics)
+    if n:
+        span_ids, names, values, nums, dens, statuses, reasons, passed, labels, details = zip(
+            *map(_METRIC_FIELDS, metrics), strict=True
+        )
+        spec_names, versions, tiers = zip(*map(_SPEC_FIELDS, row_specs), strict=True)
+    else:
+        span_ids = names = values = nums = dens = statuses = reasons = passed = labels = details = ()
+        spec_names = versions = tiers = ()
+    dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
+    details_json = [dumps(d, option=opt).decode() if d is not None else None for d in details]
+    errors: dict[str, int] = {}
+    if "error" in statuses:
+        for name, status in zip(spec_names, statuses, strict=True):
+            if status == "error":
+                errors[name] = errors.get(name, 0) + 1
+    columns = (
+        tids, span_ids, case_ids, run_ids, spec_names, versions, tiers, names, values, nums, dens, statuses,
+        reasons, passed, labels, details_json, row_gens,
+    )  # fmt: skip in EVAL_COLUMNS order, evaluated_at aside
     fields = list(EVAL_SCHEMA)
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in fields[:-1]]
     arrays = [pa.array(c, f.type) for c, f in zip(columns, fields[:-1], strict=True)]
-    arrays.append(pa.repeat(pa.scalar(now, fields[-1].type), len(rows)))  # evaluated_at: one value
+    arrays.append(pa.repeat(pa.scalar(now, fields[-1].type), n))  # evaluated_at: one value
     evals = pa.table(arrays, schema=EVAL_SCHEMA)
     log_tbl = pa.table([pa.array(logs[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA)
     ran = pa.table(
