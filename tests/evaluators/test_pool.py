@@ -51,14 +51,32 @@ def crash_in_worker(inp: EvalInput, config: NoConfig) -> list[Metric]:
 CRASH = EvaluatorSpec(name="crash", version="1", fn=crash_in_worker, description="test: kills a worker")
 
 
-def evaluate(db: Path, workers: int, extra: dict[str, EvaluatorSpec] | None = None) -> int:
+def raise_always(inp: EvalInput, config: NoConfig) -> list[Metric]:
+    raise ValueError("boom")
+
+
+BOOM = EvaluatorSpec(name="boom", version="1", fn=raise_always, description="test: always raises")
+
+
+class Counters:
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+
+    def inc(self, name: str, value: float = 1, **labels: str) -> None:
+        key = (name, tuple(sorted(labels.items())))
+        self.values[key] = self.values.get(key, 0) + value
+
+
+def evaluate(
+    db: Path, workers: int, extra: dict[str, EvaluatorSpec] | None = None, metrics: Counters | None = None
+) -> int:
     specs = {**discover(), **(extra or {})}
     configs = evaluator_configs(EvaluationSettings(), specs)
     local = LocalStore(str(db))
     try:
         cur = local.store.cursor()
         ids = [r[0] for r in cur.execute("SELECT trace_id FROM traces ORDER BY start_time").fetchall()]
-        sr = StoreRunner(cur, local.write, Runner(specs, configs), DEFAULT_SOURCE_KEYS)
+        sr = StoreRunner(cur, local.write, Runner(specs, configs), DEFAULT_SOURCE_KEYS, metrics)
         if workers == 0:
             return sr.evaluate_many(ids, BATCH)
         with EvalPool(workers, sr.runner, DEFAULT_SOURCE_KEYS, max_restarts=1) as pool:
@@ -100,6 +118,24 @@ def test_a_worker_that_dies_loses_no_batch(base_db: Path, tmp_path: Path) -> Non
     assert a == b
     survived = [r for r in b["evaluations"] if r[4] == "crash"]
     assert len(survived) == TRACES and {r[7] for r in survived} == {"survived"}
+
+
+def test_a_raising_evaluator_gives_error_rows_and_counts_them_in_both_paths(
+    base_db: Path, tmp_path: Path
+) -> None:
+    here, there = copy_of(base_db, tmp_path, "here"), copy_of(base_db, tmp_path, "there")
+    counted_here, counted_there = Counters(), Counters()
+    evaluate(here, 0, {"boom": BOOM}, counted_here)
+    evaluate(there, 2, {"boom": BOOM}, counted_there)
+    a, b = stored(here), stored(there)
+    assert a == b
+    errors = [r for r in a["evaluations"] if r[4] == "boom"]
+    assert len(errors) == TRACES and {(r[7], r[11], r[12]) for r in errors} == {
+        ("boom", "error", "ValueError: boom")
+    }
+    for counted in (counted_here, counted_there):
+        assert counted.values[("ragfault_evaluator_errors_total", (("evaluator", "boom"),))] == TRACES
+        assert counted.values[("ragfault_traces_evaluated_total", (("tier", "cheap"),))] == TRACES
 
 
 def test_a_spec_that_cannot_be_sent_is_refused_up_front() -> None:
