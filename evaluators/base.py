@@ -319,7 +319,7 @@ class EvalInput:
     kb: KnowledgeBase
     as_of: datetime | None = None
     source_keys: tuple[str, ...] = ()
-    _cache: dict[str, Any] = field(default_factory=dict)
+    _cache: dict[Any, Any] = field(default_factory=dict)
     # The judge-tier oracle (``evaluators.judge.Judge``), set by the judge runner; None in the cheap tier.
     # Evaluators stay pure in the sense that matters: everything they read arrives here.
     judge: Any = None

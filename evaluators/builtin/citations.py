@@ -58,13 +58,21 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     for d in context:
         context_ids |= source_ids(inp, d)
     if markers:
-        known = set(context_ids)
-        for d in trace.documents:
-            known |= source_ids(inp, d)
+        # a marker counts when a document of the trace or the registry knows it; the ids of every
+        # document are gathered only for a marker that neither the context nor the registry knows
+        known: set[str] | None = None
         for m in markers:
-            if (m in known or inp.kb.get(m) is not None) and m not in cited:
-                cited.append(m)
-                from_markers.append(m)
+            if m in cited:
+                continue
+            if m not in context_ids and inp.kb.get(m) is None:
+                if known is None:
+                    known = set()
+                    for d in trace.documents:
+                        known |= source_ids(inp, d)
+                if m not in known:
+                    continue
+            cited.append(m)
+            from_markers.append(m)
     if not cited:
         return [not_applicable("citation_validity", "no citations", span_id=sid)]
     valid = [c for c in cited if c in context_ids]
