@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import BaseModel
 
 from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
@@ -224,11 +225,33 @@ def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceT
         ).to_arrow_table()
     finally:
         con.unregister("_eval_ids")
+    # a document comes back for each stage it is in (candidate, reranker input and output,
+    # context): these columns dictionary-encoded, each distinct text travels
+    # (to a worker) and becomes a Python string once
+    for name in _DOC_DICT_COLS:
+        i = docs.schema.get_field_index(name)
+        docs = docs.set_column(i, name, pc.dictionary_encode(docs.column(i)))
     return TraceTables(traces, steps, docs)
 
 
+_DOC_DICT_COLS = ("stage", "doc_id", "chunk_id", "content", "metadata", "source")
+
+
+def _pylist(column: pa.ChunkedArray) -> list[Any]:
+    """A column as Python values; a dictionary-encoded one with one object per distinct value."""
+    if not pa.types.is_dictionary(column.type):
+        return column.to_pylist()  # type: ignore[no-any-return]
+    out: list[Any] = []
+    for chunk in column.chunks:
+        values = chunk.dictionary.to_pylist()
+        values.append(None)  # where a null index points
+        indices = pc.fill_null(chunk.indices, len(values) - 1).to_pylist()
+        out.extend([values[i] for i in indices])
+    return out
+
+
 def _columns(table: pa.Table) -> list[list[Any]]:
-    return [c.to_pylist() for c in table.columns]
+    return [_pylist(c) for c in table.columns]
 
 
 def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, int]]:
