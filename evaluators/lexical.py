@@ -420,8 +420,9 @@ _EN_UNIT_AFTER = re.compile(r"[\s-]?\s*([A-Za-z]+|%)")
 _DIGIT = re.compile(r"\d")  # dates, identifiers and numbers all need one
 # analyze skips the patterns that cannot match the text (same result; False runs every pattern)
 _SKIP_IMPOSSIBLE = True
-# the month-name date patterns (the last three) need a month name next to a number
-_MONTH_NEAR_DIGIT = re.compile(rf"(?:{_MONTH_RE})\.?\s+\d|\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_RE})", re.I)
+# the month-name date patterns (the last three) need a month name, and every month name starts
+# with one of these
+_MONTH_PREFIXES = tuple(sorted({m[:3] for m in _MONTHS}))
 _GLUED_QTY = re.compile(r"\d+(?:\.\d+)?[A-Za-z]{1,3}")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)
 _LEADING_NUM = re.compile(r"^([\d.]+)")
@@ -612,8 +613,10 @@ def _scan(
     has_digit = not skip or _DIGIT.search(t) is not None
     dates: list[tuple[int | None, int | None, int | None]] = []
     date_patterns = _DATE_PATTERNS if has_digit else []
-    if skip and date_patterns and not _MONTH_NEAR_DIGIT.search(t):
-        date_patterns = _DATE_PATTERNS[:3]
+    if skip and date_patterns and t.isascii():  # (case-insensitive matching is plain ASCII there)
+        low = t.lower()
+        if not any(m in low for m in _MONTH_PREFIXES):
+            date_patterns = _DATE_PATTERNS[:3]
     for pattern, kind in date_patterns:
 
         def _date(m: re.Match[str], kind: str = kind) -> str:
