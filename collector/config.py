@@ -44,6 +44,12 @@ class ServerSettings(BaseModel):
     sql_row_cap: int = Field(10_000, gt=0, description="Most rows one SQL API call returns.")
     sql_timeout_seconds: float = Field(30.0, gt=0, description="Time limit of one SQL API call.")
     memory_limit: str | None = Field("4GB", description="DuckDB memory limit.")
+    writer_threads: int = Field(
+        1,
+        ge=1,
+        le=16,
+        description="Threads that commit ingest batches side by side, each with its own connection.",
+    )
     source_keys: tuple[str, ...] = Field(
         DEFAULT_SOURCE_KEYS, description="Document metadata keys that name the source document."
     )

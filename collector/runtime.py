@@ -34,6 +34,7 @@ class Runtime:
             self.metrics,
             max_queue_spans=settings.max_queue_spans,
             max_batch_spans=settings.max_batch_spans,
+            lanes=settings.writer_threads,
         )
         workers = settings.decode_workers if settings.decode_workers is not None else default_workers()
         self.pipeline = Pipeline(self.writer, self.metrics, settings.source_keys, decode_workers=workers)

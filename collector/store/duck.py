@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,16 @@ ON CONFLICT (trace_id) DO UPDATE SET
 
 
 WAL_HARD_LIMIT = "1GB"
+CONFLICT_RETRIES = 6  # a batch that keeps conflicting with concurrent writers fails retryably (503)
 IDLE_CHECKPOINT_BYTES = 16 << 20
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back if a transaction is open (a failed COMMIT has already ended it)."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 def sandbox(con: duckdb.DuckDBPyConnection) -> None:
@@ -143,6 +153,10 @@ class Store:
         costs about half of an ``INSERT OR IGNORE`` here. A span that is already stored (a re-sent
         request) or twice in the batch violates the primary key; the transaction is then rolled
         back and the batch written again, keeping only the spans that are new.
+
+        Several writer connections may commit at once. Two transactions that touch the same trace
+        row, or insert the same span, conflict: the one that loses is rolled back and written again
+        (deduplicating) after a short pause.
         """
         if not len(batch):
             return 0
@@ -152,30 +166,44 @@ class Store:
         con.register("_in_steps", batch.steps)
         con.register("_in_docs", batch.docs)
         try:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                self._append_new(con, batch)
-                con.execute("COMMIT")
-                return len(batch)
-            except duckdb.ConstraintException:
-                con.execute("ROLLBACK")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            con.execute("BEGIN TRANSACTION")
-            try:
-                stored = self._append_deduplicated(con, batch)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            return stored
+            dedup = False
+            for attempt in range(CONFLICT_RETRIES + 1):
+                try:
+                    return self._write_once(con, batch, dedup)
+                except duckdb.TransactionException:
+                    _rollback(con)
+                    if attempt == CONFLICT_RETRIES:
+                        raise
+                    dedup = True  # the other transaction may have stored some of these spans
+                    time.sleep(0.002 * (2**attempt))
+            raise AssertionError("unreachable")
         finally:
             for name in ("_in_spans", "_in_steps", "_in_docs", "_new"):
                 try:
                     con.unregister(name)
                 except duckdb.Error:
                     pass
+
+    def _write_once(self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch, dedup: bool) -> int:
+        if not dedup:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                self._append_new(con, batch)
+                con.execute("COMMIT")
+                return len(batch)
+            except duckdb.ConstraintException:
+                _rollback(con)
+            except BaseException:
+                _rollback(con)
+                raise
+        con.execute("BEGIN TRANSACTION")
+        try:
+            stored = self._append_deduplicated(con, batch)
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            raise
+        return stored
 
     @staticmethod
     def _append_new(con: duckdb.DuckDBPyConnection, batch: ArrowBatch) -> None:

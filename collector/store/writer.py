@@ -1,9 +1,14 @@
-"""The single writer: one thread owns every DuckDB write.
+"""The writer: a few threads (lanes) own every DuckDB write, each through its own connection.
 
-Receivers hand it ``ArrowBatch``es; it coalesces whatever is queued into one transaction (group
-commit) and resolves each submitter's future only after COMMIT, so an acknowledged span is in the
-database file (WAL) and survives SIGKILL. Other components hand it jobs (a callable taking the
-connection) that run between batches, serialized with ingest.
+Receivers hand it ``ArrowBatch``es; a lane coalesces whatever is queued into one transaction
+(group commit) and resolves each submitter's future only after COMMIT, so an acknowledged span is
+in the database file (WAL) and survives SIGKILL. Lanes commit side by side: one lane's commit is
+single-threaded work in DuckDB, and while it runs the next requests queue up for another lane.
+Two commits that touch the same trace row conflict; ``Store.write_spans`` retries the loser.
+
+Other components hand it jobs (a callable taking a connection: settling, evaluation results,
+retention, exports) that run alone: a job waits until no ingest commit is running, and no
+commit starts while it runs, so jobs never race ingest.
 
 The queue is bounded in spans; ``submit`` raises ``RetryableError`` when it is full, which the
 receivers turn into 503 / UNAVAILABLE so exporters back off (memory stays bounded under overload).
@@ -15,8 +20,9 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import duckdb
@@ -33,6 +39,47 @@ T = TypeVar("T")
 _STOP = object()
 
 
+class _Gate:
+    """Ingest commits run side by side; a job runs alone. Waiting jobs go before new commits."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._commits = 0
+        self._job = False
+        self._jobs_waiting = 0
+
+    @contextmanager
+    def commit(self) -> Iterator[None]:
+        with self._cond:
+            while self._job or self._jobs_waiting:
+                self._cond.wait()
+            self._commits += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._commits -= 1
+                if not self._commits:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        with self._cond:
+            self._jobs_waiting += 1
+            try:
+                while self._job or self._commits:
+                    self._cond.wait()
+            finally:
+                self._jobs_waiting -= 1
+            self._job = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._job = False
+                self._cond.notify_all()
+
+
 class Writer:
     def __init__(
         self,
@@ -42,7 +89,10 @@ class Writer:
         max_queue_spans: int = 100_000,
         max_batch_spans: int = 20_000,
         idle_checkpoint_seconds: float = 1.0,
+        lanes: int = 1,
     ) -> None:
+        if lanes < 1:
+            raise ValueError("the writer needs at least one lane")
         self.idle_checkpoint_seconds = idle_checkpoint_seconds
         self._last_write = 0.0
         self.store = store
@@ -52,8 +102,17 @@ class Writer:
         self._q: queue.Queue[Any] = queue.Queue()
         self._queued_spans = 0
         self._lock = threading.Lock()
-        self._con = store.cursor()
-        self._thread = threading.Thread(target=self._run, name="ragfault-writer", daemon=True)
+        self._gate = _Gate()
+        self.lanes = lanes
+        self._threads = [
+            threading.Thread(
+                target=self._run,
+                args=(i, store.cursor()),
+                name="ragfault-writer" if i == 0 else f"ragfault-writer-{i}",
+                daemon=True,
+            )
+            for i in range(lanes)
+        ]
         self._stopped = threading.Event()
         self.listeners: list[Callable[[int], None]] = []
         # called once the writer stopped (what feeds it, e.g. the decode pool, stops with it)
@@ -64,14 +123,26 @@ class Writer:
         return self._queued_spans
 
     def start(self) -> None:
-        self._thread.start()
+        for t in self._threads:
+            t.start()
 
     def stop(self, timeout: float = 30.0) -> None:
         """Finish what is queued, then stop."""
-        if self._thread.is_alive():
+        alive = [t for t in self._threads if t.is_alive()]
+        for _ in alive:
             self._q.put(_STOP)
-            self._thread.join(timeout)
+        deadline = time.monotonic() + timeout
+        for t in alive:
+            t.join(max(0.0, deadline - time.monotonic()))
         self._stopped.set()
+        # what is left behind (lanes that did not finish in time) fails retryably, never silently
+        while True:
+            try:
+                rest = self._q.get_nowait()
+            except queue.Empty:
+                break
+            if rest is not _STOP:
+                rest[1].set_exception(RetryableError("writer stopped", retry_after=5))
         for hook in self.on_stop:
             try:
                 hook()
@@ -108,20 +179,31 @@ class Writer:
 
     # --- the thread ---------------------------------------------------------------------------
 
-    def _run(self) -> None:
+    def _run(self, lane: int, con: duckdb.DuckDBPyConnection) -> None:
+        # lane 0 also checkpoints when ingest pauses; the others just wait for work
+        idle = self.idle_checkpoint_seconds if lane == 0 else None
+        try:
+            self._lane(lane, con, idle)
+        finally:
+            try:
+                con.close()
+            except duckdb.Error:
+                pass
+
+    def _lane(self, lane: int, con: duckdb.DuckDBPyConnection, idle: float | None) -> None:
         stop = False
         while not stop:
             try:
-                item = self._q.get(timeout=self.idle_checkpoint_seconds)
+                item = self._q.get(timeout=idle)
             except queue.Empty:
-                self._idle()
+                self._idle(con)
                 continue
             if item is _STOP:
                 break
             if not isinstance(item[0], ArrowBatch):
-                self._run_job(*item)
-                if time.monotonic() - self._last_write >= self.idle_checkpoint_seconds:
-                    self._idle()  # only jobs (settling, evaluation) for a while: ingest is idle
+                self._run_job(con, *item)
+                if lane == 0 and time.monotonic() - self._last_write >= self.idle_checkpoint_seconds:
+                    self._idle(con)  # only jobs (settling, evaluation) for a while: ingest is idle
                 continue
             pending = [item]
             size = len(item[0])
@@ -139,40 +221,38 @@ class Writer:
                     size += len(nxt[0])
                 else:
                     jobs.append(nxt)
-            self._write(pending)
+            with self._gate.commit():
+                self._write(con, pending)
             for job in jobs:
-                self._run_job(*job)
-        # drain: jobs and batches left behind are failed retryably, never silently dropped
-        while True:
-            try:
-                rest = self._q.get_nowait()
-            except queue.Empty:
-                break
-            if rest is not _STOP:
-                rest[1].set_exception(RetryableError("writer stopped", retry_after=5))
+                self._run_job(con, *job)
 
-    def _idle(self) -> None:
+    def _idle(self, con: duckdb.DuckDBPyConnection) -> None:
         """Nothing arrived for a while: checkpoint now, off the path of any waiting request."""
         try:
-            if self.store.checkpoint_if_idle(self._con):
-                self.metrics.inc("ragfault_checkpoints_total")
+            with self._gate.alone():
+                if self.store.checkpoint_if_idle(con):
+                    self.metrics.inc("ragfault_checkpoints_total")
         except duckdb.Error as exc:  # e.g. a long read holds a transaction: retried at the next pause
             log.debug("idle checkpoint skipped: %s", exc)
 
-    def _run_job(self, fn: Callable[[duckdb.DuckDBPyConnection], Any], fut: Future[Any]) -> None:
+    def _run_job(
+        self, con: duckdb.DuckDBPyConnection, fn: Callable[[duckdb.DuckDBPyConnection], Any], fut: Future[Any]
+    ) -> None:
         if not fut.set_running_or_notify_cancel():
             return
         try:
-            fut.set_result(fn(self._con))
+            with self._gate.alone():
+                result = fn(con)
+            fut.set_result(result)
         except BaseException as exc:  # a failing job reports to its caller, the writer goes on
             log.exception("writer job failed")
             fut.set_exception(exc)
 
-    def _write(self, pending: list[tuple[ArrowBatch, Future[int]]]) -> None:
+    def _write(self, con: duckdb.DuckDBPyConnection, pending: list[tuple[ArrowBatch, Future[int]]]) -> None:
         n = sum(len(b) for b, _ in pending)
         t0 = time.perf_counter()
         try:
-            stored = self.store.write_spans(self._con, ArrowBatch.merge([b for b, _ in pending]))
+            stored = self.store.write_spans(con, ArrowBatch.merge([b for b, _ in pending]))
         except Exception as exc:
             log.exception("write of %d spans failed", n)
             self.metrics.inc("ragfault_write_errors_total")

@@ -83,3 +83,74 @@ def test_a_late_span_of_a_stored_trace_updates_its_totals(store: Store) -> None:
     store.write_spans(store.con, arrow(a[1:]))
     assert store.con.execute("SELECT span_count, has_root FROM traces").fetchall() == [(2, True)]
     assert counts(store) == (2, 2, 3, 2)
+
+
+def test_writer_lanes_commit_side_by_side_and_agree_on_trace_totals(tmp_path: Path) -> None:
+    """Two lanes commit at once; spans of one trace arrive in different requests, so concurrent
+    commits update the same trace row and conflict: the loser is retried, nothing is lost or
+    counted twice, and a job still runs alone."""
+    import threading
+
+    from collector.metrics import Metrics
+    from collector.store.writer import Writer
+
+    store = Store(tmp_path / "lanes.duckdb")
+    writer = Writer(store, Metrics(), lanes=2)
+    writer.start()
+    try:
+        traces = [rag_trace() + rag_trace()[1:] for _ in range(40)]  # root + 2 children (one from another trace id)
+        # the root of trace k and its children are sent by different senders at about the same time
+        halves = [arrow(t[:1]) for t in traces] + [arrow(t[1:]) for t in traces[1:] + traces[:1]]
+        futures = []
+        lock = threading.Lock()
+
+        def send(part: list[ArrowBatch]) -> None:
+            for b in part:  # one request at a time per sender, as an exporter sends
+                f = writer.submit(b)
+                with lock:
+                    futures.append(f)
+                f.result(60)
+
+        senders = [threading.Thread(target=send, args=(halves[i::4],)) for i in range(4)]
+        for t in senders:
+            t.start()
+        seen_alone = writer.call(lambda con: con.execute("SELECT count(*) FROM spans").fetchall()[0][0], timeout=60)
+        for t in senders:
+            t.join()
+        stored = sum(f.result(60) for f in futures)
+        assert stored == 120
+        assert 0 <= seen_alone <= 120
+        spans, steps, docs, total = counts(store)
+        assert (spans, steps, docs, total) == (120, 120, 240, 120)
+        assert store.con.execute(
+            "SELECT count(*) FROM traces t JOIN (SELECT trace_id, count(*) n FROM spans GROUP BY 1) s "
+            "USING (trace_id) WHERE t.span_count <> s.n"
+        ).fetchall() == [(0,)]
+    finally:
+        writer.stop()
+        store.close()
+
+
+def test_a_commit_that_conflicts_with_another_writer_is_retried(store: Store) -> None:
+    import threading
+
+    a = rag_trace()
+    store.write_spans(store.con, arrow(a[:1]))
+    other = store.cursor()
+    other.execute("BEGIN TRANSACTION")
+    other.execute(  # another writer's commit in progress holds the trace row
+        "INSERT INTO traces (trace_id) SELECT trace_id FROM traces "
+        "ON CONFLICT (trace_id) DO UPDATE SET error_count = traces.error_count + 1"
+    )
+    release = threading.Timer(0.05, lambda: other.execute("COMMIT"))
+    release.start()
+    con = store.cursor()
+    try:
+        assert store.write_spans(con, arrow(a[1:])) == 1  # conflicted, then retried after the commit
+    finally:
+        release.join()
+        con.close()
+        other.close()
+    assert counts(store) == (2, 2, 3, 2)
+    # both writers' changes are in: the other's error count and this batch's span
+    assert store.con.execute("SELECT span_count, has_root, error_count FROM traces").fetchall() == [(2, True, 1)]
