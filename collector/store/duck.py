@@ -58,6 +58,18 @@ ON CONFLICT (trace_id) DO UPDATE SET
 """
 
 
+# Every span of the batch is new (raises ConstraintException when one is not). No temporary view:
+# DDL inside the ingest transaction costs a catalog change per commit.
+_APPEND_SPANS = f"INSERT INTO spans ({_SPAN_COLS}) SELECT {_SPAN_COLS} FROM _in_spans"
+_APPEND_STEPS = f"INSERT INTO steps ({_STEP_COLS}) SELECT {_STEP_COLS} FROM _in_steps"
+_APPEND_DOCS = f"INSERT INTO step_documents ({_DOC_COLS}) SELECT {_DOC_COLS} FROM _in_docs"
+_APPEND = ";\n".join(
+    ["BEGIN TRANSACTION", _APPEND_SPANS, _APPEND_STEPS, _TRACE_UPSERT.format(source="_in_spans"), "COMMIT"]
+)
+_APPEND_WITH_DOCS = ";\n".join(
+    ["BEGIN TRANSACTION", _APPEND_SPANS, _APPEND_STEPS, _APPEND_DOCS, _TRACE_UPSERT.format(source="_in_spans"), "COMMIT"]
+)
+
 WAL_HARD_LIMIT = "1GB"
 CONFLICT_RETRIES = 6  # a batch that keeps conflicting with concurrent writers fails retryably (503)
 IDLE_CHECKPOINT_BYTES = 16 << 20
@@ -186,10 +198,9 @@ class Store:
 
     def _write_once(self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch, dedup: bool) -> int:
         if not dedup:
-            con.execute("BEGIN TRANSACTION")
             try:
-                self._append_new(con, batch)
-                con.execute("COMMIT")
+                # one call for the whole transaction: the GIL is released once, not per statement
+                con.execute(_APPEND_WITH_DOCS if batch.docs.num_rows else _APPEND)
                 return len(batch)
             except duckdb.ConstraintException:
                 _rollback(con)
@@ -204,16 +215,6 @@ class Store:
             _rollback(con)
             raise
         return stored
-
-    @staticmethod
-    def _append_new(con: duckdb.DuckDBPyConnection, batch: ArrowBatch) -> None:
-        """Every span of the batch is new: raises ConstraintException when one is not."""
-        con.execute(f"INSERT INTO spans ({_SPAN_COLS}) SELECT {_SPAN_COLS} FROM _in_spans")
-        con.execute(f"INSERT INTO steps ({_STEP_COLS}) SELECT {_STEP_COLS} FROM _in_steps")
-        if batch.docs.num_rows:
-            con.execute(f"INSERT INTO step_documents ({_DOC_COLS}) SELECT {_DOC_COLS} FROM _in_docs")
-        # no temporary view: DDL inside the ingest transaction costs a catalog change per commit
-        con.execute(_TRACE_UPSERT.format(source="_in_spans"))
 
     @staticmethod
     def _append_deduplicated(con: duckdb.DuckDBPyConnection, batch: ArrowBatch) -> int:
