@@ -68,17 +68,16 @@ def _alive_since(pid: int) -> str | None:
         return ""
 
 
-def _watch_owner(pid: int) -> None:
-    # the owner is not this worker's parent (the forkserver is), so its death sends no signal here
-    born = _alive_since(pid)
-    while True:
+def _watch_owner(pid: int, born: str | None) -> None:
+    # the owner is not this worker's parent (the forkserver is), so its death sends no signal here;
+    # ``born`` comes from the owner itself: a worker that starts after the owner died exits too
+    while born is not None and _alive_since(pid) == born:
         time.sleep(1.0)
-        if _alive_since(pid) != born:
-            os._exit(0)
+    os._exit(0)
 
 
-def _init_worker(owner_pid: int, runner_state: bytes) -> None:
-    threading.Thread(target=_watch_owner, args=(owner_pid,), name="owner-watch", daemon=True).start()
+def _init_worker(owner_pid: int, owner_born: str | None, runner_state: bytes) -> None:
+    threading.Thread(target=_watch_owner, args=(owner_pid, owner_born), name="owner-watch", daemon=True).start()
     specs, configs, tier, source_keys = pickle.loads(runner_state)
     _state["runner"] = Runner(specs, configs, tier)
     _state["source_keys"] = source_keys
@@ -134,7 +133,7 @@ class EvalPool:
                 self.workers,
                 mp_context=self._ctx,
                 initializer=_init_worker,
-                initargs=(os.getpid(), self._runner_state),
+                initargs=(os.getpid(), _alive_since(os.getpid()), self._runner_state),
             )
         return self._pool
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,49 @@ def test_cli_evaluates_with_workers(base_db: Path, tmp_path: Path) -> None:
     assert f"evaluated {TRACES} traces" in out.stdout
     a, b = stored(here), stored(there)
     assert a["evaluations"] == b["evaluations"] and a["traces"] == b["traces"]
+
+
+CHILD = """
+import sys, time
+from evaluators.config import EvaluationSettings, evaluator_configs
+from evaluators.pool import EvalPool
+from evaluators.registry import discover
+from evaluators.runner import Runner
+
+specs = discover()
+pool = EvalPool(2, Runner(specs, evaluator_configs(EvaluationSettings(), specs)))
+pool.start()
+print(" ".join(str(p) for p in pool._pool._processes), flush=True)
+time.sleep(300)
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in fh)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_workers_exit_when_their_owner_is_killed() -> None:
+    child = subprocess.Popen([sys.executable, "-c", CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        assert child.stdout is not None
+        pids = [int(p) for p in child.stdout.readline().split()]
+        assert len(pids) == 2 and all(_running(p) for p in pids)
+    finally:
+        child.kill()
+        child.wait()
+    try:
+        for _ in range(300):  # the workers check on their owner every second
+            if not any(_running(p) for p in pids):
+                break
+            time.sleep(0.1)
+        assert not [p for p in pids if _running(p)]
+    finally:
+        for p in pids:  # never leave a worker behind, even when the test fails
+            if _running(p):
+                os.kill(p, signal.SIGKILL)
