@@ -128,7 +128,7 @@ class ArrowBatch:
     errors: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return self.spans.num_rows
+        return int(self.spans.num_rows)
 
     def error_message(self) -> str:
         return _error_message(self.errors)

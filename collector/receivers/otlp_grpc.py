@@ -44,7 +44,11 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
                 return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
         return False
 
-    def Export(self, request, context):  # noqa: N802 (generated name)
+    def Export(  # noqa: N802 (generated name)
+        self,
+        request: bytes | trace_service_pb2.ExportTraceServiceRequest,
+        context: grpc.ServicerContext,
+    ) -> trace_service_pb2.ExportTraceServiceResponse:
         """``request`` is the serialized ExportTraceServiceRequest (or, called directly, a message)."""
         if not self._authorized(context):
             self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="unauthenticated")

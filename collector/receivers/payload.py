@@ -144,7 +144,8 @@ def encode_response(rejected: int, message: str, kind: str) -> bytes:
         resp.partial_success.error_message = message
     if kind == JSON:
         return orjson.dumps(json_format.MessageToDict(resp))
-    return resp.SerializeToString()
+    out: bytes = resp.SerializeToString()
+    return out
 
 
 def encode_status(code: int, message: str, kind: str) -> bytes:
@@ -154,4 +155,5 @@ def encode_status(code: int, message: str, kind: str) -> bytes:
     st = status_pb2.Status(code=code, message=message)
     if kind == JSON:
         return orjson.dumps({"code": code, "message": message})
-    return st.SerializeToString()
+    out: bytes = st.SerializeToString()
+    return out

@@ -148,4 +148,4 @@ def _column(values: Sequence[object], typ: pa.DataType) -> pa.Array:
             lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         else:
             lo, hi = 0, (1 << bits) - 1
-        return pa.array([v if v is None or lo <= v <= hi else None for v in values], type=typ)  # type: ignore[operator]
+        return pa.array([v if v is None or lo <= v <= hi else None for v in values], type=typ)  # type: ignore[operator,unused-ignore]
