@@ -923,8 +923,10 @@ def _clauses(sentence: str) -> tuple[str, ...]:
     return tuple(_merge_split(parts) or [sentence.strip()])
 
 
-def _claim_units(text: str | None) -> list[tuple[str, str]]:
-    """(clause, kind) pairs: kind is claim, refusal, question or empty."""
+@lru_cache(maxsize=1024)
+def _claim_units(text: str | None) -> tuple[tuple[str, str], ...]:
+    """(clause, kind) pairs: kind is claim, refusal, question or empty (cached: the claims and the
+    refusal check of an answer both start here)."""
     out: list[tuple[str, str]] = []
     for s in sentences(text):
         if _is_question(s):
@@ -935,7 +937,7 @@ def _claim_units(text: str | None) -> list[tuple[str, str]]:
             if not body or not _HAS_TEXT.search(body):
                 continue
             out.append((body, "claim"))
-    return out
+    return tuple(out)
 
 
 def split_claims(text: str | None, extra_refusal_patterns: Sequence[str] = ()) -> list[str]:

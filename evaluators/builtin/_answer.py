@@ -65,7 +65,15 @@ class ContextSentences:
 
 
 def context_sentences(inp: EvalInput) -> ContextSentences:
-    """The sentences the answer is checked against and the document of each (see the module doc)."""
+    """The sentences the answer is checked against and the document of each (see the module doc).
+    Worked out once a trace (answer support and fact coverage both read it; callers only read)."""
+    found = inp._cache.get("context_sentences")
+    if found is None:
+        found = inp._cache["context_sentences"] = _context_sentences(inp)
+    return found  # type: ignore[no-any-return]
+
+
+def _context_sentences(inp: EvalInput) -> ContextSentences:
     trace = inp.trace
     docs = trace.context_docs
     if docs:
