@@ -246,6 +246,7 @@ def openinference_docs(
     found = 0
     i = 0
     get = attrs.get
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
     while found < n:
         base = f"{prefix}{i}.document."
         rid = get(base + "id", _MISSING)
@@ -256,6 +257,39 @@ def openinference_docs(
         if not seen:
             break  # a gap in the indices, or keys other than these four: read the general way
         found += seen
+        # the usual types are read inline (make_doc reads the same way); anything else goes through it
+        if (
+            type(rid) is str
+            and rid
+            and (content is _MISSING or type(content) is str)
+            and (score is _MISSING or type(score) is float)
+            and type(meta) is str
+        ):
+            try:
+                parsed = loads(meta)
+            except decode_error:
+                parsed = None
+            if type(parsed) is dict:
+                doc_id = rid
+                for key in source_keys:
+                    v = parsed.get(key)
+                    if v is not None and v != "":
+                        doc_id = str(v)
+                        break
+                docs.append(
+                    Doc(
+                        stage,
+                        i,
+                        rid,
+                        doc_id,
+                        None if content is _MISSING else content,
+                        None if score is _MISSING else score,
+                        parsed,
+                        meta,
+                    )
+                )
+                i += 1
+                continue
         docs.append(
             make_doc(
                 stage,

@@ -634,3 +634,51 @@ def test_json_docs_shapes():
 )
 def test_unwrap_text(raw, text):
     assert unwrap_text(raw) == text
+
+
+# --------------------------------------------------------------------------------------------------
+# The fast reading of OpenInference document lists equals the general one
+
+
+def _general_docs(attrs, prefix, stage):
+    from collector.normalize.common import DEFAULT_SOURCE_KEYS, indexed, make_doc
+
+    return [
+        make_doc(stage, i, s.get("document.id"), s.get("document.content"), s.get("document.score"),
+                 s.get("document.metadata"), DEFAULT_SOURCE_KEYS)
+        for i, s in sorted(indexed(attrs, prefix).items())
+    ]  # fmt: skip
+
+
+_VALUES = [
+    None, "", "c-1", "kb-7#c2", 3, 2.5, float("nan"), True, b"x", ["a"], {"k": 1},
+    '{"doc_id": "kb-1"}', '{"source": ""}', '{"file_name": 7}', "{}", "null", '"s"', "[1]", "{bad", "0.5",
+]  # fmt: skip
+
+
+def _doc_attrs(seed: int) -> dict:
+    import random
+
+    rng = random.Random(seed)
+    attrs: dict = {"openinference.span.kind": "RETRIEVER"}
+    indices = list(range(rng.randrange(0, 6)))
+    if rng.random() < 0.2 and indices:
+        indices = [i + rng.randrange(0, 3) for i in indices]  # gaps or a list not starting at 0
+    for i in indices:
+        for field in ("id", "content", "score", "metadata"):
+            if rng.random() < 0.8:
+                attrs[f"retrieval.documents.{i}.document.{field}"] = rng.choice(_VALUES)
+        if rng.random() < 0.05:
+            attrs[f"retrieval.documents.{i}.document.metadata.extra"] = "x"  # a key the fast path does not read
+    return attrs
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_fast_document_reading_matches_the_general_reading(seed):
+    from collector.normalize.common import DEFAULT_SOURCE_KEYS, key_blob, openinference_docs
+
+    attrs = _doc_attrs(seed)
+    want = _general_docs(attrs, "retrieval.documents.", "candidate")
+    for keys in (None, key_blob(attrs)):
+        got = openinference_docs(attrs, "retrieval.documents.", "candidate", DEFAULT_SOURCE_KEYS, keys)
+        assert repr(got) == repr(want)  # repr: NaN scores compare equal as text
