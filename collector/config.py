@@ -44,6 +44,9 @@ class ServerSettings(BaseModel):
     sql_row_cap: int = Field(10_000, gt=0, description="Most rows one SQL API call returns.")
     sql_timeout_seconds: float = Field(30.0, gt=0, description="Time limit of one SQL API call.")
     memory_limit: str | None = Field("4GB", description="DuckDB memory limit.")
+    duckdb_threads: int | None = Field(
+        None, ge=1, le=256, description="DuckDB's worker threads; default DuckDB's own (one a core)."
+    )
     writer_threads: int = Field(
         1,
         ge=1,

@@ -28,7 +28,7 @@ class Runtime:
         self.extension_factories = list(extensions)
         self.settings = settings
         self.metrics = Metrics()
-        self.store = Store(settings.db, memory_limit=settings.memory_limit)
+        self.store = Store(settings.db, memory_limit=settings.memory_limit, threads=settings.duckdb_threads)
         self.writer = Writer(
             self.store,
             self.metrics,
