@@ -1018,9 +1018,34 @@ def _compare(
 ) -> tuple[float, float, list[str], list[str]]:
     """Coverage of the claim's content terms (with the same polarity, and in any polarity), the
     claim tokens unmatched, and the conflicts."""
-    covered = sum(1 for t in keys if t in sent.positive or (t in claim.negated and t in sent.negated))
-    coverage = covered / len(keys) if keys else 1.0
-    topical = sum(1 for t in keys if t in sent.terms) / len(keys) if keys else 1.0
+    coverage, topical = _scores(claim, keys, sent)
+    missing, conflicts = _mismatches(claim, sent)
+    return coverage, topical, missing, conflicts
+
+
+def _scores(claim: Analysis, keys: frozenset[str], sent: Analysis) -> tuple[float, float]:
+    """Coverage (a key term stated positively, or negated in both) and topicality (a key term in
+    any polarity) of the claim's key terms in the sentence; when both negate the same thing,
+    coverage is the topicality."""
+    if keys:
+        # the key terms the sentence states, plus those both negate that it never states positively
+        covered = len(keys & sent.positive)
+        negated_keys = keys & claim.negated
+        if negated_keys:
+            covered += len((negated_keys & sent.negated) - sent.positive)
+        coverage = covered / len(keys)
+        topical = len(keys & sent.terms) / len(keys)
+    else:
+        coverage = topical = 1.0
+    if claim.has_negation and (
+        not sent.negated.isdisjoint(claim.terms) or (claim.bare_negation and not claim.negated and sent.has_negation)
+    ):
+        coverage = topical  # both negate the same thing: "No refunds are given" ~ "Refunds are not given"
+    return coverage, topical
+
+
+def _mismatches(claim: Analysis, sent: Analysis) -> tuple[list[str], list[str]]:
+    """The claim's numbers, dates, ids and negations the sentence does not match, and the conflicts."""
     missing: list[str] = []
     conflicts: list[str] = []
     for q in claim.quantities:
@@ -1045,9 +1070,7 @@ def _compare(
     negated_here = sent.negated & claim.terms  # the sentence negates something the claim is about
     if claim.has_negation:
         agree = bool(negated_here) or (claim.bare_negation and not claim.negated and sent.has_negation)
-        if agree:
-            coverage = topical  # both negate the same thing: "No refunds are given" ~ "Refunds are not given"
-        else:
+        if not agree:
             missing.append("not " + (", ".join(sorted(claim.negated)) or "(negation)"))
             flipped = sorted(claim.negated & sent.positive)
             if flipped:
@@ -1057,7 +1080,7 @@ def _compare(
         if flipped:
             missing.extend(f"not {t}" for t in flipped)
             conflicts.append(f"{', '.join(flipped)} negated in context")
-    return coverage, topical, missing, conflicts
+    return missing, conflicts
 
 
 def support(
@@ -1086,33 +1109,20 @@ def support(
     # neither support nor contradict, and it is the best "unsupported" one only when every sentence
     # scores 0, which gives the same verdict (no sentence). So it is skipped without comparing.
     skip_disjoint = bool(keys) and min_coverage > 0 and contra_min > 0
-    # The coverage and topicality of a sentence are computed first, as _compare would: a sentence
-    # that can neither support (coverage below min_coverage), contradict (topicality below
-    # contra_min) nor beat the best unsupported one (coverage not higher) changes nothing, so its
-    # numbers, dates, ids and negations are not compared.
-    n_keys = len(keys)
-    keys_negated = keys & ca.negated
+    # Coverage and topicality come first: a sentence that can neither support (coverage below
+    # min_coverage), contradict (topicality below contra_min) nor beat the best unsupported one
+    # (coverage not higher) changes nothing, so its numbers, dates, ids and negations are not compared.
     nothing_to_check = not keys and not (ca.quantities or ca.dates or ca.identifiers)
-    claim_negates = ca.has_negation
     for i, s in enumerate(sentences):
         sa = analyze(s)
         if skip_disjoint and keys.isdisjoint(sa.terms):
             continue
-        if best_any is not None and n_keys and not nothing_to_check:
-            covered = len(keys & sa.positive)
-            if keys_negated:
-                covered += len((keys_negated & sa.negated) - sa.positive)
-            coverage = covered / n_keys
-            topical = len(keys & sa.terms) / n_keys
-            if claim_negates and (
-                not sa.negated.isdisjoint(ca.terms) or (ca.bare_negation and not ca.negated and sa.has_negation)
-            ):
-                coverage = topical
-            if coverage < min_coverage and topical < contra_min and coverage <= best_any[0]:
-                continue
-        coverage, topical, missing, conflicts = _compare(ca, keys, sa)
-        if not keys and not (ca.quantities or ca.dates or ca.identifiers):
+        coverage, topical = _scores(ca, keys, sa)
+        if nothing_to_check:
             coverage = topical = 0.0  # nothing to check: never supported
+        if best_any is not None and coverage < min_coverage and topical < contra_min and coverage <= best_any[0]:
+            continue
+        missing, conflicts = _mismatches(ca, sa)
         if coverage >= min_coverage and not missing:
             if best_support is None or coverage > best_support[0]:
                 best_support = (coverage, i)
