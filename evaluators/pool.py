@@ -115,6 +115,7 @@ class EvalPool:
         self.workers = workers
         self.max_restarts = max_restarts
         self.restarts = 0
+        self.generation = 0  # which executor: a future of an older one failing says nothing of the current
         # fails here, not in a worker, when a spec cannot be sent (e.g. a lambda)
         configs = {n: runner.configs[n] for n in runner.specs}
         self._runner_state = pickle.dumps((runner.specs, configs, runner.tier, tuple(source_keys)))
@@ -148,10 +149,14 @@ class EvalPool:
         """False once the pool broke more than ``max_restarts`` times (the run goes on in-process)."""
         return self.restarts <= self.max_restarts
 
-    def broken(self) -> None:
-        """A worker died: drop the executor; the next submit starts a new one."""
+    def broken(self, generation: int | None = None) -> None:
+        """A worker of this executor generation (default: the current one) died: drop the executor;
+        the next submit starts a new one. A stale generation is ignored."""
+        if generation is not None and generation != self.generation:
+            return
         pool, self._pool = self._pool, None
         if pool is not None:
+            self.generation += 1
             self.restarts += 1
             log.warning(
                 "an evaluation worker died; %s",

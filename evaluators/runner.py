@@ -496,11 +496,12 @@ class StoreRunner:
                 if on_batch is not None:
                     on_batch(n)
             return total
-        pending: deque[tuple[TraceTables, datetime, Future[EvalTables] | None]] = deque()
+        # (rows, time, future or None, the pool's executor generation at submission)
+        pending: deque[tuple[TraceTables, datetime, Future[EvalTables] | None, int]] = deque()
 
         def finish() -> None:
             nonlocal total
-            tables, now, fut = pending.popleft()
+            tables, now, fut, generation = pending.popleft()
             out = None
             if fut is not None:
                 try:
@@ -508,7 +509,7 @@ class StoreRunner:
                 except Exception as exc:  # the worker died or failed: this batch is evaluated here
                     log.warning("evaluation worker failed (%s); evaluating the batch in-process", type(exc).__name__)
                     if isinstance(exc, BrokenProcessPool):
-                        pool.broken()
+                        pool.broken(generation)
             if out is None:
                 out = evaluate_tables(self.runner, self.refs, tables, now, self.source_keys)
             self._write(out, now)
@@ -521,12 +522,13 @@ class StoreRunner:
             tables = fetch_tables(self.cursor, chunk)
             now = utcnow()
             fut = None
+            generation = pool.generation
             if pool.usable:
                 try:
                     fut = pool.submit(self.refs, tables, now)
                 except BrokenProcessPool:
                     fut = None
-            pending.append((tables, now, fut))
+            pending.append((tables, now, fut, generation))
             while len(pending) > pool.workers:
                 finish()
         while pending:
