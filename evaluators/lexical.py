@@ -423,6 +423,11 @@ _SKIP_IMPOSSIBLE = True
 # the month-name date patterns (the last three) need a month name, and every month name starts
 # with one of these
 _MONTH_PREFIXES = tuple(sorted({m[:3] for m in _MONTHS}))
+_FOUR_DIGITS = re.compile(r"\d{4}")
+
+
+def _has_number_word(low: str) -> bool:
+    return any(w in low for w in _EN_NUMBERS)
 _GLUED_QTY = re.compile(r"\d+(?:\.\d+)?[A-Za-z]{1,3}")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)
 _LEADING_NUM = re.compile(r"^([\d.]+)")
@@ -613,10 +618,16 @@ def _scan(
     has_digit = not skip or _DIGIT.search(t) is not None
     dates: list[tuple[int | None, int | None, int | None]] = []
     date_patterns = _DATE_PATTERNS if has_digit else []
-    if skip and date_patterns and t.isascii():  # (case-insensitive matching is plain ASCII there)
-        low = t.lower()
-        if not any(m in low for m in _MONTH_PREFIXES):
-            date_patterns = _DATE_PATTERNS[:3]
+    if skip and date_patterns:
+        # each pattern needs: four digits in a row / 年 / 月 / a month name (the last three); the
+        # substitutions only take text out, so what the text lacks now no later step can find
+        keep = [_FOUR_DIGITS.search(t) is not None, "年" in t, "月" in t]
+        if t.isascii():  # (case-insensitive matching is plain ASCII there)
+            low = t.lower()
+            keep += [any(m in low for m in _MONTH_PREFIXES)] * 3
+        else:
+            keep += [True] * 3
+        date_patterns = [p for p, k in zip(_DATE_PATTERNS, keep, strict=True) if k]
     for pattern, kind in date_patterns:
 
         def _date(m: re.Match[str], kind: str = kind) -> str:
@@ -676,7 +687,7 @@ def _scan(
         quantities.append(Quantity(float(_EN_NUMBERS[m.group(1).lower()]), _unit(m.group(2))))
         return f" {m.group(2)}"
 
-    if not skip or not t.isascii() or any(w in t.lower() for w in _EN_NUMBERS):  # ASCII text without any: no match
+    if not skip or not t.isascii() or _has_number_word(t.lower()):  # ASCII text without any: no match
         t = _EN_NUMBER_WORD_RE.sub(
             lambda m: _en_qty(m) if m.group(2).lower() not in _STOP_WORDS else m.group(0),
             t,
