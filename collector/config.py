@@ -45,7 +45,7 @@ class ServerSettings(BaseModel):
     sql_timeout_seconds: float = Field(30.0, gt=0, description="Time limit of one SQL API call.")
     memory_limit: str | None = Field("4GB", description="DuckDB memory limit.")
     duckdb_threads: int | None = Field(
-        None, ge=1, le=256, description="DuckDB's worker threads; default DuckDB's own (one a core)."
+        None, ge=1, le=256, description="DuckDB's worker threads; default the cores the decode workers leave (at least 1)."
     )
     writer_threads: int = Field(
         1,

@@ -47,6 +47,15 @@ def default_workers() -> int:
     return 0 if n <= 1 else min(4, n)
 
 
+def default_duckdb_threads(decode_workers: int) -> int:
+    """DuckDB's threads when ``duckdb_threads`` is not set: the cores the decode workers leave, at
+    least one. Under ingest the workers keep their cores busy; a DuckDB thread pool as large as the
+    machine then only adds hand-offs to every commit (the writer waits for a helper thread that
+    waits for a core)."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, n - decode_workers)
+
+
 # --- in the worker ---------------------------------------------------------------------------
 
 

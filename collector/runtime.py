@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from collector.config import ServerSettings
-from collector.decode_pool import default_workers
+from collector.decode_pool import default_duckdb_threads, default_workers
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
 from collector.settle import Settler
@@ -28,7 +28,9 @@ class Runtime:
         self.extension_factories = list(extensions)
         self.settings = settings
         self.metrics = Metrics()
-        self.store = Store(settings.db, memory_limit=settings.memory_limit, threads=settings.duckdb_threads)
+        workers = settings.decode_workers if settings.decode_workers is not None else default_workers()
+        threads = settings.duckdb_threads or default_duckdb_threads(workers)
+        self.store = Store(settings.db, memory_limit=settings.memory_limit, threads=threads)
         self.writer = Writer(
             self.store,
             self.metrics,
@@ -36,7 +38,6 @@ class Runtime:
             max_batch_spans=settings.max_batch_spans,
             lanes=settings.writer_threads,
         )
-        workers = settings.decode_workers if settings.decode_workers is not None else default_workers()
         self.pipeline = Pipeline(self.writer, self.metrics, settings.source_keys, decode_workers=workers)
         self.settler = Settler(
             self.store.cursor(),
