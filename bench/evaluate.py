@@ -315,7 +315,7 @@ def build_db(path: str, n_traces: int, kb_docs: int, seed: int) -> tuple[LocalSt
 
 def trace_ids(local: LocalStore) -> list[str]:
     cur = local.store.cursor()
-    return [r[0] for r in cur.execute("SELECT trace_id FROM traces WHERE settled_at IS NOT NULL ORDER BY start_time").fetchall()]
+    return [r[0] for r in cur.execute("SELECT trace_id FROM traces WHERE settled_at IS NOT NULL ORDER BY first_received_at, trace_id").fetchall()]
 
 
 def measure(local: LocalStore, ids: list[str], batch: int, profile: cProfile.Profile | None) -> dict:

@@ -39,12 +39,12 @@ STEP_COLUMNS = (
     "start_time", "end_time", "duration_ms", "status_code", "model", "input_tokens",
     "output_tokens", "total_tokens", "query_text", "input_text", "output_text", "tool_name",
     "tool_arguments", "tool_result", "top_k", "case_id", "run_id", "session_id", "user_id",
-    "user_scope", "citations", "is_root",
+    "user_scope", "citations", "is_root", "received_at",
 )  # fmt: skip
 
 DOC_COLUMNS = (
     "trace_id", "span_id", "stage", "position", "doc_id", "chunk_id", "content", "score",
-    "metadata", "source",
+    "metadata", "source", "received_at",
 )  # fmt: skip
 
 
@@ -221,13 +221,13 @@ def flatten(
                     duration, status, step.model, step.input_tokens, step.output_tokens, step.total_tokens,
                     step.query_text, step.input_text, step.output_text, step.tool_name, step.tool_arguments,
                     step.tool_result, step.top_k, case_id, run_id, session_id, user_id, step.user_scope,
-                    step.citations, parent is None,
+                    step.citations, parent is None, now,
                 ))  # fmt: skip
                 for d in step.docs:
                     meta = d.metadata
                     add_doc((
                         trace_id, span_id, d.stage, d.position, d.doc_id, d.chunk_id, d.content, d.score,
-                        d.metadata_json or (_json(meta) if meta is not None else None), "span",
+                        d.metadata_json or (_json(meta) if meta is not None else None), "span", now,
                     ))  # fmt: skip
     return batch
 

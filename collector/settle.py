@@ -29,7 +29,7 @@ from collector.textnorm import normalize
 log = logging.getLogger("ragfault.settle")
 
 _READY = """
-SELECT trace_id, span_count FROM traces
+SELECT trace_id, span_count, first_received_at, last_received_at FROM traces
 WHERE (settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count)
   AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired)
 ORDER BY last_received_at
@@ -37,26 +37,50 @@ LIMIT $limit
 """
 
 
+_CTX_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+Window = tuple[datetime, datetime] | None
+
+
+def received_window(times: list[tuple[datetime | None, datetime | None]]) -> Window:
+    """The received_at range covering traces given as (first_received_at, last_received_at); None
+    when one is unknown. Every step and document of a trace was received in its range, and rows are
+    stored in the order they are received, so a scan filtered on it skips the rest of the table."""
+    if not times or any(f is None or la is None for f, la in times):
+        return None
+    return min(f for f, _ in times if f is not None), max(la for _, la in times if la is not None)
+
+
+def _window_sql(window: Window) -> tuple[str, dict[str, Any]]:
+    if window is None:
+        return "", {}
+    return " AND received_at BETWEEN $lo AND $hi", {"lo": window[0], "hi": window[1]}
+
+
 def load_trace_parts(
-    con: duckdb.DuckDBPyConnection, trace_ids: list[str]
+    con: duckdb.DuckDBPyConnection, trace_ids: list[str], window: Window = None
 ) -> tuple[dict[str, list[StepView]], dict[str, list[DocView]]]:
     con.register("_ids", pa.table({"trace_id": trace_ids}))
+    extra, params = _window_sql(window)
     try:
         steps: dict[str, list[StepView]] = {t: [] for t in trace_ids}
         for r in con.execute(
             "SELECT trace_id, span_id, parent_span_id, step_type, start_time, end_time, query_text, "
-            "input_text, output_text, user_scope, is_root FROM steps WHERE trace_id IN (SELECT trace_id FROM _ids)"
+            f"input_text, output_text, user_scope, is_root FROM steps WHERE trace_id IN (SELECT trace_id FROM _ids){extra}",
+            params,
         ).fetchall():
             steps[r[0]].append(StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10])))
         docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}
         for r in con.execute(
             "SELECT trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source "
-            "FROM step_documents WHERE trace_id IN (SELECT trace_id FROM _ids) AND source <> 'derived' "
-            "ORDER BY trace_id, span_id, stage, position"
+            f"FROM step_documents WHERE trace_id IN (SELECT trace_id FROM _ids) AND source <> 'derived'{extra} "
+            "ORDER BY trace_id, span_id, stage, position",
+            params,
         ).fetchall():
             docs[r[0]].append(DocView(*r[1:]))
     finally:
@@ -132,6 +156,9 @@ class Settler:
                 log.exception("settle round failed")
 
     def ready(self, now: datetime | None = None) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in self._ready(now)]
+
+    def _ready(self, now: datetime | None = None) -> list[tuple[str, int, datetime | None, datetime | None]]:
         now = now or utcnow()
         rows = self.cursor.execute(
             _READY,
@@ -141,7 +168,7 @@ class Settler:
                 "limit": self.batch_limit,
             },
         ).fetchall()
-        return [(r[0], int(r[1])) for r in rows]
+        return [(r[0], int(r[1]), r[2], r[3]) for r in rows]
 
     def run_once(self, now: datetime | None = None, force: bool = False) -> int:
         """Assemble every ready trace (all unassembled ones with ``force``); returns how many."""
@@ -151,25 +178,31 @@ class Settler:
     def _run_once(self, now: datetime | None, force: bool) -> int:
         if force:
             rows = self.cursor.execute(
-                "SELECT trace_id, span_count FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count "
-                "LIMIT $limit",
+                "SELECT trace_id, span_count, first_received_at, last_received_at FROM traces "
+                "WHERE settled_at IS NULL OR assembled_spans < span_count LIMIT $limit",
                 {"limit": self.batch_limit},
             ).fetchall()
-            ready = [(r[0], int(r[1])) for r in rows]
+            found = [(r[0], int(r[1]), r[2], r[3]) for r in rows]
         else:
-            ready = self.ready(now)
-        if not ready:
+            found = self._ready(now)
+        if not found:
             return 0
+        ready = [(r[0], r[1]) for r in found]
         ids = [t for t, _ in ready]
-        steps, docs = load_trace_parts(self.cursor, ids)
+        last_received = {r[0]: r[3] for r in found}
+        window = received_window([(r[2], r[3]) for r in found])
+        steps, docs = load_trace_parts(self.cursor, ids, window)
         asm_rows: dict[str, list[Any]] = {
             k: []
             for k in ("trace_id", "query_text", "query_norm", "answer_text", "answer_span_id", "user_scope", "assembled_spans")
         }
         ctx: dict[str, list[Any]] = {
             k: []
-            for k in ("trace_id", "span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata", "source")
-        }
+            for k in (
+                "trace_id", "span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata",
+                "source", "received_at",
+            )
+        }  # fmt: skip
         for trace_id, count in ready:
             a = assemble(steps[trace_id], docs[trace_id])
             asm_rows["trace_id"].append(trace_id)
@@ -181,6 +214,7 @@ class Settler:
             asm_rows["assembled_spans"].append(count)
             for d in a.context:
                 ctx["trace_id"].append(trace_id)
+                ctx["received_at"].append(last_received[trace_id])  # inside the trace's window
                 for k in ("span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata", "source"):
                     ctx[k].append(getattr(d, k))
         asm = pa.table(
@@ -206,6 +240,7 @@ class Settler:
                 "score": pa.array(ctx["score"], pa.float64()),
                 "metadata": pa.array(ctx["metadata"], pa.string()),
                 "source": pa.array(ctx["source"], pa.string()),
+                "received_at": pa.array(ctx["received_at"], pa.timestamp("us")),
             }
         )
         settled_at = now or utcnow()
@@ -215,10 +250,13 @@ class Settler:
             con.register("_ctx", ctx_tbl)
             con.execute("BEGIN TRANSACTION")
             try:
+                extra, params = _window_sql(window)
                 con.execute(
                     "DELETE FROM step_documents WHERE source = 'derived' AND trace_id IN (SELECT trace_id FROM _asm)"
+                    + extra,
+                    params,
                 )
-                con.execute("INSERT INTO step_documents SELECT * FROM _ctx")
+                con.execute(f"INSERT INTO step_documents ({_CTX_COLS}) SELECT {_CTX_COLS} FROM _ctx")
                 con.execute(
                     "UPDATE traces SET query_text = a.query_text, query_norm = a.query_norm, answer_text = a.answer_text, "
                     "answer_span_id = a.answer_span_id, user_scope = a.user_scope, "

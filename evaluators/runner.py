@@ -193,7 +193,8 @@ _SPEC_FIELDS = attrgetter("name", "version", "tier")
 
 _TRACE_COLS = (
     "trace_id, start_time, end_time, service_name, case_id, run_id, session_id, user_id, user_scope, "
-    "query_text, answer_text, answer_span_id, error_count, coalesce(eval_generation, 0) AS generation"
+    "query_text, answer_text, answer_span_id, error_count, coalesce(eval_generation, 0) AS generation, "
+    "first_received_at, last_received_at"
 )
 _STEP_COLS = (
     "trace_id, span_id, parent_span_id, step_type, name, start_time, end_time, duration_ms, status_code, model, "
@@ -219,10 +220,15 @@ def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceT
     try:
         where = "WHERE trace_id IN (SELECT trace_id FROM _eval_ids)"
         traces = con.sql(f"SELECT {_TRACE_COLS} FROM traces {where}").to_arrow_table()
-        steps = con.sql(f"SELECT {_STEP_COLS} FROM steps {where}").to_arrow_table()
+        # every step and document of these traces was received between their first and last
+        # span: the window lets the scans skip the rest of the tables (see migration 005)
+        window, params = received_window(traces)
+        steps = con.sql(f"SELECT {_STEP_COLS} FROM steps {where}{window}", params=params).to_arrow_table()
         docs = con.sql(
-            f"SELECT {_DOC_COLS} FROM step_documents {where} ORDER BY trace_id, span_id, stage, position"
+            f"SELECT {_DOC_COLS} FROM step_documents {where}{window} ORDER BY trace_id, span_id, stage, position",
+            params=params,
         ).to_arrow_table()
+        traces = traces.drop_columns(["first_received_at", "last_received_at"])
     finally:
         con.unregister("_eval_ids")
     # a document comes back for each stage it is in (candidate, reranker input and output,
@@ -235,6 +241,15 @@ def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceT
 
 
 _DOC_DICT_COLS = ("stage", "doc_id", "chunk_id", "content", "metadata", "source")
+
+
+def received_window(traces: pa.Table) -> tuple[str, dict[str, Any] | None]:
+    """A ``received_at`` filter (SQL and parameters) covering the given ``traces`` rows; none when a
+    trace has no receive times (rows written before they were recorded)."""
+    first, last = traces.column("first_received_at"), traces.column("last_received_at")
+    if not traces.num_rows or first.null_count or last.null_count:
+        return "", None
+    return " AND received_at BETWEEN $lo AND $hi", {"lo": pc.min(first).as_py(), "hi": pc.max(last).as_py()}
 
 
 def _pylist(column: pa.ChunkedArray) -> list[Any]:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from collector.config import load_toml
 from collector.errors import ConfigError
+from collector.settle import received_window
 
 TRIGGERS = ("negative_feedback", "error_status", "empty_retrieval", "stale_document", "forbidden_document")
 
@@ -243,15 +244,23 @@ def load_facts(
     try:
         rows = con.execute(
             "SELECT trace_id, service_name, run_id, root_name, coalesce(error_count, 0), root_span_id, "
-            "coalesce(eval_generation, 0) FROM traces WHERE trace_id IN (SELECT trace_id FROM _s_ids)"
+            "coalesce(eval_generation, 0), first_received_at, last_received_at FROM traces "
+            "WHERE trace_id IN (SELECT trace_id FROM _s_ids)"
         ).fetchall()
+        # the steps and documents of these traces were received in their window: the scans skip
+        # the rest of the tables (migration 005)
+        window = received_window([(r[7], r[8]) for r in rows])
+        params: dict[str, Any] = {} if window is None else {"lo": window[0], "hi": window[1]}
+        s_win = "" if window is None else " AND s.received_at BETWEEN $lo AND $hi"
+        d_win = "" if window is None else " AND d.received_at BETWEEN $lo AND $hi"
         empty = {
             r[0]
             for r in con.execute(
                 "SELECT s.trace_id FROM steps s WHERE s.trace_id IN (SELECT trace_id FROM _s_ids) "
-                "AND s.step_type = 'retrieval' GROUP BY s.trace_id "
+                f"AND s.step_type = 'retrieval'{s_win} GROUP BY s.trace_id "
                 "HAVING NOT EXISTS (SELECT 1 FROM step_documents d WHERE d.trace_id = s.trace_id "
-                "AND d.stage IN ('candidate', 'rerank_input'))"
+                f"AND d.stage IN ('candidate', 'rerank_input'){d_win})",
+                params,
             ).fetchall()
         }
         flagged: dict[str, set[str]] = {}
@@ -285,7 +294,7 @@ def load_facts(
         con.unregister("_s_ids")
     stale_m, forbidden_m = set(settings.stale_metrics), set(settings.forbidden_metrics)
     out = []
-    for tid, service, run_id, route, errors, _root, gen in rows:
+    for tid, service, run_id, route, errors, _root, gen, _first, _last in rows:
         f = flagged.get(tid, set())
         out.append(
             TraceFacts(

@@ -458,7 +458,7 @@ def select_traces(
     rows = con.execute(
         "SELECT trace_id FROM traces WHERE settled_at IS NOT NULL "
         "AND ($run_id IS NULL OR run_id = $run_id) AND ($since IS NULL OR start_time >= $since) "
-        "AND ($until IS NULL OR start_time < $until) ORDER BY start_time LIMIT $limit",
+        "AND ($until IS NULL OR start_time < $until) ORDER BY first_received_at, trace_id LIMIT $limit",
         {"run_id": run_id, "since": since, "until": until, "limit": limit},
     ).fetchall()
     return [r[0] for r in rows]

@@ -24,6 +24,7 @@ from collector.store.schema import batch_to_arrow, migrate
 _SPAN_COLS = ", ".join(SPAN_COLUMNS)
 _STEP_COLS = ", ".join(STEP_COLUMNS)
 _DOC_COLS = ", ".join(DOC_COLUMNS)
+_DOC_KEY = ", ".join(c for c in DOC_COLUMNS if c != "received_at")
 
 _TRACE_UPSERT = """
 INSERT INTO traces (trace_id, first_received_at, last_received_at, span_count, error_count, has_root,
@@ -42,6 +43,7 @@ SELECT trace_id, min(received_at), max(received_at), count(*),
        any_value(user_id) FILTER (WHERE user_id IS NOT NULL)
 FROM {source} GROUP BY trace_id
 ON CONFLICT (trace_id) DO UPDATE SET
+    first_received_at = least(traces.first_received_at, excluded.first_received_at),
     last_received_at = greatest(traces.last_received_at, excluded.last_received_at),
     span_count       = traces.span_count + excluded.span_count,
     error_count      = traces.error_count + excluded.error_count,
@@ -230,8 +232,11 @@ class Store:
         con.execute(f"INSERT OR IGNORE INTO steps ({_STEP_COLS}) SELECT {_STEP_COLS} FROM _in_steps{where}")
         if batch.docs.num_rows:
             # a span repeated inside the batch (a request re-sent while the first was queued) lists
-            # its documents twice: identical rows are kept once
-            con.execute(f"INSERT INTO step_documents ({_DOC_COLS}) SELECT DISTINCT {_DOC_COLS} FROM _in_docs{where}")
+            # its documents twice: rows identical but for the time they were received are kept once
+            con.execute(
+                f"INSERT INTO step_documents ({_DOC_COLS}) SELECT DISTINCT ON ({_DOC_KEY}) {_DOC_COLS} "
+                f"FROM _in_docs{where}"
+            )
         # a span repeated inside the batch must count once in the trace's totals
         con.execute(
             _TRACE_UPSERT.format(

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         rows = sql(
             "SELECT trace_id FROM traces WHERE settled_at IS NOT NULL AND ($run_id IS NULL OR run_id = $run_id) "
             "AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP)) "
-            "AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP)) ORDER BY start_time",
+            "AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP)) ORDER BY first_received_at, trace_id",
             {"run_id": args.run_id, "since": _iso(args.since), "until": _iso(args.until)},
             server=url,
             row_cap=10_000_000,
