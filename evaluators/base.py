@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, ove
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from evaluators.gold import GoldCase, KBDocument
-from evaluators.text import normalize, normalize_doc  # noqa: F401  (normalize_doc: re-exported)
+from evaluators.text import normalize as normalize  # re-exported
+from evaluators.text import normalize_doc as normalize_doc  # re-exported
 
 if TYPE_CHECKING:
     from evaluators.matching import Matching

@@ -92,7 +92,7 @@ def build_judge(runtime: Any, sampling: SamplingSettings, evaluation: Evaluation
         factory = getattr(importlib.import_module(module), attr or "build_judge_runner")
     else:
         try:
-            from evaluators.judge.service import build_judge_runner as factory  # type: ignore[no-redef]
+            from evaluators.judge.service import build_judge_runner as factory  # type: ignore[no-redef,unused-ignore]
         except ImportError:
             return None
     return factory(runtime)  # each factory reads its own table of the config file
@@ -445,7 +445,7 @@ def router(runtime: Any) -> APIRouter:
                     ids = select_traces(con, body.run_id, body.since, body.until, body.limit)
                 finally:
                     con.close()
-            return svc.evaluate_now(ids)
+            return int(svc.evaluate_now(ids))
 
         return {"evaluated": await anyio.to_thread.run_sync(work)}
 

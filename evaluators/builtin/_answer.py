@@ -70,7 +70,7 @@ def context_sentences(inp: EvalInput) -> ContextSentences:
     found = inp._cache.get("context_sentences")
     if found is None:
         found = inp._cache["context_sentences"] = _context_sentences(inp)
-    return found  # type: ignore[no-any-return]
+    return found  # type: ignore[no-any-return,unused-ignore]
 
 
 def _context_sentences(inp: EvalInput) -> ContextSentences:

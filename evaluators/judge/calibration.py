@@ -234,7 +234,8 @@ def drift(
             for t, m, i, label in anchors
             if (t, m, i) in anchor_judged[ver]
         ]
-        return agreement(pairs)["accuracy"]
+        accuracy: float | None = agreement(pairs)["accuracy"]
+        return accuracy
 
     acc_cur, acc_base = accuracy(cur), accuracy(b)
     drop = (acc_base - acc_cur) if acc_cur is not None and acc_base is not None else None

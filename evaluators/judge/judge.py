@@ -149,7 +149,7 @@ class JudgeCache:
                 # fetchall, not fetchone: duckdb 2 keeps a fetchone() result open on the connection
                 rows = self.cursor.execute("SELECT response FROM judge_cache WHERE key = ?", [key]).fetchall()
                 if rows:
-                    value = json.loads(rows[0][0])
+                    value: dict[str, Any] = json.loads(rows[0][0])
                     self.mem[key] = value
                     self.hits += 1
                     return value
