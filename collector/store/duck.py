@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError
-from collector.store.schema import batch_to_arrow, migrate
+from collector.store.schema import DOC_SCHEMA, SPAN_SCHEMA, STEP_SCHEMA, batch_to_arrow, migrate
 
 _SPAN_COLS = ", ".join(SPAN_COLUMNS)
 _STEP_COLS = ", ".join(STEP_COLUMNS)
@@ -91,6 +91,42 @@ def sandbox(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET lock_configuration = true")
 
 
+class _Table:
+    """A registered Arrow source whose table is swapped between commits: DuckDB reads whatever
+    table it holds when a statement runs, so the view is registered once per connection."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.table: pa.Table = schema.empty_table()
+
+    def __arrow_c_schema__(self) -> object:
+        return self.schema.__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
+class _Inputs:
+    """The ``_in_spans``, ``_in_steps`` and ``_in_docs`` views of one writing connection."""
+
+    def __init__(self) -> None:
+        self.spans, self.steps, self.docs = _Table(SPAN_SCHEMA), _Table(STEP_SCHEMA), _Table(DOC_SCHEMA)
+
+    def register(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.register("_in_spans", self.spans)
+        con.register("_in_steps", self.steps)
+        con.register("_in_docs", self.docs)
+
+    def set(self, batch: ArrowBatch) -> None:
+        self.spans.table, self.steps.table, self.docs.table = batch.spans, batch.steps, batch.docs
+
+    def clear(self) -> None:
+        """Release the batch (the views stay registered, reading nothing)."""
+        self.spans.table = self.spans.schema.empty_table()
+        self.steps.table = self.steps.schema.empty_table()
+        self.docs.table = self.docs.schema.empty_table()
+
+
 class Store:
     """A DuckDB file opened by this process. ``read_only`` opens for the CLI when no server runs."""
 
@@ -132,6 +168,7 @@ class Store:
             create_views(self.con)
         sandbox(self.con)
         self._lock = threading.Lock()
+        self._registered: dict[int, tuple[duckdb.DuckDBPyConnection, _Inputs]] = {}
 
     def wal_bytes(self) -> int:
         try:
@@ -176,9 +213,8 @@ class Store:
             return 0
         if isinstance(batch, SpanBatch):
             batch = batch_to_arrow(batch)
-        con.register("_in_spans", batch.spans)
-        con.register("_in_steps", batch.steps)
-        con.register("_in_docs", batch.docs)
+        inputs = self._inputs(con)
+        inputs.set(batch)
         try:
             dedup = False
             for attempt in range(CONFLICT_RETRIES + 1):
@@ -192,11 +228,25 @@ class Store:
                     time.sleep(0.002 * (2**attempt))
             raise AssertionError("unreachable")
         finally:
-            for name in ("_in_spans", "_in_steps", "_in_docs", "_new"):
-                try:
-                    con.unregister(name)
-                except duckdb.Error:
-                    pass
+            inputs.clear()
+            try:
+                con.unregister("_new")
+            except duckdb.Error:
+                pass
+
+    def _inputs(self, con: duckdb.DuckDBPyConnection) -> _Inputs:
+        """The ``_in_*`` views of this connection, registered once (registering costs ~1 ms a table)."""
+        key = id(con)
+        with self._lock:
+            found = self._registered.get(key)
+            if found is not None and found[0] is con:
+                return found[1]
+            if len(self._registered) >= 64:  # connections come and go in tests and CLI commands
+                self._registered.clear()
+            inputs = _Inputs()
+            inputs.register(con)
+            self._registered[key] = (con, inputs)  # holding ``con`` keeps its id from being reused
+            return inputs
 
     def _write_once(self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch, dedup: bool) -> int:
         if not dedup:
