@@ -96,8 +96,10 @@ def _work(
     return _ipc(b.spans), _ipc(b.steps), _ipc(b.docs), b.rejected, b.errors
 
 
-def _start_time(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (tells a reused pid apart), or None when it is gone."""
+def process_start_time(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (tells a reused pid apart), or None when it is gone.
+
+    Worker processes watch their owner with it (decode workers here, evaluation workers too)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             return fh.read().rsplit(b")", 1)[1].split()[19].decode()
@@ -114,10 +116,10 @@ def _start_time(pid: int) -> str | None:
 def _watch_server(pid: int) -> None:
     # The server is not this worker's parent (the forkserver is), and the forkserver outlives a
     # SIGKILLed server as long as its workers run: each worker watches the server itself.
-    born = _start_time(pid)
+    born = process_start_time(pid)
     while True:
         time.sleep(1.0)
-        if _start_time(pid) != born:
+        if process_start_time(pid) != born:
             os._exit(0)
 
 

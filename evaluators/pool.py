@@ -37,6 +37,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
+from collector.decode_pool import process_start_time
 from evaluators.runner import EvalTables, References, Runner, TraceTables, evaluate_tables
 
 log = logging.getLogger("ragfault.evaluate")
@@ -53,25 +54,10 @@ def default_workers() -> int:
 _state: dict[str, Any] = {}
 
 
-def _alive_since(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (tells a reused pid apart); None once it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
-    except (OSError, IndexError):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except OSError:
-            pass
-        return ""
-
-
 def _watch_owner(pid: int, born: str | None) -> None:
     # the owner is not this worker's parent (the forkserver is), so its death sends no signal here;
     # ``born`` comes from the owner itself: a worker that starts after the owner died exits too
-    while born is not None and _alive_since(pid) == born:
+    while born is not None and process_start_time(pid) == born:
         time.sleep(1.0)
     os._exit(0)
 
@@ -134,7 +120,7 @@ class EvalPool:
                 self.workers,
                 mp_context=self._ctx,
                 initializer=_init_worker,
-                initargs=(os.getpid(), _alive_since(os.getpid()), self._runner_state),
+                initargs=(os.getpid(), process_start_time(os.getpid()), self._runner_state),
             )
         return self._pool
 
