@@ -38,6 +38,7 @@ from collector.config import load_toml
 from collector.errors import ConfigError, PermanentError
 from collector.export import KEEP_OUT, export_traces, trace_tables
 from collector.receivers.otlp_http import check_bearer
+from collector.store.tx import transaction
 
 log = logging.getLogger("ragfault.retention")
 
@@ -129,18 +130,14 @@ def delete_traces(
         return {}
     con.register("_del_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
     counts: dict[str, int] = {}
-    con.execute("BEGIN TRANSACTION")
     try:
-        tables = trace_tables(con, keep)
-        for table in tables[1:] + tables[:1]:  # the traces row last
-            row = con.execute(
-                f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM _del_ids)"
-            ).fetchall()[0]
-            counts[table] = int(row[0]) if row else 0
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            tables = trace_tables(con, keep)
+            for table in tables[1:] + tables[:1]:  # the traces row last
+                row = con.execute(
+                    f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM _del_ids)"
+                ).fetchall()[0]
+                counts[table] = int(row[0]) if row else 0
     finally:
         con.unregister("_del_ids")
     return counts

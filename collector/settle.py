@@ -24,6 +24,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.assemble import DocView, StepView, assemble
+from collector.store.tx import transaction
 from collector.textnorm import normalize
 
 log = logging.getLogger("ragfault.settle")
@@ -248,26 +249,22 @@ class Settler:
         def write(con: duckdb.DuckDBPyConnection) -> None:
             con.register("_asm", asm)
             con.register("_ctx", ctx_tbl)
-            con.execute("BEGIN TRANSACTION")
             try:
-                extra, params = _window_sql(window)
-                con.execute(
-                    "DELETE FROM step_documents WHERE source = 'derived' AND trace_id IN (SELECT trace_id FROM _asm)"
-                    + extra,
-                    params,
-                )
-                con.execute(f"INSERT INTO step_documents ({_CTX_COLS}) SELECT {_CTX_COLS} FROM _ctx")
-                con.execute(
-                    "UPDATE traces SET query_text = a.query_text, query_norm = a.query_norm, answer_text = a.answer_text, "
-                    "answer_span_id = a.answer_span_id, user_scope = a.user_scope, "
-                    "assembled_spans = a.assembled_spans, settled_at = $now FROM _asm a "
-                    "WHERE traces.trace_id = a.trace_id",
-                    {"now": settled_at},
-                )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+                with transaction(con):
+                    extra, params = _window_sql(window)
+                    con.execute(
+                        "DELETE FROM step_documents WHERE source = 'derived' AND trace_id IN (SELECT trace_id FROM _asm)"
+                        + extra,
+                        params,
+                    )
+                    con.execute(f"INSERT INTO step_documents ({_CTX_COLS}) SELECT {_CTX_COLS} FROM _ctx")
+                    con.execute(
+                        "UPDATE traces SET query_text = a.query_text, query_norm = a.query_norm, answer_text = a.answer_text, "
+                        "answer_span_id = a.answer_span_id, user_scope = a.user_scope, "
+                        "assembled_spans = a.assembled_spans, settled_at = $now FROM _asm a "
+                        "WHERE traces.trace_id = a.trace_id",
+                        {"now": settled_at},
+                    )
             finally:
                 con.unregister("_asm")
                 con.unregister("_ctx")

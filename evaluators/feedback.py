@@ -41,6 +41,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from collector.receivers.otlp_http import check_bearer
+from collector.store.tx import transaction
 from evaluators.sampling import SamplingSettings, is_negative
 
 WriteFn = Callable[[Callable[[duckdb.DuckDBPyConnection], Any]], Any]
@@ -155,26 +156,22 @@ def store_feedback(
     if not rows:
         return Stored(0, [])
     con.register("_fb", to_table(rows))
-    con.execute("BEGIN TRANSACTION")
     try:
-        new = con.execute(
-            "INSERT OR IGNORE INTO feedback SELECT * FROM _fb RETURNING trace_id, negative"
-        ).fetchall()
-        requeued: list[str] = []
-        targets = sorted({t for t, neg in new if neg})
-        if requeue and targets:
-            requeued = [
-                r[0]
-                for r in con.execute(
-                    "UPDATE traces SET evaluated_spans = NULL WHERE trace_id IN (SELECT unnest($t)) "
-                    "AND settled_at IS NOT NULL AND evaluated_spans IS NOT NULL RETURNING trace_id",
-                    {"t": targets},
-                ).fetchall()
-            ]
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            new = con.execute(
+                "INSERT OR IGNORE INTO feedback SELECT * FROM _fb RETURNING trace_id, negative"
+            ).fetchall()
+            requeued: list[str] = []
+            targets = sorted({t for t, neg in new if neg})
+            if requeue and targets:
+                requeued = [
+                    r[0]
+                    for r in con.execute(
+                        "UPDATE traces SET evaluated_spans = NULL WHERE trace_id IN (SELECT unnest($t)) "
+                        "AND settled_at IS NOT NULL AND evaluated_spans IS NOT NULL RETURNING trace_id",
+                        {"t": targets},
+                    ).fetchall()
+                ]
     finally:
         con.unregister("_fb")
     return Stored(len(new), requeued)

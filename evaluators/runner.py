@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel
 
+from collector.store.tx import transaction
 from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
 from evaluators.gold import GoldCase, KBDocument
 from evaluators.text import normalize
@@ -434,22 +435,18 @@ def write_job(out: EvalTables, now: datetime) -> Callable[[duckdb.DuckDBPyConnec
         con.register("_elog", out.log)
         con.register("_ran", out.ran)
         con.register("_done", out.done)
-        con.execute("BEGIN TRANSACTION")
         try:
-            pairs = "(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran)"
-            con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}")
-            con.execute(f"DELETE FROM evaluations WHERE {pairs}")
-            con.execute(f"INSERT INTO evaluations ({', '.join(EVAL_COLUMNS)}) SELECT * FROM _evals")
-            con.execute("INSERT INTO eval_log SELECT * FROM _elog")
-            con.execute(
-                "UPDATE traces SET eval_generation = coalesce(eval_generation, 0) + 1, evaluated_at = $now, "
-                "evaluated_spans = assembled_spans WHERE trace_id IN (SELECT trace_id FROM _done)",
-                {"now": now},
-            )
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+            with transaction(con):
+                pairs = "(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran)"
+                con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}")
+                con.execute(f"DELETE FROM evaluations WHERE {pairs}")
+                con.execute(f"INSERT INTO evaluations ({', '.join(EVAL_COLUMNS)}) SELECT * FROM _evals")
+                con.execute("INSERT INTO eval_log SELECT * FROM _elog")
+                con.execute(
+                    "UPDATE traces SET eval_generation = coalesce(eval_generation, 0) + 1, evaluated_at = $now, "
+                    "evaluated_spans = assembled_spans WHERE trace_id IN (SELECT trace_id FROM _done)",
+                    {"now": now},
+                )
         finally:
             for n in ("_evals", "_elog", "_ran", "_done"):
                 con.unregister(n)

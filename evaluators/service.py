@@ -37,6 +37,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
 from collector.receivers.otlp_http import check_bearer
+from collector.store.tx import transaction
 from evaluators import feedback as feedback_mod
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
 from evaluators.loading import store_gold, store_kb, traces_for_cases
@@ -132,21 +133,17 @@ class LogBuffer:
 def _write_log(con: duckdb.DuckDBPyConnection, buf: LogBuffer, done: dict[str, int] | None = None) -> None:
     """eval_log rows and (optionally) the span counts the cheap tier saw, in one transaction."""
     con.register("_slog", buf.table())
-    con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("INSERT INTO eval_log SELECT * FROM _slog")
-        if done:
-            con.register(
-                "_sdone", pa.table({"trace_id": list(done), "n": pa.array(list(done.values()), pa.int64())})
-            )
-            # the count loaded, not the current one: a span that settled meanwhile re-queues the trace
-            con.execute(
-                "UPDATE traces SET evaluated_spans = d.n FROM _sdone d WHERE traces.trace_id = d.trace_id"
-            )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            con.execute("INSERT INTO eval_log SELECT * FROM _slog")
+            if done:
+                con.register(
+                    "_sdone", pa.table({"trace_id": list(done), "n": pa.array(list(done.values()), pa.int64())})
+                )
+                # the count loaded, not the current one: a span that settled meanwhile re-queues the trace
+                con.execute(
+                    "UPDATE traces SET evaluated_spans = d.n FROM _sdone d WHERE traces.trace_id = d.trace_id"
+                )
     finally:
         con.unregister("_slog")
         if done:

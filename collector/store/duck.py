@@ -20,6 +20,7 @@ import pyarrow as pa
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError
 from collector.store.schema import DOC_SCHEMA, SPAN_SCHEMA, STEP_SCHEMA, batch_to_arrow, migrate
+from collector.store.tx import rollback, transaction
 
 _SPAN_COLS = ", ".join(SPAN_COLUMNS)
 _STEP_COLS = ", ".join(STEP_COLUMNS)
@@ -75,14 +76,6 @@ _APPEND_WITH_DOCS = ";\n".join(
 WAL_HARD_LIMIT = "1GB"
 CONFLICT_RETRIES = 6  # a batch that keeps conflicting with concurrent writers fails retryably (503)
 IDLE_CHECKPOINT_BYTES = 16 << 20
-
-
-def _rollback(con: duckdb.DuckDBPyConnection) -> None:
-    """Roll back if a transaction is open (a failed COMMIT has already ended it)."""
-    try:
-        con.execute("ROLLBACK")
-    except duckdb.Error:
-        pass
 
 
 def sandbox(con: duckdb.DuckDBPyConnection) -> None:
@@ -221,7 +214,7 @@ class Store:
                 try:
                     return self._write_once(con, batch, dedup)
                 except duckdb.TransactionException:
-                    _rollback(con)
+                    rollback(con)
                     if attempt == CONFLICT_RETRIES:
                         raise
                     dedup = True  # the other transaction may have stored some of these spans
@@ -255,18 +248,12 @@ class Store:
                 con.execute(_APPEND_WITH_DOCS if batch.docs.num_rows else _APPEND)
                 return len(batch)
             except duckdb.ConstraintException:
-                _rollback(con)
+                rollback(con)
             except BaseException:
-                _rollback(con)
+                rollback(con)
                 raise
-        con.execute("BEGIN TRANSACTION")
-        try:
-            stored = self._append_deduplicated(con, batch)
-            con.execute("COMMIT")
-        except BaseException:
-            _rollback(con)
-            raise
-        return stored
+        with transaction(con):
+            return self._append_deduplicated(con, batch)
 
     @staticmethod
     def _append_deduplicated(con: duckdb.DuckDBPyConnection, batch: ArrowBatch) -> int:

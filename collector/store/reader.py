@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from collector.errors import QueryRefused, QueryTimeout
+from collector.store.tx import rollback
 
 ALLOWED = {duckdb.StatementType.SELECT}
 
@@ -75,7 +76,6 @@ def run_select(
     """Run one read-only statement on ``con`` (a cursor of its own) and fetch at most ``row_cap`` rows."""
     check_statement(con, sql)
     timer = threading.Timer(timeout, con.interrupt)
-    timed_out = False
     con.execute("BEGIN TRANSACTION READ ONLY")
     timer.start()
     try:
@@ -83,7 +83,6 @@ def run_select(
         rows = cur.fetchmany(row_cap + 1)
         desc = cur.description or []
     except duckdb.InterruptException as exc:
-        timed_out = True
         raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
     except duckdb.PermissionException as exc:
         raise QueryRefused(f"refused: {exc}") from exc
@@ -93,11 +92,7 @@ def run_select(
         raise QueryRefused(f"{type(exc).__name__}: {exc}") from exc
     finally:
         timer.cancel()
-        try:
-            con.execute("ROLLBACK")
-        except duckdb.Error:
-            if not timed_out:
-                pass
+        rollback(con)  # a read-only transaction: nothing to keep
     truncated = len(rows) > row_cap
     rows = rows[:row_cap]
     return QueryResult(

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
+from collector.store.tx import transaction
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -43,14 +44,9 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     for version, name, sql in migrations():
         if version <= done:
             continue
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             con.execute(sql)
             con.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
         applied.append(name)
     return applied
 

@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 import httpx
 
+from collector.store.tx import transaction
 from collector.textnorm import normalize
 from evaluators.base import EvalInput, EvaluatorSpec, Metric
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
@@ -239,8 +240,7 @@ class JudgeRunner:
         v = self.judge.version
 
         def job(con: duckdb.DuckDBPyConnection) -> None:
-            con.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(con):
                 if cache_rows:
                     con.executemany(
                         "INSERT OR IGNORE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)", cache_rows
@@ -274,10 +274,6 @@ class JudgeRunner:
                         "INSERT INTO eval_log VALUES (?, 'judge', NULL, 'over_budget', 'budget', NULL, ?)",
                         [(t, now) for t in over],
                     )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
 
         self.write(job)
 
