@@ -2,8 +2,10 @@
 
 The pipeline, in the order data flows::
 
-    receivers (otlp_http, otlp_grpc)  ->  otlp.decode (bytes -> SpanBatch)
-        -> store.writer (one thread owns DuckDB writes)  ->  normalize (spans -> steps, step_documents)
+    receivers (otlp_http, otlp_grpc)  ->  receivers.payload.decode (bytes -> ExportTraceServiceRequest)
+        -> batch.flatten (spans, and through normalize their steps and step documents, as rows)
+        -> store.schema.batch_to_arrow (Arrow tables; these three run in decode_pool's workers)
+        -> store.writer (commits; acknowledges after COMMIT)  ->  settle (assembles settled traces)
 
 Each stage hands its output to the next; none reaches back.
 """

@@ -97,20 +97,12 @@ class SpanBatch:
     docs: list[tuple[Any, ...]] = field(default_factory=list)
     rejected: int = 0
     errors: list[str] = field(default_factory=list)
-    nbytes: int = 0
 
     def __len__(self) -> int:
         return len(self.spans)
 
     def error_message(self) -> str:
         return _error_message(self.errors)
-
-    def extend(self, other: SpanBatch) -> None:
-        self.spans.extend(other.spans)
-        self.steps.extend(other.steps)
-        self.docs.extend(other.docs)
-        self.rejected += other.rejected
-        self.nbytes += other.nbytes
 
 
 @dataclass

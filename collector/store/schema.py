@@ -116,10 +116,6 @@ def rows_to_arrow(rows: list[tuple[object, ...]], schema: pa.Schema) -> pa.Table
     return pa.table(arrays, schema=schema)
 
 
-def to_arrow(columns: dict[str, list[object]], schema: pa.Schema) -> pa.Table:
-    return pa.table([_column(columns[f.name], f.type) for f in schema], schema=schema)
-
-
 def _ns_to_timestamp(values: Sequence[object]) -> pa.Array:
     """Nanoseconds since the epoch -> timestamp[us] (rounded to the nearest microsecond); 0 is NULL."""
     u64 = pa.uint64()
