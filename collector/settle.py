@@ -24,6 +24,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.assemble import DocView, StepView, assemble
+from collector.store.reader import Window, received_window, window_sql
 from collector.store.tx import transaction
 from collector.textnorm import normalize
 
@@ -45,29 +46,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-Window = tuple[datetime, datetime] | None
-
-
-def received_window(times: list[tuple[datetime | None, datetime | None]]) -> Window:
-    """The received_at range covering traces given as (first_received_at, last_received_at); None
-    when one is unknown. Every step and document of a trace was received in its range, and rows are
-    stored in the order they are received, so a scan filtered on it skips the rest of the table."""
-    if not times or any(f is None or la is None for f, la in times):
-        return None
-    return min(f for f, _ in times if f is not None), max(la for _, la in times if la is not None)
-
-
-def _window_sql(window: Window) -> tuple[str, dict[str, Any]]:
-    if window is None:
-        return "", {}
-    return " AND received_at BETWEEN $lo AND $hi", {"lo": window[0], "hi": window[1]}
-
-
 def load_trace_parts(
     con: duckdb.DuckDBPyConnection, trace_ids: list[str], window: Window = None
 ) -> tuple[dict[str, list[StepView]], dict[str, list[DocView]]]:
     con.register("_ids", pa.table({"trace_id": trace_ids}))
-    extra, params = _window_sql(window)
+    extra, params = window_sql(window)
     try:
         steps: dict[str, list[StepView]] = {t: [] for t in trace_ids}
         for r in con.execute(
@@ -251,7 +234,7 @@ class Settler:
             con.register("_ctx", ctx_tbl)
             try:
                 with transaction(con):
-                    extra, params = _window_sql(window)
+                    extra, params = window_sql(window)
                     con.execute(
                         "DELETE FROM step_documents WHERE source = 'derived' AND trace_id IN (SELECT trace_id FROM _asm)"
                         + extra,

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel
 
+from collector.store.reader import received_window, window_sql
 from collector.store.tx import transaction
 from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
 from evaluators.gold import GoldCase, KBDocument
@@ -223,11 +224,12 @@ def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceT
         traces = con.sql(f"SELECT {_TRACE_COLS} FROM traces {where}").to_arrow_table()
         # every step and document of these traces was received between their first and last
         # span: the window lets the scans skip the rest of the tables (see migration 005)
-        window, params = received_window(traces)
-        steps = con.sql(f"SELECT {_STEP_COLS} FROM steps {where}{window}", params=params).to_arrow_table()
+        first, last = traces.column("first_received_at").to_pylist(), traces.column("last_received_at").to_pylist()
+        window, params = window_sql(received_window(list(zip(first, last, strict=True))))
+        steps = con.sql(f"SELECT {_STEP_COLS} FROM steps {where}{window}", params=params or None).to_arrow_table()
         docs = con.sql(
             f"SELECT {_DOC_COLS} FROM step_documents {where}{window} ORDER BY trace_id, span_id, stage, position",
-            params=params,
+            params=params or None,
         ).to_arrow_table()
         traces = traces.drop_columns(["first_received_at", "last_received_at"])
     finally:
@@ -242,15 +244,6 @@ def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceT
 
 
 _DOC_DICT_COLS = ("stage", "doc_id", "chunk_id", "content", "metadata", "source")
-
-
-def received_window(traces: pa.Table) -> tuple[str, dict[str, Any] | None]:
-    """A ``received_at`` filter (SQL and parameters) covering the given ``traces`` rows; none when a
-    trace has no receive times (rows written before they were recorded)."""
-    first, last = traces.column("first_received_at"), traces.column("last_received_at")
-    if not traces.num_rows or first.null_count or last.null_count:
-        return "", None
-    return " AND received_at BETWEEN $lo AND $hi", {"lo": pc.min(first).as_py(), "hi": pc.max(last).as_py()}
 
 
 def _pylist(column: pa.ChunkedArray) -> list[Any]:

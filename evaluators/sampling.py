@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from collector.config import load_toml
 from collector.errors import ConfigError
-from collector.settle import received_window
+from collector.store.reader import received_window, window_sql
 
 TRIGGERS = ("negative_feedback", "error_status", "empty_retrieval", "stale_document", "forbidden_document")
 
@@ -250,9 +250,8 @@ def load_facts(
         # the steps and documents of these traces were received in their window: the scans skip
         # the rest of the tables (migration 005)
         window = received_window([(r[7], r[8]) for r in rows])
-        params: dict[str, Any] = {} if window is None else {"lo": window[0], "hi": window[1]}
-        s_win = "" if window is None else " AND s.received_at BETWEEN $lo AND $hi"
-        d_win = "" if window is None else " AND d.received_at BETWEEN $lo AND $hi"
+        s_win, params = window_sql(window, "s.received_at")
+        d_win, _ = window_sql(window, "d.received_at")
         empty = {
             r[0]
             for r in con.execute(

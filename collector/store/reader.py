@@ -101,3 +101,24 @@ def run_select(
         rows=[[jsonable(v) for v in r] for r in rows],
         truncated=truncated,
     )
+
+
+# --- reading a batch of traces by the window of their receive times (migration 005) ---------------
+
+Window = tuple[dt.datetime, dt.datetime] | None
+
+
+def received_window(times: list[tuple[dt.datetime | None, dt.datetime | None]]) -> Window:
+    """The received_at range covering traces given as (first_received_at, last_received_at); None
+    when one is unknown. Every step and document of a trace was received in its range, and rows are
+    stored in the order they are received, so a scan filtered on it skips the rest of the table."""
+    if not times or any(f is None or la is None for f, la in times):
+        return None
+    return min(f for f, _ in times if f is not None), max(la for _, la in times if la is not None)
+
+
+def window_sql(window: Window, column: str = "received_at") -> tuple[str, dict[str, Any]]:
+    """An ``AND column BETWEEN $lo AND $hi`` filter for ``window`` and its parameters (none for None)."""
+    if window is None:
+        return "", {}
+    return f" AND {column} BETWEEN $lo AND $hi", {"lo": window[0], "hi": window[1]}

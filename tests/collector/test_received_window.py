@@ -11,11 +11,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import pyarrow as pa
-
 from collector.batch import flatten
-from collector.settle import load_trace_parts, received_window
+from collector.settle import load_trace_parts
 from collector.store.duck import Store
+from collector.store.reader import received_window, window_sql
 from collector.store.schema import batch_to_arrow, migrations
 from evaluators.runner import fetch_tables
 from ragfault.local import LocalStore
@@ -136,8 +135,5 @@ def test_a_window_is_given_up_when_a_time_is_unknown() -> None:
     assert received_window([]) is None
     assert received_window([(T0, None)]) is None
     assert received_window([(T0, T0 + timedelta(1)), (T0 - timedelta(1), T0)]) == (T0 - timedelta(1), T0 + timedelta(1))
-    from evaluators.runner import received_window as tables_window
-
-    tbl = pa.table({"first_received_at": pa.array([T0, None], pa.timestamp("us")),
-                    "last_received_at": pa.array([T0, T0], pa.timestamp("us"))})  # fmt: skip
-    assert tables_window(tbl) == ("", None)
+    assert window_sql(received_window([(T0, T0), (None, T0)])) == ("", {})
+    assert window_sql((T0, T0), "d.received_at") == (" AND d.received_at BETWEEN $lo AND $hi", {"lo": T0, "hi": T0})
