@@ -41,9 +41,15 @@ log = logging.getLogger("ragfault.decode")
 WorkerResult = tuple[bytes, bytes, bytes, int, list[str]]
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def default_workers() -> int:
-    """Worker processes when ``decode_workers`` is not set: one a core, at most 4; none on one core."""
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    """Worker processes when none are configured (decode workers, evaluation workers): one a core,
+    at most 4; none on one core."""
+    n = usable_cores()
     return 0 if n <= 1 else min(4, n)
 
 
@@ -52,8 +58,7 @@ def default_duckdb_threads(decode_workers: int) -> int:
     least one. Under ingest the workers keep their cores busy; a DuckDB thread pool as large as the
     machine then only adds hand-offs to every commit (the writer waits for a helper thread that
     waits for a core)."""
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, n - decode_workers)
+    return max(1, usable_cores() - decode_workers)
 
 
 # --- in the worker ---------------------------------------------------------------------------

@@ -37,16 +37,11 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
+from collector.decode_pool import default_workers as default_workers  # the same policy for a long run
 from collector.decode_pool import process_start_time
 from evaluators.runner import EvalTables, References, Runner, TraceTables, evaluate_tables
 
 log = logging.getLogger("ragfault.evaluate")
-
-
-def default_workers() -> int:
-    """Worker processes for a long run when none are configured: one a core, at most 4; none on one core."""
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return 0 if n <= 1 else min(4, n)
 
 
 # --- in a worker -------------------------------------------------------------------------------

@@ -90,7 +90,8 @@ class _Table:
 
     def __init__(self, schema: pa.Schema) -> None:
         self.schema = schema
-        self.table: pa.Table = schema.empty_table()
+        self.empty: pa.Table = schema.empty_table()
+        self.table = self.empty
 
     def __arrow_c_schema__(self) -> object:
         return self.schema.__arrow_c_schema__()
@@ -115,9 +116,8 @@ class _Inputs:
 
     def clear(self) -> None:
         """Release the batch (the views stay registered, reading nothing)."""
-        self.spans.table = self.spans.schema.empty_table()
-        self.steps.table = self.steps.schema.empty_table()
-        self.docs.table = self.docs.schema.empty_table()
+        for t in (self.spans, self.steps, self.docs):
+            t.table = t.empty
 
 
 class Store:
