@@ -1,10 +1,10 @@
-"""The writer: a few threads (lanes) own every DuckDB write, each through its own connection.
+"""The writer: its thread (or, with ``writer_threads``, a few lanes, each with its own connection)
+owns every DuckDB write.
 
 Receivers hand it ``ArrowBatch``es; a lane coalesces whatever is queued into one transaction
 (group commit) and resolves each submitter's future only after COMMIT, so an acknowledged span is
-in the database file (WAL) and survives SIGKILL. Lanes commit side by side: one lane's commit is
-single-threaded work in DuckDB, and while it runs the next requests queue up for another lane.
-Two commits that touch the same trace row conflict; ``Store.write_spans`` retries the loser.
+in the database file (WAL) and survives SIGKILL. Several lanes commit side by side; two commits
+that touch the same trace row conflict, and ``Store.write_spans`` retries the loser.
 
 Other components hand it jobs (a callable taking a connection: settling, evaluation results,
 retention, exports) that run alone: a job waits until no ingest commit is running, and no
@@ -103,7 +103,6 @@ class Writer:
         self._queued_spans = 0
         self._lock = threading.Lock()
         self._gate = _Gate()
-        self.lanes = lanes
         self._threads = [
             threading.Thread(
                 target=self._run,
