@@ -62,7 +62,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue  # noqa: E402
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status  # noqa: E402
 
-from bench.ingest import _kv  # noqa: E402  (one OTLP attribute builder for both benches)
+from bench.ingest import _kv, llm_attrs  # noqa: E402  (one OTLP attribute builder for both benches)
 from collector.batch import flatten  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
 from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
@@ -251,15 +251,7 @@ def rag_trace(rng: random.Random, t0_ns: int, n: int, kb: list[dict]) -> tuple[l
             *_docs("reranker.input_documents", cands, with_ids),
             *_docs("reranker.output_documents", kept, with_ids),
         ], t0_ns + step, t0_ns + 2 * step),
-        span(3, ids[0], "llm", [
-            _kv("openinference.span.kind", "LLM"), _kv("llm.model_name", "bench-llm"),
-            _kv("llm.input_messages.0.message.role", "system"), _kv("llm.input_messages.0.message.content", system),
-            _kv("llm.input_messages.1.message.role", "user"), _kv("llm.input_messages.1.message.content", prompt),
-            _kv("llm.output_messages.0.message.role", "assistant"),
-            _kv("llm.output_messages.0.message.content", answer),
-            _kv("llm.token_count.prompt", 800), _kv("llm.token_count.completion", 60),
-            _kv("llm.token_count.total", 860),
-        ], t0_ns + 2 * step, t0_ns + 4 * step),
+        span(3, ids[0], "llm", llm_attrs(system, prompt, answer), t0_ns + 2 * step, t0_ns + 4 * step),
     ]  # fmt: skip
 
     ev = [{"doc_id": evidence["doc_id"], "quote": evidence["_key"]}]

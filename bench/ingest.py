@@ -127,7 +127,13 @@ def rag_trace(rng: random.Random, t0_ns: int) -> list[Span]:
         *_docs("reranker.input_documents", [(d[0], d[1], d[2], "{}") for d in candidates[:10]]),
         *_docs("reranker.output_documents", [(d[0], "", d[2], "{}") for d in kept]),
     ], t0_ns + step, t0_ns + 2 * step)  # fmt: skip
-    llm = span(3, ids[0], "llm", [
+    llm = span(3, ids[0], "llm", llm_attrs(system, prompt, answer), t0_ns + 2 * step, t0_ns + 4 * step)
+    return [root, retriever, reranker, llm]
+
+
+def llm_attrs(system: str, prompt: str, answer: str) -> list[KeyValue]:
+    """The OpenInference attributes of the benchmark's LLM call (a system and a user message)."""
+    return [
         _kv("openinference.span.kind", "LLM"), _kv("llm.model_name", "bench-llm"),
         _kv("llm.input_messages.0.message.role", "system"), _kv("llm.input_messages.0.message.content", system),
         _kv("llm.input_messages.1.message.role", "user"), _kv("llm.input_messages.1.message.content", prompt),
@@ -135,8 +141,7 @@ def rag_trace(rng: random.Random, t0_ns: int) -> list[Span]:
         _kv("llm.output_messages.0.message.content", answer),
         _kv("llm.token_count.prompt", 800), _kv("llm.token_count.completion", 60),
         _kv("llm.token_count.total", 860),
-    ], t0_ns + 2 * step, t0_ns + 4 * step)  # fmt: skip
-    return [root, retriever, reranker, llm]
+    ]  # fmt: skip
 
 
 def build_requests(n_traces: int, per_request: int, seed: int) -> tuple[list[bytes], int]:
