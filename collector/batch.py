@@ -118,9 +118,18 @@ class ArrowBatch:
     docs: pa.Table
     rejected: int = 0
     errors: list[str] = field(default_factory=list)
+    # one row a trace (``collector.store.schema.trace_summary``); summed up on demand when not given
+    traces: pa.Table | None = None
 
     def __len__(self) -> int:
         return int(self.spans.num_rows)
+
+    def trace_table(self) -> pa.Table:
+        if self.traces is None:
+            from collector.store.schema import trace_summary
+
+            self.traces = trace_summary(self.spans)
+        return self.traces
 
     def error_message(self) -> str:
         return _error_message(self.errors)
@@ -134,6 +143,7 @@ class ArrowBatch:
             pa.concat_tables([b.steps for b in batches]),
             pa.concat_tables([b.docs for b in batches]),
             sum(b.rejected for b in batches),
+            traces=pa.concat_tables([b.trace_table() for b in batches]),
         )
 
 

@@ -38,7 +38,7 @@ from collector.errors import RetryableError
 log = logging.getLogger("ragfault.decode")
 
 # What a worker sends back: (spans, steps, docs) as IPC bytes, rejected count, error reasons.
-WorkerResult = tuple[bytes, bytes, bytes, int, list[str]]
+WorkerResult = tuple[bytes, bytes, bytes, bytes, int, list[str]]
 
 
 def usable_cores() -> int:
@@ -98,7 +98,7 @@ def _work(
     received_at: datetime | None = None,
 ) -> WorkerResult:
     b = decode_to_arrow(body, content_type, content_encoding, max_bytes, source_keys, received_at)
-    return _ipc(b.spans), _ipc(b.steps), _ipc(b.docs), b.rejected, b.errors
+    return _ipc(b.spans), _ipc(b.steps), _ipc(b.docs), _ipc(b.trace_table()), b.rejected, b.errors
 
 
 def process_start_time(pid: int) -> str | None:
@@ -154,8 +154,10 @@ def _read_ipc(data: bytes) -> pa.Table:
 
 
 def _from_result(res: WorkerResult) -> ArrowBatch:
-    spans, steps, docs, rejected, errors = res
-    return ArrowBatch(_read_ipc(spans), _read_ipc(steps), _read_ipc(docs), rejected, list(errors))
+    spans, steps, docs, traces, rejected, errors = res
+    return ArrowBatch(
+        _read_ipc(spans), _read_ipc(steps), _read_ipc(docs), rejected, list(errors), _read_ipc(traces)
+    )
 
 
 class DecodePool:

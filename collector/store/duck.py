@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError
-from collector.store.schema import DOC_SCHEMA, SPAN_SCHEMA, STEP_SCHEMA, batch_to_arrow, migrate
+from collector.store.schema import DOC_SCHEMA, SPAN_SCHEMA, STEP_SCHEMA, TRACE_SCHEMA, batch_to_arrow, migrate
 from collector.store.tx import rollback, transaction
 
 _SPAN_COLS = ", ".join(SPAN_COLUMNS)
@@ -27,10 +27,13 @@ _STEP_COLS = ", ".join(STEP_COLUMNS)
 _DOC_COLS = ", ".join(DOC_COLUMNS)
 _DOC_KEY = ", ".join(c for c in DOC_COLUMNS if c != "received_at")
 
-_TRACE_UPSERT = """
-INSERT INTO traces (trace_id, first_received_at, last_received_at, span_count, error_count, has_root,
-                    root_span_id, root_name, start_time, end_time, service_name, case_id, run_id,
-                    session_id, user_id)
+_TRACE_COLS = (
+    "trace_id, first_received_at, last_received_at, span_count, error_count, has_root, root_span_id, "
+    "root_name, start_time, end_time, service_name, case_id, run_id, session_id, user_id"
+)
+
+# The ``traces`` row of each trace of a batch, from its spans (used when a batch is deduplicated).
+_TRACES_FROM_SPANS = """
 SELECT trace_id, min(received_at), max(received_at), count(*),
        count(*) FILTER (WHERE status_code = 'ERROR'),
        bool_or(parent_span_id IS NULL),
@@ -43,6 +46,19 @@ SELECT trace_id, min(received_at), max(received_at), count(*),
        any_value(session_id) FILTER (WHERE session_id IS NOT NULL),
        any_value(user_id) FILTER (WHERE user_id IS NOT NULL)
 FROM {source} GROUP BY trace_id
+"""
+
+# The same from the per-request summaries of ``_in_traces`` (``schema.trace_summary``): a commit
+# merges several requests, and one trace may be in more than one of them.
+_TRACES_FROM_SUMMARIES = """
+SELECT trace_id, min(first_received_at), max(last_received_at), sum(span_count), sum(error_count),
+       bool_or(has_root), any_value(root_span_id), any_value(root_name), min(start_time), max(end_time),
+       coalesce(any_value(root_service), any_value(service_name)), any_value(case_id), any_value(run_id),
+       any_value(session_id), any_value(user_id)
+FROM _in_traces GROUP BY trace_id
+"""
+
+_TRACE_MERGE = """
 ON CONFLICT (trace_id) DO UPDATE SET
     first_received_at = least(traces.first_received_at, excluded.first_received_at),
     last_received_at = greatest(traces.last_received_at, excluded.last_received_at),
@@ -60,22 +76,32 @@ ON CONFLICT (trace_id) DO UPDATE SET
     user_id          = coalesce(traces.user_id, excluded.user_id)
 """
 
+_INSERT_TRACES = f"INSERT INTO traces ({_TRACE_COLS})"
+# ``ON CONFLICT`` costs about 6 ms a commit even when nothing conflicts (and a plain INSERT of the
+# same rows about 2), so traces not seen before are inserted plainly.
+_NEW_TRACES = _INSERT_TRACES + _TRACES_FROM_SUMMARIES
+_MERGE_TRACES = _INSERT_TRACES + _TRACES_FROM_SUMMARIES + _TRACE_MERGE
+
 
 # Every span of the batch is new (raises ConstraintException when one is not). No temporary view:
 # DDL inside the ingest transaction costs a catalog change per commit.
 _APPEND_SPANS = f"INSERT INTO spans ({_SPAN_COLS}) SELECT {_SPAN_COLS} FROM _in_spans"
 _APPEND_STEPS = f"INSERT INTO steps ({_STEP_COLS}) SELECT {_STEP_COLS} FROM _in_steps"
 _APPEND_DOCS = f"INSERT INTO step_documents ({_DOC_COLS}) SELECT {_DOC_COLS} FROM _in_docs"
-_APPEND = ";\n".join(
-    ["BEGIN TRANSACTION", _APPEND_SPANS, _APPEND_STEPS, _TRACE_UPSERT.format(source="_in_spans"), "COMMIT"]
-)
-_APPEND_WITH_DOCS = ";\n".join(
-    ["BEGIN TRANSACTION", _APPEND_SPANS, _APPEND_STEPS, _APPEND_DOCS, _TRACE_UPSERT.format(source="_in_spans"), "COMMIT"]
-)
+
+
+def _append(docs: bool, traces: str) -> str:
+    statements = [_APPEND_SPANS, _APPEND_STEPS, *([_APPEND_DOCS] if docs else []), traces]
+    return ";\n".join(["BEGIN TRANSACTION", *statements, "COMMIT"])
+
+
+# (batch has documents, every trace is new) -> the whole transaction as one call
+_APPEND = {(d, new): _append(d, _NEW_TRACES if new else _MERGE_TRACES) for d in (False, True) for new in (False, True)}
 
 WAL_HARD_LIMIT = "1GB"
 CONFLICT_RETRIES = 6  # a batch that keeps conflicting with concurrent writers fails retryably (503)
 IDLE_CHECKPOINT_BYTES = 16 << 20
+KNOWN_TRACES = 100_000  # trace ids the writer remembers, per generation (two generations)
 
 
 def sandbox(con: duckdb.DuckDBPyConnection) -> None:
@@ -101,23 +127,54 @@ class _Table:
 
 
 class _Inputs:
-    """The ``_in_spans``, ``_in_steps`` and ``_in_docs`` views of one writing connection."""
+    """The ``_in_spans``, ``_in_steps``, ``_in_docs`` and ``_in_traces`` views of one writing
+    connection."""
 
     def __init__(self) -> None:
         self.spans, self.steps, self.docs = _Table(SPAN_SCHEMA), _Table(STEP_SCHEMA), _Table(DOC_SCHEMA)
+        self.traces = _Table(TRACE_SCHEMA)
 
     def register(self, con: duckdb.DuckDBPyConnection) -> None:
         con.register("_in_spans", self.spans)
         con.register("_in_steps", self.steps)
         con.register("_in_docs", self.docs)
+        con.register("_in_traces", self.traces)
 
     def set(self, batch: ArrowBatch) -> None:
         self.spans.table, self.steps.table, self.docs.table = batch.spans, batch.steps, batch.docs
+        self.traces.table = batch.trace_table()
 
     def clear(self) -> None:
         """Release the batch (the views stay registered, reading nothing)."""
-        for t in (self.spans, self.steps, self.docs):
+        for t in (self.spans, self.steps, self.docs, self.traces):
             t.table = t.empty
+
+
+class _KnownTraces:
+    """Trace ids this process stored lately, so a batch of new traces is inserted without
+    ``ON CONFLICT``.
+
+    Two generations of at most ``size`` ids each: memory stays bounded, and a trace still being
+    exported when its id ages out just takes the slower path. Being wrong either way is safe: a
+    trace thought known is merged (which also inserts it), and one thought new that is stored
+    already makes the plain insert fail, and the batch is written again through the path that
+    deduplicates and merges."""
+
+    def __init__(self, size: int = KNOWN_TRACES) -> None:
+        self.size = size
+        self._new: set[str] = set()
+        self._old: set[str] = set()
+
+    def any_known(self, ids: list[str]) -> bool:
+        return not (self._new.isdisjoint(ids) and self._old.isdisjoint(ids))
+
+    def add(self, ids: list[str]) -> None:
+        self._new.update(ids)
+        if len(self._new) >= self.size:
+            self._old, self._new = self._new, set()
+
+    def __len__(self) -> int:
+        return len(self._new) + len(self._old)
 
 
 class Store:
@@ -162,6 +219,7 @@ class Store:
         sandbox(self.con)
         self._lock = threading.Lock()
         self._registered: dict[int, tuple[duckdb.DuckDBPyConnection, _Inputs]] = {}
+        self._known: _KnownTraces | None = None
 
     def wal_bytes(self) -> int:
         try:
@@ -196,7 +254,9 @@ class Store:
         Spans are almost always new, so the batch is first inserted as it is: a plain ``INSERT``
         costs about half of an ``INSERT OR IGNORE`` here. A span that is already stored (a re-sent
         request) or twice in the batch violates the primary key; the transaction is then rolled
-        back and the batch written again, keeping only the spans that are new.
+        back and the batch written again, keeping only the spans that are new. Likewise the batch's
+        traces are inserted plainly when none of them was written lately (``_KnownTraces``), and
+        merged into their stored rows otherwise.
 
         Several writer connections may commit at once. Two transactions that touch the same trace
         row, or insert the same span, conflict: the one that loses is rolled back and written again
@@ -208,11 +268,15 @@ class Store:
             batch = batch_to_arrow(batch)
         inputs = self._inputs(con)
         inputs.set(batch)
+        known = self._known_traces(con)
+        trace_ids: list[str] = batch.trace_table().column("trace_id").to_pylist()
         try:
             dedup = False
             for attempt in range(CONFLICT_RETRIES + 1):
                 try:
-                    return self._write_once(con, batch, dedup)
+                    written = self._write_once(con, batch, dedup, new_traces=not known.any_known(trace_ids))
+                    known.add(trace_ids)
+                    return written
                 except duckdb.TransactionException:
                     rollback(con)
                     if attempt == CONFLICT_RETRIES:
@@ -241,11 +305,26 @@ class Store:
             self._registered[key] = (con, inputs)  # holding ``con`` keeps its id from being reused
             return inputs
 
-    def _write_once(self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch, dedup: bool) -> int:
+    def _known_traces(self, con: duckdb.DuckDBPyConnection) -> _KnownTraces:
+        """The trace ids written lately; at the first write, those of the traces received last."""
+        with self._lock:
+            known = self._known
+            if known is None:
+                known = self._known = _KnownTraces()
+                rows = con.execute(
+                    "SELECT trace_id FROM traces ORDER BY last_received_at DESC NULLS LAST LIMIT ?",
+                    [known.size],
+                ).fetchall()
+                known.add([r[0] for r in rows])
+            return known
+
+    def _write_once(
+        self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch, dedup: bool, *, new_traces: bool
+    ) -> int:
         if not dedup:
             try:
                 # one call for the whole transaction: the GIL is released once, not per statement
-                con.execute(_APPEND_WITH_DOCS if batch.docs.num_rows else _APPEND)
+                con.execute(_APPEND[bool(batch.docs.num_rows), new_traces])
                 return len(batch)
             except duckdb.ConstraintException:
                 rollback(con)
@@ -275,9 +354,6 @@ class Store:
                 f"FROM _in_docs{where}"
             )
         # a span repeated inside the batch must count once in the trace's totals
-        con.execute(
-            _TRACE_UPSERT.format(
-                source=f"(SELECT DISTINCT ON (trace_id, span_id) * FROM _in_spans{where})"
-            )
-        )
+        source = f"(SELECT DISTINCT ON (trace_id, span_id) * FROM _in_spans{where})"
+        con.execute(_INSERT_TRACES + _TRACES_FROM_SPANS.format(source=source) + _TRACE_MERGE)
         return len(new)

@@ -87,14 +87,65 @@ STEP_SCHEMA = pa.schema([(c, _STEP_TYPES.get(c, _S)) for c in STEP_COLUMNS])
 DOC_SCHEMA = pa.schema([(c, _DOC_TYPES.get(c, _S)) for c in DOC_COLUMNS])
 
 
+# One row a trace of a request: what the ``traces`` table needs from its spans, summed up where the
+# spans are decoded (often a worker process), so the writer only adds up a few rows a trace.
+TRACE_SCHEMA = pa.schema([
+    ("trace_id", _S), ("first_received_at", _TS), ("last_received_at", _TS), ("span_count", pa.int64()),
+    ("error_count", pa.int64()), ("has_root", pa.bool_()), ("root_span_id", _S), ("root_name", _S),
+    ("start_time", _TS), ("end_time", _TS), ("root_service", _S), ("service_name", _S), ("case_id", _S),
+    ("run_id", _S), ("session_id", _S), ("user_id", _S),
+])  # fmt: skip
+
+_TRACE_AGGREGATES = [
+    ("received_at", "min"), ("received_at", "max"), ("trace_id", "count"), ("error", "sum"),
+    ("root", "any"), ("root_span_id", "min"), ("root_name", "min"), ("start_time", "min"),
+    ("end_time", "max"), ("root_service", "min"), ("service_name", "min"), ("case_id", "min"),
+    ("run_id", "min"), ("session_id", "min"), ("user_id", "min"),
+]  # fmt: skip
+
+
+def trace_summary(spans: pa.Table) -> pa.Table:
+    """The spans of a batch summed up per trace (``TRACE_SCHEMA``).
+
+    A root span is one without a parent; ``root_*`` come from it, ``service_name`` from any span.
+    Which value is kept when spans disagree (two roots, two case ids) is arbitrary, as it is in SQL's
+    ``any_value``."""
+    if not spans.num_rows:
+        return TRACE_SCHEMA.empty_table()
+    root = pc.is_null(spans["parent_span_id"])
+    none = pa.scalar(None, _S)
+    parts = pa.table({
+        "trace_id": spans["trace_id"],
+        "received_at": spans["received_at"],
+        "error": pc.cast(pc.equal(spans["status_code"], "ERROR"), pa.int64()),
+        "root": root,
+        "root_span_id": pc.if_else(root, spans["span_id"], none),
+        "root_name": pc.if_else(root, spans["name"], none),
+        "start_time": spans["start_time"],
+        "end_time": spans["end_time"],
+        "root_service": pc.if_else(root, spans["service_name"], none),
+        "service_name": spans["service_name"],
+        "case_id": spans["case_id"],
+        "run_id": spans["run_id"],
+        "session_id": spans["session_id"],
+        "user_id": spans["user_id"],
+    })  # fmt: skip
+    grouped = parts.group_by("trace_id", use_threads=False).aggregate(_TRACE_AGGREGATES)
+    # aggregate() puts the key last; reorder and rename to the schema
+    columns = [grouped.column(f"{c}_{fn}") for c, fn in _TRACE_AGGREGATES]
+    return pa.Table.from_arrays([grouped.column("trace_id"), *columns], schema=TRACE_SCHEMA)
+
+
 def batch_to_arrow(batch: SpanBatch) -> ArrowBatch:
     """The rows of a flattened request as Arrow tables of the ingest schemas."""
+    spans = rows_to_arrow(batch.spans, SPAN_SCHEMA)
     return ArrowBatch(
-        rows_to_arrow(batch.spans, SPAN_SCHEMA),
+        spans,
         rows_to_arrow(batch.steps, STEP_SCHEMA),
         rows_to_arrow(batch.docs, DOC_SCHEMA),
         batch.rejected,
         batch.errors,
+        trace_summary(spans),
     )
 
 

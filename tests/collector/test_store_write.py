@@ -154,3 +154,115 @@ def test_a_commit_that_conflicts_with_another_writer_is_retried(store: Store) ->
     assert counts(store) == (2, 2, 3, 2)
     # both writers' changes are in: the other's error count and this batch's span
     assert store.con.execute("SELECT span_count, has_root, error_count FROM traces").fetchall() == [(2, True, 1)]
+
+
+def test_a_trace_the_writer_no_longer_remembers_is_still_merged(tmp_path: Path) -> None:
+    """New traces are inserted without ON CONFLICT when the writer has not seen their ids lately.
+    A trace it forgot (aged out, or stored before a restart) makes that insert fail; the batch is
+    then written through the merging path, and the totals stay right."""
+    from collector.store.duck import _KnownTraces
+
+    store = Store(tmp_path / "forget.duckdb")
+    store._known = _KnownTraces(size=1)  # remembers one trace id at a time
+    a, b, c = rag_trace(), rag_trace(), rag_trace()
+    store.write_spans(store.con, arrow(a[:1]))
+    store.write_spans(store.con, arrow(b[:1]))
+    store.write_spans(store.con, arrow(c[:1]))  # a is forgotten now
+    assert store.write_spans(store.con, arrow(a[1:])) == 1
+    store.close()
+    store = Store(tmp_path / "forget.duckdb")  # a restart: b's late span comes after it
+    try:
+        assert store.write_spans(store.con, arrow(b[1:] + c[1:])) == 2
+        assert counts(store) == (6, 6, 9, 6)
+        assert store.con.execute("SELECT DISTINCT span_count, has_root FROM traces").fetchall() == [(2, True)]
+    finally:
+        store.close()
+
+
+def test_trace_rows_agree_with_their_spans_however_the_spans_arrive(tmp_path: Path) -> None:
+    """Randomized: traces of 1-5 spans (a root or none, errors, case ids, two services) sent in
+    random requests, commits and order, with a writer that remembers few trace ids, so both the
+    plain and the merging path run. Every ``traces`` row must agree with its stored spans."""
+    import random
+    from datetime import datetime, timedelta
+
+    from opentelemetry.proto.trace.v1.trace_pb2 import Status
+
+    from collector.store.duck import _KnownTraces
+
+    rng = random.Random(11)
+    store = Store(tmp_path / "random.duckdb")
+    store._known = _KnownTraces(size=7)
+    try:
+        spans = []
+        for _ in range(60):
+            tid, root = new_trace_id(), new_span_id()
+            for k in range(rng.randint(1, 5)):
+                attrs = {"ragfault.case_id": f"case-{rng.randint(0, 3)}"} if rng.random() < 0.3 else {}
+                s = span(tid, span_id=root if k == 0 else None, parent=b"" if k == 0 else root, name=f"op{k}", attrs=attrs)
+                if rng.random() < 0.2:
+                    s.status.code = Status.STATUS_CODE_ERROR
+                if k == 0 and rng.random() < 0.3:
+                    continue  # a trace whose root never arrives
+                spans.append((s, rng.choice(["svc-a", "svc-b"])))
+        rng.shuffle(spans)
+        t0 = datetime(2026, 1, 1)
+        i = n_request = 0
+        while i < len(spans):
+            commit = []
+            for _ in range(rng.randint(1, 3)):  # requests queued together make one commit
+                part = spans[i : i + rng.randint(1, 12)]
+                i += len(part)
+                for service in ("svc-a", "svc-b"):
+                    mine = [s for s, svc in part if svc == service]
+                    if mine:
+                        n_request += 1
+                        received = t0 + timedelta(seconds=n_request)
+                        commit.append(batch_to_arrow(flatten(request(mine, service=service), received_at=received)))
+            if commit:
+                store.write_spans(store.con, ArrowBatch.merge(commit))
+        disagree = store.con.execute(
+            """
+            SELECT t.trace_id FROM traces t JOIN (
+                SELECT trace_id, count(*) n, count(*) FILTER (WHERE status_code = 'ERROR') errors,
+                       bool_or(parent_span_id IS NULL) has_root, min(received_at) first, max(received_at) last,
+                       min(start_time) start_time, max(end_time) end_time,
+                       list(span_id) FILTER (WHERE parent_span_id IS NULL) roots,
+                       list(name) FILTER (WHERE parent_span_id IS NULL) root_names,
+                       list(service_name) services, list(case_id) FILTER (WHERE case_id IS NOT NULL) cases
+                FROM spans GROUP BY trace_id) s USING (trace_id)
+            WHERE t.span_count <> s.n OR t.error_count <> s.errors OR t.has_root <> s.has_root
+               OR t.first_received_at <> s.first OR t.last_received_at <> s.last
+               OR t.start_time <> s.start_time OR t.end_time <> s.end_time
+               OR (t.root_span_id IS NULL) <> (NOT s.has_root)
+               OR (s.has_root AND NOT (list_contains(s.roots, t.root_span_id)
+                                       AND list_contains(s.root_names, t.root_name)))
+               OR NOT list_contains(s.services, t.service_name)
+               OR (t.case_id IS NULL) <> (len(s.cases) = 0)
+               OR (t.case_id IS NOT NULL AND NOT list_contains(s.cases, t.case_id))
+            """
+        ).fetchall()
+        assert disagree == []
+        n_traces = len({s.trace_id for s, _ in spans})
+        assert store.con.execute("SELECT count(*) FROM traces").fetchall() == [(n_traces,)]
+        assert store.con.execute("SELECT count(*) FROM spans").fetchall() == [(len(spans),)]
+    finally:
+        store.close()
+
+
+def test_a_requests_trace_summary_matches_sql_over_its_spans() -> None:
+    """The per-trace summary a decode worker sends with each request holds what SQL finds in
+    the request's spans."""
+    from collector.store.schema import trace_summary
+
+    a, b = rag_trace(), rag_trace()
+    batch = arrow(a + b[1:])
+    rows = {r["trace_id"]: r for r in trace_summary(batch.spans).to_pylist()}
+    assert {k: (r["span_count"], r["has_root"], r["root_name"]) for k, r in rows.items()} == {
+        a[0].trace_id.hex(): (2, True, "query"),
+        b[0].trace_id.hex(): (1, False, None),
+    }
+    assert rows[a[0].trace_id.hex()]["root_span_id"] == a[0].span_id.hex()
+    assert rows[b[0].trace_id.hex()]["service_name"] == "test-app"
+    assert rows[b[0].trace_id.hex()]["root_service"] is None
+
