@@ -419,9 +419,25 @@ def evaluate_tables(
         return build_tables(runner, make_inputs(refs, views, source_keys), gens, now)
 
 
+def _evaluated_before(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether any trace of the batch being written (``_done``) has been evaluated before.
+
+    Every write of verdicts goes through ``write_job``, which raises the trace's
+    ``eval_generation`` in the same transaction as it inserts the rows: a trace whose generation is
+    still 0 has no rows in ``evaluations``. Moving earlier verdicts to history means scanning the
+    whole ``evaluations`` table twice; a batch of traces seen for the first time (the usual case)
+    skips that. Read inside the write transaction, so a batch written meanwhile is seen."""
+    rows = con.execute(
+        "SELECT count(*) FROM traces WHERE trace_id IN (SELECT trace_id FROM _done) "
+        "AND coalesce(eval_generation, 0) > 0"
+    ).fetchall()
+    return bool(rows[0][0])
+
+
 def write_job(out: EvalTables, now: datetime) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """The write of one evaluated batch, in one transaction: earlier verdicts of the pairs that ran
-    move to ``evaluation_history``, the new ones go to ``evaluations``, decisions to ``eval_log``."""
+    move to ``evaluation_history`` (only looked for when a trace of the batch was evaluated before:
+    ``_evaluated_before``), the new ones go to ``evaluations``, decisions to ``eval_log``."""
 
     def job(con: duckdb.DuckDBPyConnection) -> None:
         con.register("_evals", out.evals)
@@ -430,9 +446,10 @@ def write_job(out: EvalTables, now: datetime) -> Callable[[duckdb.DuckDBPyConnec
         con.register("_done", out.done)
         try:
             with transaction(con):
-                pairs = "(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran)"
-                con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}")
-                con.execute(f"DELETE FROM evaluations WHERE {pairs}")
+                if _evaluated_before(con):
+                    pairs = "(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran)"
+                    con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}")
+                    con.execute(f"DELETE FROM evaluations WHERE {pairs}")
                 con.execute(f"INSERT INTO evaluations ({', '.join(EVAL_COLUMNS)}) SELECT * FROM _evals")
                 con.execute("INSERT INTO eval_log SELECT * FROM _elog")
                 con.execute(

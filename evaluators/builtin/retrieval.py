@@ -19,7 +19,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, StepDoc, not_applicable, ratio
+from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
 
 
 class Config(BaseModel):
@@ -35,17 +35,6 @@ class Config(BaseModel):
         return tuple(sorted(set(v)))
 
 
-def _first_matches(inp: EvalInput, docs: list[StepDoc]) -> list[set[int]]:
-    """For each rank, the units matched there for the first time."""
-    seen: set[int] = set()
-    out = []
-    for d in docs:
-        new = set(inp.matching.units_of_doc(d)) - seen
-        seen |= new
-        out.append(new)
-    return out
-
-
 def ndcg(new_units_by_rank: list[set[int]], grades: dict[int, int], k: int) -> float:
     dcg = 0.0
     for i, units in enumerate(new_units_by_rank[:k]):
@@ -55,6 +44,24 @@ def ndcg(new_units_by_rank: list[set[int]], grades: dict[int, int], k: int) -> f
     ideal = sorted((2**g - 1 for g in grades.values()), reverse=True)[:k]
     idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg > 0 else 0.0
+
+
+_IDEAL: dict[tuple[tuple[int, ...], tuple[int, ...]], dict[int, float]] = {}
+
+
+def _ideal_dcg(grades: tuple[int, ...], ks: tuple[int, ...]) -> dict[int, float]:
+    """The ideal DCG at each cut-off for these unit grades (highest first), as ``ndcg`` computes it;
+    the same few grade lists come back case after case, so the values are kept (bounded)."""
+    key = (grades, ks)
+    found = _IDEAL.get(key)
+    if found is None:
+        if len(_IDEAL) >= 1024:
+            _IDEAL.clear()
+        gains = [2**g - 1 for g in grades]
+        found = _IDEAL[key] = {
+            k: sum(g / math.log2(i + 2) for i, g in enumerate(gains[:k])) for k in ks
+        }
+    return found
 
 
 def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
@@ -71,20 +78,38 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     union_topk: dict[int, set[int]] = {k: set() for k in ks}
     step_values: dict[str, list[float]] = {n: [] for n in [f"precision@{k}" for k in ks] + ["mrr"] + [f"ndcg@{k}" for k in ks]}
 
+    ideal = _ideal_dcg(tuple(sorted(grades.values(), reverse=True)), ks)
+    units_of_doc = inp.matching.units_of_doc
     for step, docs in inp.trace.candidates_by_step:
-        firsts = _first_matches(inp, docs)
+        # the ranks where units are matched for the first time, with those units (most ranks match
+        # none); each cut-off then adds up the hits above it, in rank order as ``ndcg`` does
+        hits: list[tuple[int, set[int]]] = []
+        seen: set[int] = set()
+        for i, d in enumerate(docs):
+            units_here = units_of_doc(d)
+            if units_here and not units_here <= seen:
+                new = units_here - seen
+                seen |= new
+                hits.append((i, set(new)))
         sid = step.span_id
         for k in ks:
-            found = set().union(*firsts[:k]) if firsts else set()
+            found: set[int] = set()
+            dcg = 0.0
+            for i, new_units in hits:
+                if i >= k:
+                    break
+                found |= new_units
+                dcg += max(2 ** grades[u] - 1 for u in new_units) / math.log2(i + 2)
+            idcg = ideal[k]
+            nd = dcg / idcg if idcg > 0 else 0.0
             union_topk[k] |= found
             out.append(ratio(f"recall@{k}", len(found), n_units, span_id=sid, passed=len(found) == n_units))
             out.append(ratio(f"hit@{k}", 1 if found else 0, 1, span_id=sid, passed=bool(found)))
             out.append(ratio(f"precision@{k}", len(found), k, span_id=sid))
-            nd = ndcg(firsts, grades, k)
             out.append(ratio(f"ndcg@{k}", nd, 1, span_id=sid))
             step_values[f"precision@{k}"].append(len(found) / k)
             step_values[f"ndcg@{k}"].append(nd)
-        rank = next((i + 1 for i, units_here in enumerate(firsts) if units_here), None)
+        rank = hits[0][0] + 1 if hits else None
         rr = 1.0 / rank if rank else 0.0
         out.append(ratio("mrr", rr, 1, span_id=sid, details={"first_relevant_rank": rank}))
         step_values["mrr"].append(rr)

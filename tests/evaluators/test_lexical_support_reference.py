@@ -134,3 +134,21 @@ def test_support_equals_comparing_every_sentence() -> None:
         ignore = rng.choice(("", "refund window", "退款"))
         got = support(claim, sentences, min_cov, ignore=ignore or None, contradiction_coverage=contra)
         assert got == _reference_support(claim, sentences, min_cov, contra, ignore), (claim, sentences)
+
+
+def test_support_equals_comparing_every_sentence_on_long_contexts() -> None:
+    """Many sentences, repeats among them (ties between equal sentences go to the earlier one) and
+    thresholds down to almost nothing: the comparisons made lazily pick the same sentence."""
+    rng = random.Random(11)
+    for _ in range(1500):
+        claim = _text(rng)
+        pool = [_text(rng) for _ in range(rng.randrange(1, 10))]
+        sentences = [rng.choice(pool) for _ in range(rng.randrange(0, 25))]
+        if rng.random() < 0.3:
+            sentences.insert(rng.randrange(len(sentences) + 1), claim)
+        min_cov = rng.choice((0.6, 0.3, 1.0, 0.05))
+        contra = rng.choice((0.5, 0.2, 1.0, 0.01, None))
+        ignore = rng.choice(("", "refund window", "退款", "members 30 days"))
+        got = support(claim, sentences, min_cov, ignore=ignore or None, contradiction_coverage=contra)
+        want = _reference_support(claim, sentences, min_cov, min_cov if contra is None else contra, ignore)
+        assert got == want, (claim, sentences, min_cov, contra, ignore)
