@@ -29,8 +29,9 @@ class EvaluationSettings(BaseModel):
         None,
         ge=0,
         description=(
-            "Worker processes for `ragfault evaluate` on a database file (0: evaluate in-process; "
-            "default: one a core, at most 4, when the run has more than two batches)."
+            "Worker processes for cheap-tier evaluation (0: in-process). `ragfault evaluate` on a "
+            "database file uses them when the run has more than two batches, the server when more "
+            "than one batch is waiting; default one a core, at most 4."
         ),
     )
 

@@ -7,6 +7,13 @@ feedback or a reloaded gold case re-queue it by clearing ``evaluated_spans``). T
 oldest waiting traces in batches of ``[evaluation] batch_size``, so memory stays bounded however far
 behind it is, and ``/metrics`` shows the lag (now − settle time of the oldest waiting trace).
 
+While more than one batch is waiting, a round takes up to one batch per worker (``[evaluation]
+workers``, default one a core, at most 4) plus one and evaluates them side by side in worker
+processes (``evaluators.pool``, started the first time it is needed), with the rows identical to
+in-process evaluation; a short backlog is evaluated in the server process, so a quiet server runs no
+extra processes. Besides using more cores, this keeps the evaluators off the server's GIL, which the
+receivers and the writer need.
+
 Per batch: read annotations from the spans into ``feedback`` → run the cheap tier on every trace →
 decide the judge tier per trace (``evaluators.sampling``) → hand the sample to the judge thread
 through a bounded queue. When the queue is full, or a trace waited longer than
@@ -41,11 +48,14 @@ from collector.store.tx import transaction
 from evaluators import feedback as feedback_mod
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
 from evaluators.loading import store_gold, store_kb, traces_for_cases
+from evaluators.pool import EvalPool, default_workers
 from evaluators.registry import discover
 from evaluators.runner import LOG_SCHEMA, Runner, StoreRunner, utcnow
 from evaluators.sampling import SamplingSettings, decide, load_facts, load_sampling_settings
 
 log = logging.getLogger("ragfault.evaluate")
+
+POOL_IDLE_SECONDS = 60.0  # the evaluation workers stop after this long without a long backlog
 
 _PENDING = (
     "SELECT trace_id, assembled_spans FROM traces WHERE settled_at IS NOT NULL "
@@ -70,6 +80,10 @@ _METRICS = {
     "ragfault_judge_spend_usd_total": ("gauge", "Judge spend recorded in USD (judge_calls)."),
     "ragfault_feedback_total": ("counter", "Feedback rows stored, by source."),
     "ragfault_evaluation_failures_total": ("counter", "Cheap-tier batches that raised."),
+    "ragfault_evaluation_pool_starts_total": (
+        "counter",
+        "Times the server started its evaluation worker processes (once, unless workers died).",
+    ),
 }
 
 
@@ -168,6 +182,10 @@ class EvaluationService:
         self._busy = False
         self._judge_busy = False
         self._stats_at = 0.0
+        workers = self.settings.workers
+        self.workers = default_workers() if workers is None else workers
+        self._pool: EvalPool | None = None
+        self._pool_used_at = 0.0
         for name, (kind, text) in _METRICS.items():
             runtime.metrics.describe(name, kind, text)
         runtime.evaluation = self
@@ -184,6 +202,9 @@ class EvaluationService:
         self._wake.set()
         self._thread.join(30)
         self._judge_thread.join(30)
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
         close = getattr(self.judge, "close", None)
         if callable(close):
             close()
@@ -231,6 +252,7 @@ class EvaluationService:
             finally:
                 self._busy = False
             self.observe()
+            self._retire_idle_pool()
 
     def backlog(self, con: duckdb.DuckDBPyConnection | None = None) -> tuple[int, datetime | None]:
         row = (con or self.cursor).execute(_BACKLOG).fetchall()[0]
@@ -256,8 +278,10 @@ class EvaluationService:
                 m.set("ragfault_judge_spend_usd_total", float(row[1]))
 
     def run_once(self) -> int:
-        """Evaluate one batch of the oldest waiting traces; returns how many."""
-        rows = self.cursor.execute(_PENDING, {"n": self.settings.batch_size}).fetchall()
+        """Evaluate one round of the oldest waiting traces (one batch, or one per worker and one
+        more when the backlog is longer); returns how many."""
+        size = self.settings.batch_size
+        rows = self.cursor.execute(_PENDING, {"n": size * (self.workers + 1)}).fetchall()
         if not rows:
             return 0
         self._busy = True
@@ -266,7 +290,11 @@ class EvaluationService:
         self.read_feedback(ids)
         buf = LogBuffer()
         try:
-            self.runner.evaluate(ids)
+            pool = self._pool_for(len(ids))
+            if pool is None:
+                self.runner.evaluate(ids)
+            else:
+                self.runner.evaluate_many(ids, size, pool)
         except Exception as exc:
             log.exception("cheap-tier evaluation of %d traces failed", len(ids))
             self.runtime.metrics.inc("ragfault_evaluation_failures_total")
@@ -279,6 +307,27 @@ class EvaluationService:
         self.runtime.writer.call(lambda con: _write_log(con, buf, snap), timeout=300)
         self.observe()
         return len(ids)
+
+    def _pool_for(self, n: int) -> EvalPool | None:
+        """The worker pool when a round holds more than one batch (started on first use), else None."""
+        if self.workers <= 0 or n <= self.settings.batch_size:
+            return None
+        pool = self._pool
+        if pool is not None and not pool.usable:
+            return None  # workers kept dying: this server evaluates in-process from now on
+        if pool is None:
+            pool = self._pool = EvalPool(self.workers, self.runner.runner, self.runner.source_keys)
+            self.runtime.metrics.inc("ragfault_evaluation_pool_starts_total")
+        self._pool_used_at = time.monotonic()
+        return pool
+
+    def _retire_idle_pool(self) -> None:
+        """Stop the workers once no round has needed them for ``POOL_IDLE_SECONDS`` (each holds
+        its own copy of the gold cases, the registry and the text caches)."""
+        pool = self._pool
+        if pool is not None and pool.usable and time.monotonic() - self._pool_used_at > POOL_IDLE_SECONDS:
+            self._pool = None
+            pool.close()
 
     def read_feedback(self, ids: list[str]) -> None:
         rows = feedback_mod.read_annotations(self.cursor, ids, self.sampling)

@@ -91,3 +91,50 @@ def test_judge_sheds_load_when_it_cannot_keep_up(live, tmp_path) -> None:
     assert shed.startswith("backlog")
     assert all(srv.status(t, "cheap")[0] == "evaluated" for t in ids)  # the cheap tier still ran on all
     assert judge.requests == decisions.count("evaluated")  # one call per judged trace
+
+
+def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live, monkeypatch) -> None:
+    """More than one batch waiting: the server hands the batches to its worker pool. Evaluating the
+    same traces again in the server process (the API) gives the same verdicts. Idle workers stop."""
+    import time
+
+    from evaluators import service
+    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
+    tr = srv.tracer()
+    ids = [
+        rag_trace(tr, query=GOLD["query"], answer=f"{n} days", candidates=DOCS, case_id="c1") for n in (7, 30) * 4
+    ]
+    srv.drain(timeout=120)  # settles all eight at once: one round of two batches plus one
+    metrics = srv.http.get("/metrics").text
+    assert "ragfault_evaluation_pool_starts_total 1" in metrics
+    assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations WHERE generation = 1") == 8
+    r = srv.http.post("/api/v1/evaluate", json={"trace_ids": ids})
+    assert r.status_code == 200, r.text
+    diff = srv.scalar(
+        """
+        WITH a AS (SELECT trace_id, evaluator, metric, span_id, status, value, numerator, denominator, passed,
+                          details FROM evaluation_history WHERE generation = 1),
+             b AS (SELECT trace_id, evaluator, metric, span_id, status, value, numerator, denominator, passed,
+                          details FROM evaluations WHERE generation = 2)
+        SELECT count(*) FROM ((SELECT * FROM a EXCEPT ALL SELECT * FROM b) UNION ALL
+                              (SELECT * FROM b EXCEPT ALL SELECT * FROM a))
+        """
+    )
+    assert diff == 0
+    assert srv.scalar("SELECT count(*) FROM evaluations WHERE generation = 2") > 8 * 20
+    # the verdicts differ where the answers do: 30 days is supported, 7 days is not
+    assert srv.scalar(
+        "SELECT count(DISTINCT passed) FROM evaluations WHERE evaluator = 'answer_support' AND passed IS NOT NULL"
+    ) == 2
+    svc = srv.runtime.evaluation
+    pool = svc._pool
+    assert pool is not None and pool._pool is not None
+    workers = list(pool._pool._processes.values())
+    monkeypatch.setattr(service, "POOL_IDLE_SECONDS", 0.0)
+    deadline = time.monotonic() + 30
+    while svc._pool is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert svc._pool is None
+    for w in workers:
+        w.join(30)
+        assert not w.is_alive()
