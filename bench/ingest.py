@@ -444,10 +444,11 @@ def ragfault_bin() -> list[str]:
 def start_ragfault(workdir: Path, config: dict[str, object]) -> tuple[subprocess.Popen, int, Path]:
     port, grpc = free_port(), free_port()
     cfg = workdir / "ragfault.toml"
-    lines = ["[server]"]
+    sections: dict[str, list[str]] = {"server": []}
     for key, value in config.items():
-        lines.append(f"{key} = {json.dumps(value)}")
-    cfg.write_text("\n".join(lines) + "\n")
+        section, _, name = key.rpartition(".")  # "evaluation.workers" goes to [evaluation]
+        sections.setdefault(section or "server", []).append(f"{name} = {json.dumps(value)}")
+    cfg.write_text("".join(f"[{name}]\n" + "".join(line + "\n" for line in lines) for name, lines in sections.items()))
     log = workdir / "ragfault.log"
     cmd = ragfault_bin() + [
         "serve", "--db", str(workdir / "bench.duckdb"), "--http-port", str(port), "--grpc-port", str(grpc),
@@ -544,7 +545,8 @@ def bench_overload(args, bodies: list[bytes], total: int, workdir: Path) -> Resu
 
 
 def _settings(pairs: list[str]) -> dict[str, object]:
-    """``--set key=value`` pairs as server settings (values parsed as JSON when they are JSON)."""
+    """``--set key=value`` pairs as settings (values parsed as JSON when they are JSON): ``[server]``
+    unless the key names its section (``evaluation.workers=0``)."""
     out: dict[str, object] = {}
     for pair in pairs:
         key, _, raw = pair.partition("=")
@@ -637,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile", action="store_true", help="record the ragfault server with py-spy (raw stacks)")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a ragfault [server] setting for the runs, e.g. --set duckdb_threads=1 (repeatable)")
+                   help="a ragfault setting for the runs, [server] unless SECTION.KEY: --set duckdb_threads=1, --set evaluation.workers=0 (repeatable)")
     p.add_argument("--decode-workers", type=int, default=None,
                    help="ragfault's decode_workers setting (default: the server's own default)")
     args = p.parse_args(argv)

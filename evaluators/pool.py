@@ -16,6 +16,8 @@ A batch is never lost: when its worker raises or dies (killed, out of memory), t
 evaluated in the owning process from the rows already fetched, and the next batch gets a fresh
 pool (after ``max_restarts`` restarts the run carries on in-process).
 
+Workers run niced (``WORKER_NICE``), so in a server they take the CPU that ingest leaves.
+
 Workers start with ``forkserver``, never ``fork`` (a server process runs threads, which a fork
 would copy in an undefined state), and exit by themselves when the process that started them is
 gone.
@@ -48,6 +50,11 @@ log = logging.getLogger("ragfault.evaluate")
 
 _state: dict[str, Any] = {}
 
+# Workers run at a lower CPU priority: in a server, receiving and storing spans goes first and the
+# evaluation backlog (kept in the database, its lag on /metrics) waits for spare CPU. With nothing
+# else running (``ragfault evaluate`` on a file) it makes no difference.
+WORKER_NICE = 10
+
 
 def _watch_owner(pid: int, born: str | None) -> None:
     # the owner is not this worker's parent (the forkserver is), so its death sends no signal here;
@@ -59,6 +66,10 @@ def _watch_owner(pid: int, born: str | None) -> None:
 
 def _init_worker(owner_pid: int, owner_born: str | None, runner_state: bytes) -> None:
     threading.Thread(target=_watch_owner, args=(owner_pid, owner_born), name="owner-watch", daemon=True).start()
+    try:
+        os.nice(WORKER_NICE)
+    except OSError:
+        pass
     specs, configs, tier, source_keys = pickle.loads(runner_state)
     _state["runner"] = Runner(specs, configs, tier)
     _state["source_keys"] = source_keys

@@ -205,3 +205,17 @@ def test_workers_exit_when_their_owner_is_killed() -> None:
         for p in pids:  # never leave a worker behind, even when the test fails
             if _running(p):
                 os.kill(p, signal.SIGKILL)
+
+
+def test_workers_run_at_a_lower_cpu_priority_than_their_owner() -> None:
+    """In a server, storing spans goes first: evaluation workers are niced."""
+    from evaluators.pool import WORKER_NICE, _pid
+
+    specs = discover()
+    runner = Runner(specs, evaluator_configs(EvaluationSettings(), specs))
+    with EvalPool(2, runner, DEFAULT_SOURCE_KEYS) as pool:
+        pool.start()
+        pids = {pool._executor().submit(_pid).result(60) for _ in range(4)}
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        for pid in pids:
+            assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, own + WORKER_NICE)
