@@ -37,7 +37,8 @@ from collector.errors import RetryableError
 
 log = logging.getLogger("ragfault.decode")
 
-# What a worker sends back: (spans, steps, docs) as IPC bytes, rejected count, error reasons.
+# What a worker sends back: (spans, steps, docs, per-trace summary) as IPC bytes, rejected count,
+# error reasons.
 WorkerResult = tuple[bytes, bytes, bytes, bytes, int, list[str]]
 
 

@@ -12,7 +12,9 @@ workers``, default one a core, at most 4) plus one and evaluates them side by si
 processes (``evaluators.pool``, started the first time it is needed), with the rows identical to
 in-process evaluation; a short backlog is evaluated in the server process, so a quiet server runs no
 extra processes. Besides using more cores, this keeps the evaluators off the server's GIL, which the
-receivers and the writer need.
+receivers and the writer need, and the workers run at a lower CPU priority, so storing spans goes
+first when the machine cannot keep up with both. The workers stop after ``POOL_IDLE_SECONDS``
+without a long backlog.
 
 Per batch: read annotations from the spans into ``feedback`` → run the cheap tier on every trace →
 decide the judge tier per trace (``evaluators.sampling``) → hand the sample to the judge thread

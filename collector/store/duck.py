@@ -173,9 +173,6 @@ class _KnownTraces:
         if len(self._new) >= self.size:
             self._old, self._new = self._new, set()
 
-    def __len__(self) -> int:
-        return len(self._new) + len(self._old)
-
 
 class Store:
     """A DuckDB file opened by this process. ``read_only`` opens for the CLI when no server runs."""
