@@ -7,9 +7,9 @@ feedback or a reloaded gold case re-queue it by clearing ``evaluated_spans``). T
 oldest waiting traces in batches of ``[evaluation] batch_size``, so memory stays bounded however far
 behind it is, and ``/metrics`` shows the lag (now − settle time of the oldest waiting trace).
 
-While more than one batch is waiting, a round takes up to one batch per worker (``[evaluation]
-workers``, default one a core, at most 4) plus one and evaluates them side by side in worker
-processes (``evaluators.pool``, started the first time it is needed), with the rows identical to
+While more than one batch is waiting, a round takes up to ``ROUND_BATCHES`` × (workers + 1)
+batches (``[evaluation] workers``, default one a core, at most 4) and evaluates them side by side in
+worker processes (``evaluators.pool``, started the first time it is needed), with the rows identical to
 in-process evaluation; a short backlog is evaluated in the server process, so a quiet server runs no
 extra processes. Besides using more cores, this keeps the evaluators off the server's GIL, which the
 receivers and the writer need, and the workers run at a lower CPU priority, so storing spans goes
@@ -58,6 +58,10 @@ from evaluators.sampling import SamplingSettings, decide, load_facts, load_sampl
 log = logging.getLogger("ragfault.evaluate")
 
 POOL_IDLE_SECONDS = 60.0  # the evaluation workers stop after this long without a long backlog
+# With workers, a round takes up to this many times (workers + 1) batches: what a round costs
+# besides evaluating (reading feedback, the sampler's facts, eval_log, the pool running dry at its
+# end) is paid once for all of them. Rounds of one batch per worker drained a backlog a quarter slower.
+ROUND_BATCHES = 4
 
 _PENDING = (
     "SELECT trace_id, assembled_spans FROM traces WHERE settled_at IS NOT NULL "
@@ -280,10 +284,11 @@ class EvaluationService:
                 m.set("ragfault_judge_spend_usd_total", float(row[1]))
 
     def run_once(self) -> int:
-        """Evaluate one round of the oldest waiting traces (one batch, or one per worker and one
-        more when the backlog is longer); returns how many."""
+        """Evaluate one round of the oldest waiting traces (one batch; with workers, up to
+        ``ROUND_BATCHES`` × (workers + 1) batches); returns how many."""
         size = self.settings.batch_size
-        rows = self.cursor.execute(_PENDING, {"n": size * (self.workers + 1)}).fetchall()
+        limit = size * (self.workers + 1) * ROUND_BATCHES if self.workers > 0 else size
+        rows = self.cursor.execute(_PENDING, {"n": limit}).fetchall()
         if not rows:
             return 0
         self._busy = True
@@ -292,11 +297,8 @@ class EvaluationService:
         self.read_feedback(ids)
         buf = LogBuffer()
         try:
-            pool = self._pool_for(len(ids))
-            if pool is None:
-                self.runner.evaluate(ids)
-            else:
-                self.runner.evaluate_many(ids, size, pool)
+            # batch after batch in-process when no pool takes them (one batch, or a pool that broke)
+            self.runner.evaluate_many(ids, size, self._pool_for(len(ids)))
         except Exception as exc:
             log.exception("cheap-tier evaluation of %d traces failed", len(ids))
             self.runtime.metrics.inc("ragfault_evaluation_failures_total")
