@@ -19,7 +19,16 @@ import pyarrow as pa
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError
-from collector.store.schema import DOC_SCHEMA, SPAN_SCHEMA, STEP_SCHEMA, TRACE_SCHEMA, batch_to_arrow, migrate
+from collector.store.schema import (
+    DOC_SCHEMA,
+    SPAN_SCHEMA,
+    STEP_SCHEMA,
+    SUMMARY_COLUMNS,
+    TRACE_SCHEMA,
+    batch_to_arrow,
+    migrate,
+    trace_summary,
+)
 from collector.store.tx import rollback, transaction
 
 _SPAN_COLS = ", ".join(SPAN_COLUMNS)
@@ -32,24 +41,9 @@ _TRACE_COLS = (
     "root_name, start_time, end_time, service_name, case_id, run_id, session_id, user_id"
 )
 
-# The ``traces`` row of each trace of a batch, from its spans (used when a batch is deduplicated).
-_TRACES_FROM_SPANS = """
-SELECT trace_id, min(received_at), max(received_at), count(*),
-       count(*) FILTER (WHERE status_code = 'ERROR'),
-       bool_or(parent_span_id IS NULL),
-       any_value(span_id) FILTER (WHERE parent_span_id IS NULL),
-       any_value(name) FILTER (WHERE parent_span_id IS NULL),
-       min(start_time), max(end_time),
-       coalesce(any_value(service_name) FILTER (WHERE parent_span_id IS NULL), any_value(service_name)),
-       any_value(case_id) FILTER (WHERE case_id IS NOT NULL),
-       any_value(run_id) FILTER (WHERE run_id IS NOT NULL),
-       any_value(session_id) FILTER (WHERE session_id IS NOT NULL),
-       any_value(user_id) FILTER (WHERE user_id IS NOT NULL)
-FROM {source} GROUP BY trace_id
-"""
-
-# The same from the per-request summaries of ``_in_traces`` (``schema.trace_summary``): a commit
-# merges several requests, and one trace may be in more than one of them.
+# The ``traces`` row of each trace of a batch, from the per-request summaries of ``_in_traces``
+# (``schema.trace_summary``): a commit merges several requests, and one trace may be in more than
+# one of them.
 _TRACES_FROM_SUMMARIES = """
 SELECT trace_id, min(first_received_at), max(last_received_at), sum(span_count), sum(error_count),
        bool_or(has_root), any_value(root_span_id), any_value(root_name), min(start_time), max(end_time),
@@ -77,6 +71,7 @@ ON CONFLICT (trace_id) DO UPDATE SET
 """
 
 _INSERT_TRACES = f"INSERT INTO traces ({_TRACE_COLS})"
+_SUMMARY_COLS = ", ".join(SUMMARY_COLUMNS)
 # ``ON CONFLICT`` costs about 6 ms a commit even when nothing conflicts (and a plain INSERT of the
 # same rows about 2), so traces not seen before are inserted plainly.
 _NEW_TRACES = _INSERT_TRACES + _TRACES_FROM_SUMMARIES
@@ -271,7 +266,8 @@ class Store:
             dedup = False
             for attempt in range(CONFLICT_RETRIES + 1):
                 try:
-                    written = self._write_once(con, batch, dedup, new_traces=not known.any_known(trace_ids))
+                    new_traces = not known.any_known(trace_ids)
+                    written = self._write_once(con, inputs, batch, dedup, new_traces=new_traces)
                     known.add(trace_ids)
                     return written
                 except duckdb.TransactionException:
@@ -316,7 +312,7 @@ class Store:
             return known
 
     def _write_once(
-        self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch, dedup: bool, *, new_traces: bool
+        self, con: duckdb.DuckDBPyConnection, inputs: _Inputs, batch: ArrowBatch, dedup: bool, *, new_traces: bool
     ) -> int:
         if not dedup:
             try:
@@ -329,10 +325,10 @@ class Store:
                 rollback(con)
                 raise
         with transaction(con):
-            return self._append_deduplicated(con, batch)
+            return self._append_deduplicated(con, inputs, batch)
 
     @staticmethod
-    def _append_deduplicated(con: duckdb.DuckDBPyConnection, batch: ArrowBatch) -> int:
+    def _append_deduplicated(con: duckdb.DuckDBPyConnection, inputs: _Inputs, batch: ArrowBatch) -> int:
         """Some spans are stored already (or repeated in the batch): write the new ones only."""
         new = con.execute(
             f"INSERT OR IGNORE INTO spans ({_SPAN_COLS}) SELECT {_SPAN_COLS} FROM _in_spans "
@@ -350,7 +346,8 @@ class Store:
                 f"INSERT INTO step_documents ({_DOC_COLS}) SELECT DISTINCT ON ({_DOC_KEY}) {_DOC_COLS} "
                 f"FROM _in_docs{where}"
             )
-        # a span repeated inside the batch must count once in the trace's totals
-        source = f"(SELECT DISTINCT ON (trace_id, span_id) * FROM _in_spans{where})"
-        con.execute(_INSERT_TRACES + _TRACES_FROM_SPANS.format(source=source) + _TRACE_MERGE)
+        # the traces' rows from the new spans only, a span repeated inside the batch counted once
+        new_spans = con.sql(f"SELECT DISTINCT ON (trace_id, span_id) {_SUMMARY_COLS} FROM _in_spans{where}")
+        inputs.traces.table = trace_summary(new_spans.to_arrow_table())
+        con.execute(_MERGE_TRACES)
         return len(new)

@@ -104,6 +104,13 @@ _TRACE_AGGREGATES = [
 ]  # fmt: skip
 
 
+# the span columns ``trace_summary`` reads
+SUMMARY_COLUMNS = (
+    "trace_id", "span_id", "parent_span_id", "name", "status_code", "received_at", "start_time",
+    "end_time", "service_name", "case_id", "run_id", "session_id", "user_id",
+)  # fmt: skip
+
+
 def trace_summary(spans: pa.Table) -> pa.Table:
     """The spans of a batch summed up per trace (``TRACE_SCHEMA``).
 
