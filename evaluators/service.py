@@ -430,12 +430,8 @@ class EvaluationService:
     # --- synchronous use (API) ------------------------------------------------------------------
 
     def evaluate_now(self, trace_ids: list[str]) -> int:
-        """Evaluate the cheap tier synchronously (API calls), in batches."""
-        n = 0
-        size = self.settings.batch_size
-        for i in range(0, len(trace_ids), size):
-            n += self.runner.evaluate(trace_ids[i : i + size])
-        return n
+        """Evaluate the cheap tier synchronously (API calls), in batches, in the server process."""
+        return self.runner.evaluate_many(trace_ids, self.settings.batch_size)
 
 
 class EvaluateRequest(BaseModel):
