@@ -30,7 +30,7 @@ import duckdb
 from collector.batch import ArrowBatch, SpanBatch
 from collector.errors import RetryableError
 from collector.metrics import Metrics
-from collector.store.duck import Store
+from collector.store.duck import IDLE_CHECKPOINT_BYTES, JOBS_CHECKPOINT_BYTES, Store
 from collector.store.schema import batch_to_arrow
 
 log = logging.getLogger("ragfault.writer")
@@ -89,11 +89,18 @@ class Writer:
         max_queue_spans: int = 100_000,
         max_batch_spans: int = 20_000,
         idle_checkpoint_seconds: float = 1.0,
+        idle_checkpoint_bytes: int = IDLE_CHECKPOINT_BYTES,
+        jobs_checkpoint_bytes: int = JOBS_CHECKPOINT_BYTES,
         lanes: int = 1,
     ) -> None:
         if lanes < 1:
             raise ValueError("the writer needs at least one lane")
+        # checkpoint once nothing arrived for idle_checkpoint_seconds and the WAL holds
+        # idle_checkpoint_bytes; while only jobs arrive (no ingest for that long), once it holds
+        # jobs_checkpoint_bytes
         self.idle_checkpoint_seconds = idle_checkpoint_seconds
+        self.idle_checkpoint_bytes = idle_checkpoint_bytes
+        self.jobs_checkpoint_bytes = jobs_checkpoint_bytes
         self._last_write = 0.0
         self.store = store
         self.metrics = metrics
@@ -195,14 +202,15 @@ class Writer:
             try:
                 item = self._q.get(timeout=idle)
             except queue.Empty:
-                self._idle(con)
+                self._idle(con, self.idle_checkpoint_bytes)
                 continue
             if item is _STOP:
                 break
             if not isinstance(item[0], ArrowBatch):
                 self._run_job(con, *item)
                 if lane == 0 and time.monotonic() - self._last_write >= self.idle_checkpoint_seconds:
-                    self._idle(con)  # only jobs (settling, evaluation) for a while: ingest is idle
+                    # only jobs (settling, evaluation) for a while: ingest is idle, but more jobs follow
+                    self._idle(con, self.jobs_checkpoint_bytes)
                 continue
             pending = [item]
             size = len(item[0])
@@ -225,11 +233,12 @@ class Writer:
             for job in jobs:
                 self._run_job(con, *job)
 
-    def _idle(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Nothing arrived for a while: checkpoint now, off the path of any waiting request."""
+    def _idle(self, con: duckdb.DuckDBPyConnection, min_bytes: int) -> None:
+        """Nothing arrived for a while: checkpoint now (once the WAL holds ``min_bytes``), off the
+        path of any waiting request."""
         try:
             with self._gate.alone():
-                if self.store.checkpoint_if_idle(con):
+                if self.store.checkpoint_if_idle(con, min_bytes):
                     self.metrics.inc("ragfault_checkpoints_total")
         except duckdb.Error as exc:  # e.g. a long read holds a transaction: retried at the next pause
             log.debug("idle checkpoint skipped: %s", exc)
