@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, NamedTuple, TypeVar, overload
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
@@ -83,8 +83,11 @@ class StepInfo:
     is_root: bool = False
 
 
-@dataclass(frozen=True, init=False)
-class StepDoc:
+class StepDoc(NamedTuple):
+    """A document at one stage of one step. Immutable; a tuple, because a batch loads tens of
+    thousands (the runner builds them from fetched columns without a Python call each). Two step
+    documents are told apart by identity (``id``), never by value."""
+
     span_id: str
     stage: str  # candidate, rerank_input, reranked, context
     position: int
@@ -94,25 +97,6 @@ class StepDoc:
     score: float | None
     metadata: dict[str, Any] | None
     source: str  # span, derived
-
-    def __init__(
-        self,
-        span_id: str,
-        stage: str,
-        position: int,
-        doc_id: str | None,
-        chunk_id: str | None,
-        content: str | None,
-        score: float | None,
-        metadata: dict[str, Any] | None,
-        source: str,
-    ) -> None:
-        # a trace loads dozens of these: set in one step rather than field by field through
-        # object.__setattr__ as the generated frozen __init__ does (still frozen afterwards)
-        self.__dict__.update(
-            span_id=span_id, stage=stage, position=position, doc_id=doc_id, chunk_id=chunk_id,
-            content=content, score=score, metadata=metadata, source=source,
-        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -341,9 +325,11 @@ class EvalInput:
         return None
 
 
-@dataclass(frozen=True, init=False)
-class Metric:
-    """One row of ``evaluations`` as an evaluator returns it (the runner adds ids and versions)."""
+class Metric(NamedTuple):
+    """One row of ``evaluations`` as an evaluator returns it (the runner adds ids and versions).
+
+    Immutable. A tuple rather than a dataclass: a trace yields dozens of these, and the runner lays
+    a batch's rows out as columns by transposing them (``zip(*metrics)``) in C."""
 
     metric: str
     status: Status = "ok"
@@ -355,26 +341,6 @@ class Metric:
     label: str | None = None
     reason: str | None = None
     details: dict[str, Any] | None = None
-
-    def __init__(
-        self,
-        metric: str,
-        status: Status = "ok",
-        value: float | None = None,
-        numerator: float | None = None,
-        denominator: float | None = None,
-        span_id: str | None = None,
-        passed: bool | None = None,
-        label: str | None = None,
-        reason: str | None = None,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        # the generated frozen __init__ sets each field through object.__setattr__; a trace makes
-        # dozens of metrics, so they are set in one step (the instance stays frozen afterwards)
-        self.__dict__.update(
-            metric=metric, status=status, value=value, numerator=numerator, denominator=denominator,
-            span_id=span_id, passed=passed, label=label, reason=reason, details=details,
-        )  # fmt: skip
 
 
 def ratio(

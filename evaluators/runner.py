@@ -18,6 +18,7 @@ from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -116,6 +117,9 @@ class Runner:
                 continue
             try:
                 metrics = spec.fn(inp, self.configs[name])
+                if not set(map(type, metrics)) <= _METRIC_TYPE:
+                    bad = next(type(m).__name__ for m in metrics if type(m) is not Metric)
+                    raise TypeError(f"{name} returned a {bad}, not a Metric")
             except Exception as exc:  # an evaluator bug is a verdict, never a lost batch
                 tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 metrics = [Metric(metric=name, status="error", reason=tb[:500])]
@@ -188,9 +192,7 @@ class References:
         return None
 
 
-_METRIC_FIELDS = attrgetter(
-    "span_id", "metric", "value", "numerator", "denominator", "status", "reason", "passed", "label", "details"
-)
+_METRIC_TYPE = frozenset({Metric})
 _SPEC_FIELDS = attrgetter("name", "version", "tier")
 
 _TRACE_COLS = (
@@ -255,7 +257,7 @@ def _pylist(column: pa.ChunkedArray) -> list[Any]:
         values = chunk.dictionary.to_pylist()
         values.append(None)  # where a null index points
         indices = pc.fill_null(chunk.indices, len(values) - 1).to_pylist()
-        out.extend([values[i] for i in indices])
+        out.extend(map(values.__getitem__, indices))
     return out
 
 
@@ -291,7 +293,8 @@ def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, i
                 meta = parsed[raw] = value if isinstance(value, dict) else None
             metas.append(meta)
         c[8] = metas
-        for tid, doc in zip(c[0], map(StepDoc, *c[1:]), strict=True):
+        # tuple.__new__ directly: the NamedTuple's own __new__ is a Python function
+        for tid, doc in zip(c[0], map(tuple.__new__, repeat(StepDoc), zip(*c[1:], strict=True)), strict=True):
             docs[tid].append(doc)
     views = []
     gens = {}
@@ -377,9 +380,8 @@ def build_tables(
         logs["logged_at"].append(now)
     n = len(metrics)
     if n:
-        span_ids, names, values, nums, dens, statuses, reasons, passed, labels, details = zip(
-            *map(_METRIC_FIELDS, metrics), strict=True
-        )
+        # Metric is a tuple: transposed in C, in its field order
+        names, statuses, values, nums, dens, span_ids, passed, labels, reasons, details = zip(*metrics, strict=True)
         spec_names, versions, tiers = zip(*map(_SPEC_FIELDS, row_specs), strict=True)
     else:
         span_ids = names = values = nums = dens = statuses = reasons = passed = labels = details = ()

@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
@@ -102,7 +101,7 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
         details={"dropped": dropped, "retained": [m.unit(u).label for u in sorted(kept)]},
     )
     if dropped:  # the dropping steps, in order of first appearance: rerank_cut, not_in_prompt
-        retention = replace(retention, reason=",".join(dict.fromkeys(d["step"] for d in dropped)))
+        retention = retention._replace(reason=",".join(dict.fromkeys(d["step"] for d in dropped)))
     out.append(retention)
     return out
 
