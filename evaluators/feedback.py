@@ -41,6 +41,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from collector.receivers.otlp_http import check_bearer
+from collector.store.reader import received_window, window_sql
 from collector.store.tx import transaction
 from evaluators.sampling import SamplingSettings, is_negative
 
@@ -315,11 +316,18 @@ def read_annotations(
     now = utcnow()
     con.register("_fb_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
     try:
+        # every span of these traces was received between their first and last span: the window
+        # lets the scan skip the rest of the table, which otherwise grows with every trace stored
+        times = con.execute(
+            "SELECT first_received_at, last_received_at FROM traces WHERE trace_id IN (SELECT trace_id FROM _fb_ids)"
+        ).fetchall()
+        window, params = window_sql(received_window(times))
         rows = con.execute(
             "SELECT trace_id, span_id, parent_span_id, attributes, events, links FROM spans "
-            "WHERE trace_id IN (SELECT trace_id FROM _fb_ids) AND ("
+            f"WHERE trace_id IN (SELECT trace_id FROM _fb_ids){window} AND ("
             "CAST(attributes AS VARCHAR) LIKE '%annotation.%' OR CAST(attributes AS VARCHAR) LIKE '%evaluation.%' "
-            "OR CAST(events AS VARCHAR) LIKE '%gen_ai.evaluation.result%')"
+            "OR CAST(events AS VARCHAR) LIKE '%gen_ai.evaluation.result%')",
+            params or None,
         ).fetchall()
     finally:
         con.unregister("_fb_ids")
