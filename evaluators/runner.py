@@ -512,6 +512,19 @@ class StoreRunner:
         """
         ids = list(dict.fromkeys(trace_ids))
         chunks = [ids[i : i + batch] for i in range(0, len(ids), batch)]
+        return self.evaluate_chunks(chunks, pool, on_batch)
+
+    def evaluate_chunks(
+        self,
+        chunks: Iterable[list[str]],
+        pool: EvalPool | None = None,
+        on_batch: Callable[[int], None] | None = None,
+        on_written: Callable[[list[str]], None] | None = None,
+    ) -> int:
+        """``evaluate_many`` over batches drawn one at a time from ``chunks`` (which may be a generator
+        that picks each batch when it is asked for: with a pool, that is when a worker can take it,
+        so the workers never wait for a round to end). ``on_written`` is called with the ids of each
+        batch (as drawn) once its verdicts are written, in the order the batches were drawn."""
         total = 0
         if pool is None:
             for chunk in chunks:
@@ -519,13 +532,15 @@ class StoreRunner:
                 total += n
                 if on_batch is not None:
                     on_batch(n)
+                if on_written is not None:
+                    on_written(chunk)
             return total
-        # (rows, time, future or None, the pool's executor generation at submission)
-        pending: deque[tuple[TraceTables, datetime, Future[EvalTables] | None, int]] = deque()
+        # (ids, rows, time, future or None, the pool's executor generation at submission)
+        pending: deque[tuple[list[str], TraceTables, datetime, Future[EvalTables] | None, int]] = deque()
 
         def finish() -> None:
             nonlocal total
-            tables, now, fut, generation = pending.popleft()
+            chunk, tables, now, fut, generation = pending.popleft()
             out = None
             if fut is not None:
                 try:
@@ -540,10 +555,12 @@ class StoreRunner:
             total += out.done.num_rows
             if on_batch is not None:
                 on_batch(out.done.num_rows)
+            if on_written is not None:
+                on_written(chunk)
 
         for chunk in chunks:
             self.refs.refresh(self.cursor)
-            tables = fetch_tables(self.cursor, chunk)
+            tables = fetch_tables(self.cursor, list(dict.fromkeys(chunk)))
             now = utcnow()
             fut = None
             generation = pool.generation
@@ -552,7 +569,7 @@ class StoreRunner:
                     fut = pool.submit(self.refs, tables, now)
                 except BrokenProcessPool:
                     fut = None
-            pending.append((tables, now, fut, generation))
+            pending.append((chunk, tables, now, fut, generation))
             while len(pending) > pool.workers:
                 finish()
         while pending:

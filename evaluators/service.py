@@ -7,9 +7,10 @@ feedback or a reloaded gold case re-queue it by clearing ``evaluated_spans``). T
 oldest waiting traces in batches of ``[evaluation] batch_size``, so memory stays bounded however far
 behind it is, and ``/metrics`` shows the lag (now − settle time of the oldest waiting trace).
 
-While more than one batch is waiting, a round takes up to ``ROUND_BATCHES`` × (workers + 1)
-batches (``[evaluation] workers``, default one a core, at most 4) and evaluates them side by side in
-worker processes (``evaluators.pool``, started the first time it is needed), with the rows identical to
+While more than one batch is waiting, a round takes up to ``ROUND_GROUPS`` groups of
+``GROUP_BATCHES`` × (workers + 1) batches, each group picked when a worker can take its first batch
+(``[evaluation] workers``, default one a core, at most 4), and evaluates them side by side in worker
+processes (``evaluators.pool``, started the first time it is needed), with the rows identical to
 in-process evaluation; a short backlog is evaluated in the server process, so a quiet server runs no
 extra processes. Besides using more cores, this keeps the evaluators off the server's GIL, which the
 receivers and the writer need, and the workers run at a lower CPU priority, so storing spans goes
@@ -34,7 +35,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -58,10 +59,13 @@ from evaluators.sampling import SamplingSettings, decide, load_facts, load_sampl
 log = logging.getLogger("ragfault.evaluate")
 
 POOL_IDLE_SECONDS = 60.0  # the evaluation workers stop after this long without a long backlog
-# With workers, a round takes up to this many times (workers + 1) batches: what a round costs
-# besides evaluating (reading feedback, the sampler's facts, eval_log, the pool running dry at its
-# end) is paid once for all of them. Rounds of one batch per worker drained a backlog a quarter slower.
-ROUND_BATCHES = 4
+# With workers, traces are picked in groups of GROUP_BATCHES x (workers + 1) batches: reading their
+# feedback, the sampler's facts and writing eval_log cost mostly a fixed price per call (10-20 ms),
+# paid once a group. A round takes up to ROUND_GROUPS groups, the next group picked while the workers
+# still evaluate the last one; the pool runs dry only at the end of a round. Rounds of one batch per
+# worker drained a backlog a quarter slower, rounds of one group picked all at once a tenth slower.
+GROUP_BATCHES = 4
+ROUND_GROUPS = 4
 
 _PENDING = (
     "SELECT trace_id, assembled_spans FROM traces WHERE settled_at IS NOT NULL "
@@ -188,6 +192,7 @@ class EvaluationService:
         self._busy = False
         self._judge_busy = False
         self._stats_at = 0.0
+        self._observed_at = 0.0
         workers = self.settings.workers
         self.workers = default_workers() if workers is None else workers
         self._pool: EvalPool | None = None
@@ -266,6 +271,7 @@ class EvaluationService:
 
     def observe(self) -> None:
         """Refresh the self-observation gauges."""
+        self._observed_at = time.monotonic()
         m = self.runtime.metrics
         n, oldest = self.backlog()
         m.set("ragfault_traces_waiting_evaluation", n)
@@ -283,34 +289,83 @@ class EvaluationService:
                 m.set("ragfault_judge_calls_total", float(row[0]))
                 m.set("ragfault_judge_spend_usd_total", float(row[1]))
 
+    def _pending(self, n: int) -> list[tuple[str, int]]:
+        """The oldest ``n`` waiting traces, with the span count each was assembled with."""
+        return [(r[0], int(r[1] or 0)) for r in self.cursor.execute(_PENDING, {"n": n}).fetchall()]
+
     def run_once(self) -> int:
-        """Evaluate one round of the oldest waiting traces (one batch; with workers, up to
-        ``ROUND_BATCHES`` × (workers + 1) batches); returns how many."""
+        """Evaluate a round of the oldest waiting traces; returns how many.
+
+        Without a pool (no workers, or a short backlog) a round is one batch. With one, a round
+        picks up to ``ROUND_GROUPS`` groups of ``GROUP_BATCHES`` × (workers + 1) batches. A group is
+        picked (the traces waiting then, minus those in flight) and its feedback read when a worker
+        can take its first batch, so the workers do not wait for the previous group to be written;
+        the judge's sample and ``eval_log`` are done for a group's worth of written traces at a
+        time (what they cost is mostly a fixed price per call)."""
         size = self.settings.batch_size
-        limit = size * (self.workers + 1) * ROUND_BATCHES if self.workers > 0 else size
-        rows = self.cursor.execute(_PENDING, {"n": limit}).fetchall()
-        if not rows:
+        group = size * (GROUP_BATCHES * (self.workers + 1) if self.workers > 0 else 1)
+        first = self._pending(group)
+        if not first:
             return 0
         self._busy = True
-        snap = {r[0]: int(r[1] or 0) for r in rows}
-        ids = list(snap)
-        self.read_feedback(ids)
-        buf = LogBuffer()
+        pool = self._pool_for(len(first))
+        if pool is None:
+            take, groups = size, 1
+        else:
+            take, groups = group, ROUND_GROUPS
+        picked: dict[str, int] = {}  # drawn, not yet written: trace id -> span count when drawn
+        written_: dict[str, int] = {}  # written, not yet logged
+        done = 0
+
+        def chunks() -> Iterator[list[str]]:
+            rows = first
+            for _ in range(groups):
+                fresh = [r for r in rows if r[0] not in picked][:take]
+                if not fresh or self._stop.is_set():
+                    return
+                picked.update(fresh)
+                ids = [t for t, _ in fresh]
+                self.read_feedback(ids)  # before they are evaluated: feedback can re-queue a trace
+                for i in range(0, len(ids), size):
+                    yield ids[i : i + size]
+                rows = self._pending(group + len(picked))
+
+        def log_written() -> None:
+            if not written_:
+                return
+            snap = dict(written_)
+            written_.clear()
+            buf = LogBuffer()
+            self.schedule_judge(list(snap), buf)
+            self.runtime.writer.call(lambda con: _write_log(con, buf, snap), timeout=300)
+
+        def on_written(ids: list[str]) -> None:
+            nonlocal done
+            for t in ids:
+                if t in picked:
+                    written_[t] = picked.pop(t)
+                    done += 1
+            if len(written_) >= take:
+                log_written()
+            if time.monotonic() - self._observed_at > 1.0:
+                self.observe()
+
         try:
-            # batch after batch in-process when no pool takes them (one batch, or a pool that broke)
-            self.runner.evaluate_many(ids, size, self._pool_for(len(ids)))
+            self.runner.evaluate_chunks(chunks(), pool, on_written=on_written)
+            log_written()
         except Exception as exc:
-            log.exception("cheap-tier evaluation of %d traces failed", len(ids))
+            log.exception("cheap-tier evaluation of %d traces failed", len(picked))
             self.runtime.metrics.inc("ragfault_evaluation_failures_total")
             reason = traceback.format_exception_only(type(exc), exc)[-1].strip()[:500]
-            for tid in ids:
+            log_written()  # their verdicts are stored: they get their judge decision
+            failed, buf = dict(picked), LogBuffer()
+            picked.clear()
+            for tid in failed:
                 buf.add(tid, "cheap", "error", reason, None)
-            self.runtime.writer.call(lambda con: _write_log(con, buf, snap), timeout=300)
-            return len(ids)
-        self.schedule_judge(ids, buf)
-        self.runtime.writer.call(lambda con: _write_log(con, buf, snap), timeout=300)
+            self.runtime.writer.call(lambda con: _write_log(con, buf, failed), timeout=300)
+            return done + len(failed)
         self.observe()
-        return len(ids)
+        return done
 
     def _pool_for(self, n: int) -> EvalPool | None:
         """The worker pool when a round holds more than one batch (started on first use), else None."""

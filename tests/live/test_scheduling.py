@@ -138,3 +138,58 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
     for w in workers:
         w.join(30)
         assert not w.is_alive()
+
+
+def test_a_backlog_of_several_groups_and_rounds_is_evaluated_and_logged_once(live, monkeypatch) -> None:
+    """With workers, traces are picked a group at a time while the workers still evaluate the last
+    group: none is picked twice or left out, and each gets its eval_log rows once."""
+    from evaluators import service
+
+    monkeypatch.setattr(service, "GROUP_BATCHES", 1)  # groups of 2 batches of 2 traces
+    monkeypatch.setattr(service, "ROUND_GROUPS", 2)  # rounds of 8 traces
+    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
+    tr = srv.tracer()
+    ids = [rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS) for i in range(21)]
+    srv.drain(timeout=120)  # settles all 21 at once: 6 groups in 3 rounds
+    assert "ragfault_evaluation_pool_starts_total 1" in srv.http.get("/metrics").text
+    rows = srv.sql(
+        "SELECT trace_id, eval_generation, evaluated_spans = assembled_spans FROM traces ORDER BY trace_id"
+    )
+    assert rows == [[t, 1, True] for t in sorted(ids)]
+    assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations WHERE generation = 1") == 21
+    assert srv.scalar("SELECT count(*) FROM evaluation_history") == 0
+    logged = srv.sql("SELECT tier, decision, count(*), count(DISTINCT trace_id) FROM eval_log GROUP BY ALL ORDER BY 1")
+    assert logged == [["cheap", "evaluated", 21, 21], ["judge", "sampled_out", 21, 21]]
+
+
+def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_written(live, monkeypatch) -> None:
+    from evaluators import service
+    from evaluators.runner import StoreRunner
+
+    monkeypatch.setattr(service, "GROUP_BATCHES", 1)
+    monkeypatch.setattr(service, "ROUND_GROUPS", 2)
+    writes = {"n": 0}
+    real_write = StoreRunner._write
+
+    def failing_write(self, out, now):  # noqa: ANN001, ANN202
+        writes["n"] += 1
+        if writes["n"] == 2:
+            raise RuntimeError("disk full")
+        return real_write(self, out, now)
+
+    monkeypatch.setattr(StoreRunner, "_write", failing_write)
+    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
+    tr = srv.tracer()
+    ids = [rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS) for i in range(8)]
+    srv.drain(timeout=120)
+    cheap = dict(srv.sql("SELECT trace_id, decision FROM eval_log WHERE tier = 'cheap'"))
+    assert sorted(cheap) == sorted(ids)  # every trace logged once, none left waiting
+    written = [t for t, d in cheap.items() if d == "evaluated"]
+    failed = [t for t, d in cheap.items() if d == "error"]
+    assert len(written) >= 2 and len(failed) >= 2 and len(written) + len(failed) == 8
+    reasons = {r[0] for r in srv.sql("SELECT reason FROM eval_log WHERE decision = 'error'")}
+    assert reasons == {"RuntimeError: disk full"}
+    judged = {r[0] for r in srv.sql("SELECT trace_id FROM eval_log WHERE tier = 'judge'")}
+    assert set(written) <= judged and not judged & set(failed)
+    assert srv.scalar("SELECT count(*) FROM traces WHERE evaluated_spans IS DISTINCT FROM assembled_spans") == 0
+    assert "ragfault_evaluation_failures_total 1" in srv.http.get("/metrics").text
