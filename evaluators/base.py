@@ -355,9 +355,16 @@ def ratio(
     na_reason: str = "empty denominator",
 ) -> Metric:
     """A ratio metric; ``not_applicable`` (value NULL) when the denominator is 0."""
+    # every field given, in order: built by tuple.__new__ (Metric's own __new__ is a Python function)
+    fields: tuple[Any, ...]
     if not denominator:
-        return Metric(metric, "not_applicable", None, numerator, denominator, span_id, None, label, na_reason, details)
-    return Metric(metric, "ok", numerator / denominator, numerator, denominator, span_id, passed, label, None, details)
+        fields = (metric, "not_applicable", None, numerator, denominator, span_id, None, label, na_reason, details)
+    else:
+        fields = (metric, "ok", numerator / denominator, numerator, denominator, span_id, passed, label, None, details)
+    return _new_metric(Metric, fields)  # type: ignore[no-any-return]
+
+
+_new_metric: Callable[..., Any] = tuple.__new__
 
 
 def not_applicable(metric: str, reason: str, span_id: str | None = None, **details: Any) -> Metric:

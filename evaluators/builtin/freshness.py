@@ -171,11 +171,20 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
         return memo[id(doc)]
 
     as_of = inp.as_of.isoformat() if isinstance(inp.as_of, datetime) else None
+    # one retrieval step: the trace's candidates are that step's, judged once (rows read only)
+    by_docs: dict[tuple[int, ...], list[dict[str, Any]]] = {}
+
+    def stale_among(docs: list[StepDoc]) -> list[dict[str, Any]]:
+        key = tuple(map(id, docs))
+        found = by_docs.get(key)
+        if found is None:
+            found = by_docs[key] = [s for s in map(stale_of, docs) if s]
+        return found
 
     # candidates, per step and per trace
     for step, docs in trace.candidates_by_step:
         docs = distinct(inp, docs)
-        stale = [s for s in map(stale_of, docs) if s]
+        stale = stale_among(docs)
         out.append(
             ratio(
                 "stale_candidates",
@@ -190,7 +199,7 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     if not trace.candidates_by_step:
         out.append(not_applicable("stale_candidates", "no retrieval step"))
     else:
-        stale = [s for s in map(stale_of, cands) if s]
+        stale = stale_among(cands)
         out.append(
             ratio(
                 "stale_candidates",

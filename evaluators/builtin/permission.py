@@ -56,9 +56,19 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
     scopes = set(scope)
     trace = inp.trace
     out: list[Metric] = []
+    # one retrieval step: the trace's candidates are that step's, judged once (rows read only)
+    judged: dict[tuple[int, ...], list[dict[str, Any]]] = {}
+
+    def forbidden_of(docs: list[StepDoc]) -> list[dict[str, Any]]:
+        key = tuple(map(id, docs))
+        found = judged.get(key)
+        if found is None:
+            found = judged[key] = forbidden(inp, docs, scopes)
+        return found
+
     for step, docs in trace.candidates_by_step:
         docs = distinct(inp, docs)
-        bad = forbidden(inp, docs, scopes)
+        bad = forbidden_of(docs)
         out.append(
             ratio(
                 METRIC,
@@ -78,7 +88,7 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
         )
         return out
     cands = distinct(inp, trace.candidates)
-    bad = forbidden(inp, cands, scopes)
+    bad = forbidden_of(cands)
     out.append(
         ratio(
             METRIC,
