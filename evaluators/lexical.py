@@ -1124,6 +1124,9 @@ def support(
     # min_coverage), contradict (topicality below contra_min) nor beat the best unsupported one
     # (coverage not higher) changes nothing, so its numbers, dates, ids and negations are not compared.
     nothing_to_check = not keys and not (ca.quantities or ca.dates or ca.identifiers)
+    # a claim with no number, date, id or negation has nothing to mismatch in a sentence that
+    # negates nothing (what _mismatches would find: no missing token, no conflict)
+    plain = not (ca.quantities or ca.dates or ca.identifiers or ca.has_negation)
     for i, s in enumerate(sentences):
         sa = analyze(s)
         if skip_disjoint and keys.isdisjoint(sa.terms):
@@ -1133,7 +1136,12 @@ def support(
             coverage = topical = 0.0  # nothing to check: never supported
         if best_any is not None and coverage < min_coverage and topical < contra_min and coverage <= best_any[0]:
             continue
-        missing, conflicts = _mismatches(ca, sa)
+        missing: list[str]
+        conflicts: list[str]
+        if plain and not sa.negated:
+            missing, conflicts = [], []
+        else:
+            missing, conflicts = _mismatches(ca, sa)
         if coverage >= min_coverage and not missing:
             if best_support is None or coverage > best_support[0]:
                 best_support = (coverage, i)

@@ -19,7 +19,6 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import repeat
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
@@ -111,19 +110,26 @@ class Runner:
         self.tier = tier
 
     def run(self, inp: EvalInput) -> list[tuple[EvaluatorSpec, Metric]]:
-        out: list[tuple[EvaluatorSpec, Metric]] = []
+        return [(spec, m) for spec, metrics in self.run_grouped(inp) for m in metrics]
+
+    def run_grouped(self, inp: EvalInput) -> list[tuple[EvaluatorSpec, list[Metric]]]:
+        """Each evaluator that ran with the metrics it returned (an error row when it raised or
+        returned anything but Metrics)."""
+        out: list[tuple[EvaluatorSpec, list[Metric]]] = []
         for name, spec in self.specs.items():
             if spec.needs_case and inp.case is None:
                 continue
             try:
                 metrics = spec.fn(inp, self.configs[name])
+                if type(metrics) is not list:
+                    metrics = list(metrics)
                 if not set(map(type, metrics)) <= _METRIC_TYPE:
                     bad = next(type(m).__name__ for m in metrics if type(m) is not Metric)
                     raise TypeError(f"{name} returned a {bad}, not a Metric")
             except Exception as exc:  # an evaluator bug is a verdict, never a lost batch
                 tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 metrics = [Metric(metric=name, status="error", reason=tb[:500])]
-            out.extend((spec, m) for m in metrics)
+            out.append((spec, metrics))
         return out
 
 
@@ -193,7 +199,6 @@ class References:
 
 
 _METRIC_TYPE = frozenset({Metric})
-_SPEC_FIELDS = attrgetter("name", "version", "tier")
 
 _TRACE_COLS = (
     "trace_id, start_time, end_time, service_name, case_id, run_id, session_id, user_id, user_scope, "
@@ -346,7 +351,9 @@ def build_tables(
     # the verdicts of the batch, and per verdict its spec and its trace's ids; laid out as columns
     # at the end (attribute reads in C rather than one Python tuple per row)
     metrics: list[Metric] = []
-    row_specs: list[EvaluatorSpec] = []
+    spec_names: list[str] = []
+    versions: list[str] = []
+    tiers: list[str] = []
     tids: list[str] = []
     case_ids: list[str | None] = []
     run_ids: list[str | None] = []
@@ -358,12 +365,16 @@ def build_tables(
         tid = t.trace_id
         gen = gens[tid] + 1
         case_id = inp.case.case_id if inp.case is not None else t.case_id
-        results = runner.run(inp)
-        if results:
-            specs_here, metrics_here = zip(*results, strict=True)
-            row_specs.extend(specs_here)
-            metrics.extend(metrics_here)
-            k = len(results)
+        k = 0
+        for spec, ms in runner.run_grouped(inp):
+            j = len(ms)
+            if j:
+                metrics.extend(ms)
+                spec_names.extend([spec.name] * j)
+                versions.extend([spec.version] * j)
+                tiers.extend([spec.tier] * j)
+                k += j
+        if k:
             tids.extend([tid] * k)
             case_ids.extend([case_id] * k)
             run_ids.extend([t.run_id] * k)
@@ -382,10 +393,8 @@ def build_tables(
     if n:
         # Metric is a tuple: transposed in C, in its field order
         names, statuses, values, nums, dens, span_ids, passed, labels, reasons, details = zip(*metrics, strict=True)
-        spec_names, versions, tiers = zip(*map(_SPEC_FIELDS, row_specs), strict=True)
     else:
         span_ids = names = values = nums = dens = statuses = reasons = passed = labels = details = ()
-        spec_names = versions = tiers = ()
     dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
     details_json = [dumps(d, option=opt).decode() if d is not None else None for d in details]
     errors: dict[str, int] = {}

@@ -38,16 +38,25 @@ Results = list[tuple[EvaluatorSpec, Metric]]
 
 
 class _Prefetched(Runner):
-    """A Runner whose results were computed ahead, in parallel; ``run`` hands them out."""
+    """A Runner whose results were computed ahead, in parallel; ``run_grouped`` (and so ``run``) hands
+    them out."""
 
     def __init__(self, inner: Runner) -> None:
         self.specs, self.configs, self.tier = inner.specs, inner.configs, inner.tier
         self.inner = inner
         self.results: dict[int, Results] = {}
 
-    def run(self, inp: EvalInput) -> Results:
+    def run_grouped(self, inp: EvalInput) -> list[tuple[EvaluatorSpec, list[Metric]]]:
         found = self.results.pop(id(inp), None)
-        return found if found is not None else self.inner.run(inp)
+        if found is None:
+            return self.inner.run_grouped(inp)
+        grouped: list[tuple[EvaluatorSpec, list[Metric]]] = []
+        for spec, metric in found:
+            if grouped and grouped[-1][0] is spec:
+                grouped[-1][1].append(metric)
+            else:
+                grouped.append((spec, [metric]))
+        return grouped
 
 
 class _JudgeStoreRunner(StoreRunner):
