@@ -17,9 +17,9 @@ receivers and the writer need, and the workers run at a lower CPU priority, so s
 first when the machine cannot keep up with both. The workers stop after ``POOL_IDLE_SECONDS``
 without a long backlog.
 
-Per batch: read annotations from the spans into ``feedback`` → run the cheap tier on every trace →
-decide the judge tier per trace (``evaluators.sampling``) → hand the sample to the judge thread
-through a bounded queue. When the queue is full, or a trace waited longer than
+Per group of traces picked: read annotations from the spans into ``feedback`` → run the cheap tier
+on every trace, batch by batch → once they are written, decide the judge tier per trace
+(``evaluators.sampling``) → hand the sample to the judge thread through a bounded queue. When the queue is full, or a trace waited longer than
 ``judge_max_wait_seconds``, the judge tier sheds it with ``over_budget`` / reason ``backlog``. Every
 decision is an ``eval_log`` row (evaluator NULL), so ``SELECT * FROM eval_status WHERE trace_id = …``
 says why a trace has no judge score.
