@@ -348,8 +348,8 @@ def build_tables(
     runner: Runner, inputs: list[EvalInput], gens: dict[str, int], now: datetime
 ) -> EvalTables:
     """Run the evaluators over the inputs and lay the verdicts out as the rows to write."""
-    # the verdicts of the batch, and per verdict its spec and its trace's ids; laid out as columns
-    # at the end (attribute reads in C rather than one Python tuple per row)
+    # the verdicts of the batch, and per verdict its evaluator's and its trace's ids; laid out as
+    # columns at the end (the Metric tuples transposed in C)
     metrics: list[Metric] = []
     spec_names: list[str] = []
     versions: list[str] = []
@@ -532,7 +532,7 @@ class StoreRunner:
     ) -> int:
         """``evaluate_many`` over batches drawn one at a time from ``chunks`` (which may be a generator
         that picks each batch when it is asked for: with a pool, that is when a worker can take it,
-        so the workers never wait for a round to end). ``on_written`` is called with the ids of each
+        so the workers need not wait for the batches before it to be written). ``on_written`` is called with the ids of each
         batch (as drawn) once its verdicts are written, in the order the batches were drawn."""
         total = 0
         if pool is None:

@@ -19,10 +19,10 @@ without a long backlog.
 
 Per group of traces picked: read annotations from the spans into ``feedback`` → run the cheap tier
 on every trace, batch by batch → once they are written, decide the judge tier per trace
-(``evaluators.sampling``) → hand the sample to the judge thread through a bounded queue. When the queue is full, or a trace waited longer than
-``judge_max_wait_seconds``, the judge tier sheds it with ``over_budget`` / reason ``backlog``. Every
-decision is an ``eval_log`` row (evaluator NULL), so ``SELECT * FROM eval_status WHERE trace_id = …``
-says why a trace has no judge score.
+(``evaluators.sampling``) → hand the sample to the judge thread through a bounded queue. When the
+queue is full, or a trace waited longer than ``judge_max_wait_seconds``, the judge tier sheds it
+with ``over_budget`` / reason ``backlog``. Every decision is an ``eval_log`` row (evaluator NULL), so
+``SELECT * FROM eval_status WHERE trace_id = …`` says why a trace has no judge score.
 
 ``register`` is called by ``ragfault.server.build`` to add these to the collector.
 """
@@ -62,8 +62,9 @@ POOL_IDLE_SECONDS = 60.0  # the evaluation workers stop after this long without 
 # With workers, traces are picked in groups of GROUP_BATCHES x (workers + 1) batches: reading their
 # feedback, the sampler's facts and writing eval_log cost mostly a fixed price per call (10-20 ms),
 # paid once a group. A round takes up to ROUND_GROUPS groups, the next group picked while the workers
-# still evaluate the last one; the pool runs dry only at the end of a round. Rounds of one batch per
-# worker drained a backlog a quarter slower, rounds of one group picked all at once a tenth slower.
+# still evaluate the last one; the pool runs dry only at the end of a round (rounds of one group left
+# the workers idle while a group was logged and the next one read). Groups of one batch per worker
+# drained a backlog a quarter slower.
 GROUP_BATCHES = 4
 ROUND_GROUPS = 4
 
