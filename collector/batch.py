@@ -31,7 +31,7 @@ SPAN_COLUMNS = (
     "dropped_attributes_count", "dropped_events_count", "dropped_links_count",
     "resource_attributes", "resource_schema_url", "scope_name", "scope_version",
     "scope_attributes", "scope_schema_url", "service_name", "session_id", "user_id",
-    "case_id", "run_id", "step_type", "convention", "received_at",
+    "case_id", "run_id", "step_type", "convention", "received_at", "feedback",
 )  # fmt: skip
 
 STEP_COLUMNS = (
@@ -80,6 +80,20 @@ def attributes(kvs: Any) -> dict[str, Any]:
         s = v.string_value
         out[kv.key] = s if s else any_value(v)
     return out
+
+
+# A span whose attribute keys or event names look like feedback (OpenInference annotations and
+# evaluations, GenAI evaluation events): evaluation reads feedback from these spans only
+# (``evaluators.feedback.read_annotations``), instead of searching every span's attributes.
+FEEDBACK_KEYS = ("annotation.", "evaluation.")
+FEEDBACK_EVENT = "gen_ai.evaluation.result"
+
+
+def carries_feedback(attrs: dict[str, Any], events: Any) -> bool:
+    keys = "\n".join(attrs)
+    if any(k in keys for k in FEEDBACK_KEYS):
+        return True
+    return any(e.name == FEEDBACK_EVENT for e in events) if len(events) else False
 
 
 def _json(value: Any) -> str:
@@ -217,6 +231,7 @@ def flatten(
                     events, links, span.dropped_attributes_count, span.dropped_events_count,
                     span.dropped_links_count, res_json, res_schema, scope_name, scope_version, scope_json,
                     scope_schema, service, session_id, user_id, case_id, run_id, step_type, convention, now,
+                    carries_feedback(attrs, span.events),
                 ))  # fmt: skip
                 add_step((
                     trace_id, span_id, parent, step_type, convention, name, service, start_ns, end_ns,

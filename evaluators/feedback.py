@@ -310,7 +310,8 @@ def annotations_of_span(
 def read_annotations(
     con: duckdb.DuckDBPyConnection, trace_ids: list[str], policy: SamplingSettings
 ) -> list[dict[str, Any]]:
-    """Feedback rows from the spans of these traces (a cheap LIKE filter first, then parsing)."""
+    """Feedback rows from the spans of these traces: the spans marked at ingest (``spans.feedback``),
+    and those stored before spans were marked that a LIKE filter finds; then parsed."""
     if not trace_ids:
         return []
     now = utcnow()
@@ -322,11 +323,13 @@ def read_annotations(
             "SELECT first_received_at, last_received_at FROM traces WHERE trace_id IN (SELECT trace_id FROM _fb_ids)"
         ).fetchall()
         window, params = window_sql(received_window(times))
+        # spans are marked where they are decoded (collector.batch.carries_feedback); those stored
+        # before that (NULL) are searched as they always were
         rows = con.execute(
             "SELECT trace_id, span_id, parent_span_id, attributes, events, links FROM spans "
-            f"WHERE trace_id IN (SELECT trace_id FROM _fb_ids){window} AND ("
+            f"WHERE trace_id IN (SELECT trace_id FROM _fb_ids){window} AND (feedback OR (feedback IS NULL AND ("
             "CAST(attributes AS VARCHAR) LIKE '%annotation.%' OR CAST(attributes AS VARCHAR) LIKE '%evaluation.%' "
-            "OR CAST(events AS VARCHAR) LIKE '%gen_ai.evaluation.result%')",
+            "OR CAST(events AS VARCHAR) LIKE '%gen_ai.evaluation.result%')))",
             params or None,
         ).fetchall()
     finally:

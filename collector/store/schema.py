@@ -56,6 +56,7 @@ _S = pa.string()
 _STR_LIST = pa.list_(pa.string())
 
 _SPAN_TYPES = {
+    "feedback": pa.bool_(),
     "flags": pa.uint32(),
     "start_time": _TS,
     "end_time": _TS,
