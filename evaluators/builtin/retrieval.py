@@ -35,23 +35,13 @@ class Config(BaseModel):
         return tuple(sorted(set(v)))
 
 
-def ndcg(new_units_by_rank: list[set[int]], grades: dict[int, int], k: int) -> float:
-    dcg = 0.0
-    for i, units in enumerate(new_units_by_rank[:k]):
-        if units:
-            gain = max(2 ** grades[u] - 1 for u in units)
-            dcg += gain / math.log2(i + 2)
-    ideal = sorted((2**g - 1 for g in grades.values()), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg > 0 else 0.0
-
-
 _IDEAL: dict[tuple[tuple[int, ...], tuple[int, ...]], dict[int, float]] = {}
 
 
 def _ideal_dcg(grades: tuple[int, ...], ks: tuple[int, ...]) -> dict[int, float]:
-    """The ideal DCG at each cut-off for these unit grades (highest first), as ``ndcg`` computes it;
-    the same few grade lists come back case after case, so the values are kept (bounded)."""
+    """The ideal DCG at each cut-off for these unit grades (highest first): gains 2^grade−1, log2
+    discount, from all gold units. The same few grade lists come back case after case, so the values
+    are kept (bounded)."""
     key = (grades, ks)
     found = _IDEAL.get(key)
     if found is None:
@@ -82,7 +72,7 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     units_of_doc = inp.matching.units_of_doc
     for step, docs in inp.trace.candidates_by_step:
         # the ranks where units are matched for the first time, with those units (most ranks match
-        # none); each cut-off then adds up the hits above it, in rank order as ``ndcg`` does
+        # none); each cut-off then adds up the hits above it, in rank order
         hits: list[tuple[int, set[int]]] = []
         seen: set[int] = set()
         for i, d in enumerate(docs):

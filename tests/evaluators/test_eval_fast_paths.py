@@ -1,13 +1,14 @@
 """The evaluation fast paths give the rows of the straightforward versions.
 
-- retrieval: the reference computes every cut-off from scratch (``ndcg`` per k); random traces and
-  gold cases are evaluated both ways and the rows compared field by field;
+- retrieval: the reference computes every cut-off from scratch (``reference_ndcg`` per k); random
+  traces and gold cases are evaluated both ways and the rows compared field by field;
 - the write: a batch of traces never evaluated skips looking for earlier verdicts; a batch that
   mixes them moves exactly the earlier rows of the evaluators that ran.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -72,9 +73,21 @@ def random_input(rng: random.Random) -> EvalInput:
 # --- retrieval: the @k metrics from the ranks of first matches ------------------------------------
 
 
+def reference_ndcg(new_units_by_rank: list[set[int]], grades: dict[int, int], k: int) -> float:
+    """nDCG@k from the units first matched at each rank: gains 2^grade−1, log2 discount, ideal from
+    all gold units."""
+    dcg = 0.0
+    for i, units in enumerate(new_units_by_rank[:k]):
+        if units:
+            dcg += max(2 ** grades[u] - 1 for u in units) / math.log2(i + 2)
+    ideal = sorted((2**g - 1 for g in grades.values()), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
 def expected_ratios(inp: EvalInput, ks: tuple[int, ...]) -> dict[tuple[str, str | None], tuple[float, float]]:
     """(numerator, denominator) of every @k, MRR and macro row, each cut-off computed from scratch
-    from the units first matched at each rank (``retrieval.ndcg`` per k)."""
+    from the units first matched at each rank (``reference_ndcg`` per k)."""
     grades = {u.index: u.grade for u in inp.matching.units}
     n_units = len(grades)
     want: dict[tuple[str, str | None], tuple[float, float]] = {}
@@ -89,7 +102,7 @@ def expected_ratios(inp: EvalInput, ks: tuple[int, ...]) -> dict[tuple[str, str 
         for k in ks:
             found = set().union(*firsts[:k])
             union[k] |= found
-            nd = retrieval.ndcg(firsts, grades, k)
+            nd = reference_ndcg(firsts, grades, k)
             want[f"recall@{k}", sid] = (len(found), n_units)
             want[f"hit@{k}", sid] = (int(bool(found)), 1)
             want[f"precision@{k}", sid] = (len(found), k)
