@@ -7,12 +7,15 @@ distinct by identity: registry id, else document or chunk id, else normalized co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from evaluators.base import EvalInput, StepDoc, normalize_doc
+
+_T = TypeVar("_T")
 
 
 def doc_key(inp: EvalInput, doc: StepDoc) -> tuple[str, str]:
@@ -50,6 +53,20 @@ def distinct(inp: EvalInput, docs: list[StepDoc]) -> list[StepDoc]:
     if found is None:
         found = cache[key] = _distinct(inp, docs)
     return list(found)
+
+
+def judged_once(
+    judged: dict[tuple[int, ...], _T], docs: list[StepDoc], judge: Callable[[list[StepDoc]], _T]
+) -> _T:
+    """``judge(docs)``, worked out once per list of documents in ``judged`` (an evaluator's own
+    dict for one trace): with one retrieval step, the trace's candidates are that step's, and the
+    step row and the trace row share the result (rows only read it)."""
+    key = tuple(map(id, docs))
+    try:
+        return judged[key]
+    except KeyError:
+        found = judged[key] = judge(docs)
+        return found
 
 
 def _distinct(inp: EvalInput, docs: list[StepDoc]) -> list[StepDoc]:

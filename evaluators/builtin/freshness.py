@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evaluators import lexical
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, StepDoc, not_applicable, ratio
-from evaluators.builtin._docs import as_time, distinct, doc_name, meta
+from evaluators.builtin._docs import as_time, distinct, doc_name, judged_once, meta
 from evaluators.gold import KBDocument
 
 
@@ -171,15 +171,10 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
         return memo[id(doc)]
 
     as_of = inp.as_of.isoformat() if isinstance(inp.as_of, datetime) else None
-    # one retrieval step: the trace's candidates are that step's, judged once (rows read only)
     by_docs: dict[tuple[int, ...], list[dict[str, Any]]] = {}
 
     def stale_among(docs: list[StepDoc]) -> list[dict[str, Any]]:
-        key = tuple(map(id, docs))
-        found = by_docs.get(key)
-        if found is None:
-            found = by_docs[key] = [s for s in map(stale_of, docs) if s]
-        return found
+        return judged_once(by_docs, docs, lambda d: [s for s in map(stale_of, d) if s])
 
     # candidates, per step and per trace
     for step, docs in trace.candidates_by_step:

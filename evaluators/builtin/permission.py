@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, StepDoc, not_applicable, ratio
-from evaluators.builtin._docs import as_list, distinct, doc_name, meta
+from evaluators.builtin._docs import as_list, distinct, doc_name, judged_once, meta
 
 METRIC = "permission_violations"
 
@@ -56,15 +56,10 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
     scopes = set(scope)
     trace = inp.trace
     out: list[Metric] = []
-    # one retrieval step: the trace's candidates are that step's, judged once (rows read only)
     judged: dict[tuple[int, ...], list[dict[str, Any]]] = {}
 
     def forbidden_of(docs: list[StepDoc]) -> list[dict[str, Any]]:
-        key = tuple(map(id, docs))
-        found = judged.get(key)
-        if found is None:
-            found = judged[key] = forbidden(inp, docs, scopes)
-        return found
+        return judged_once(judged, docs, lambda d: forbidden(inp, d, scopes))
 
     for step, docs in trace.candidates_by_step:
         docs = distinct(inp, docs)
