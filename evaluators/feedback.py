@@ -40,6 +40,7 @@ import pyarrow as pa
 from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from collector.batch import FEEDBACK_EVENT, FEEDBACK_KEYS
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import received_window, window_sql
 from collector.store.tx import transaction
@@ -307,6 +308,13 @@ def annotations_of_span(
     return out
 
 
+# Spans stored before they were marked: the same markers searched anywhere in their JSON
+_UNMARKED_FILTER = " OR ".join(
+    [f"CAST(attributes AS VARCHAR) LIKE '%{k}%'" for k in FEEDBACK_KEYS]
+    + [f"CAST(events AS VARCHAR) LIKE '%{FEEDBACK_EVENT}%'"]
+)
+
+
 def read_annotations(
     con: duckdb.DuckDBPyConnection, trace_ids: list[str], policy: SamplingSettings
 ) -> list[dict[str, Any]]:
@@ -327,9 +335,8 @@ def read_annotations(
         # before that (NULL) are searched as they always were
         rows = con.execute(
             "SELECT trace_id, span_id, parent_span_id, attributes, events, links FROM spans "
-            f"WHERE trace_id IN (SELECT trace_id FROM _fb_ids){window} AND (feedback OR (feedback IS NULL AND ("
-            "CAST(attributes AS VARCHAR) LIKE '%annotation.%' OR CAST(attributes AS VARCHAR) LIKE '%evaluation.%' "
-            "OR CAST(events AS VARCHAR) LIKE '%gen_ai.evaluation.result%')))",
+            f"WHERE trace_id IN (SELECT trace_id FROM _fb_ids){window} AND (feedback OR (feedback IS NULL AND "
+            f"({_UNMARKED_FILTER})))",
             params or None,
         ).fetchall()
     finally:
