@@ -532,8 +532,9 @@ class StoreRunner:
     ) -> int:
         """``evaluate_many`` over batches drawn one at a time from ``chunks`` (which may be a generator
         that picks each batch when it is asked for: with a pool, that is when a worker can take it,
-        so the workers need not wait for the batches before it to be written). ``on_written`` is called with the ids of each
-        batch (as drawn) once its verdicts are written, in the order the batches were drawn."""
+        so the workers need not wait for the batches before it to be written). ``on_written`` is
+        called with the ids of each batch (as drawn) once its verdicts are written, in the order the
+        batches were drawn."""
         total = 0
         if pool is None:
             for chunk in chunks:
