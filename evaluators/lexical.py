@@ -64,6 +64,16 @@ Label = Literal["supported", "contradicted", "unsupported"]
 # character classes
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+
+
+def _starting_with(first: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``pattern`` compiled behind a lookahead on ``first``, a character class holding every
+    character a match can start with. The matches are the same; Python's ``re`` otherwise tries the
+    whole pattern at every position (a leading optional group or ``\\b`` defeats its prefix scan),
+    and this makes most positions fail at the first test. ``tests/evaluators/test_lexical_patterns.py``
+    checks each against the bare pattern."""
+    return re.compile(f"(?={first})" + pattern, flags)
+
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _HAS_TEXT = re.compile(f"[A-Za-z{_CJK}]")
 
@@ -115,33 +125,37 @@ def sentences(text: str | None) -> list[str]:
     return list(_sentences(text))
 
 
+# the characters that may end a sentence: the loop below jumps from one to the next
+_END_CANDIDATE = re.compile("[" + re.escape(_HARD_END + "！？；.…") + "]")
+
+
 @lru_cache(maxsize=4096)
 def _sentences(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for line in text.splitlines():
         line = _LIST_MARKER.sub("", line, count=1)
         start = 0
-        i = 0
         n = len(line)
-        while i < n:
+        m = _END_CANDIDATE.search(line)
+        while m is not None:
+            i = m.start()
             ch = line[i]
-            end = False
-            if ch in _HARD_END or ch in "！？；":
-                end = True
-            elif ch == ".":
+            if ch == ".":
                 end = _is_sentence_period(line, i)
             elif ch == "…":
                 end = i + 1 >= n or line[i + 1].isspace()
-            if end:
-                j = i + 1
-                # keep closing quotes and repeated punctuation with the sentence
-                while j < n and line[j] in "\"'”’)]」』!?！？.。":
-                    j += 1
-                _add_sentence(out, line[start:j])
-                start = j
-                i = j
+            else:
+                end = True  # _HARD_END
+            if not end:
+                m = _END_CANDIDATE.search(line, i + 1)
                 continue
-            i += 1
+            j = i + 1
+            # keep closing quotes and repeated punctuation with the sentence
+            while j < n and line[j] in "\"'”’)]」』!?！？.。":
+                j += 1
+            _add_sentence(out, line[start:j])
+            start = j
+            m = _END_CANDIDATE.search(line, j)
         _add_sentence(out, line[start:])
     return tuple(out)
 
@@ -173,7 +187,7 @@ _STOP_WORDS = frozenset(
 _NEG_WORDS = frozenset(["not", "no", "never", "cannot", "none", "nothing", "neither", "nor", "without"])
 _CONTRACTIONS = [
     (re.compile(r"\bcan't\b|\bcan’t\b", re.I), "can not"),
-    (_CANNOT_RE := re.compile(r"\bcannot\b", re.I), "can not"),
+    (_CANNOT_RE := _starting_with("c", r"\bcannot\b", re.I), "can not"),
     (re.compile(r"\bwon't\b|\bwon’t\b", re.I), "will not"),
     (re.compile(r"\bshan't\b", re.I), "shall not"),
     (re.compile(r"n['’]t\b", re.I), " not"),
@@ -391,30 +405,43 @@ _MONTHS = {
 }
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
 
+_MONTH_FIRST = "[" + "".join(sorted({m[0] for m in _MONTHS})) + "]"
 _DATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"), "ymd"),
-    (re.compile(r"(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?"), "ymd"),
-    (re.compile(r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"), "md"),
-    (re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I), "mdy"),
+    (_starting_with(r"\d", r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"), "ymd"),
+    (_starting_with(r"\d", r"(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?"), "ymd"),
+    (_starting_with(r"\d", r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"), "md"),
     (
-        re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\.?(?:,?\s+(\d{{4}}))?\b", re.I),
+        _starting_with(
+            _MONTH_FIRST, rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I
+        ),
+        "mdy",
+    ),
+    (
+        _starting_with(
+            r"\d", rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\.?(?:,?\s+(\d{{4}}))?\b", re.I
+        ),
         "dmy",
     ),
-    (re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{4}})\b", re.I), "my"),
+    (_starting_with(_MONTH_FIRST, rf"\b({_MONTH_RE})\.?\s+(\d{{4}})\b", re.I), "my"),
 ]
 # identifiers: letters and digits joined (R-17, SKU-123, retry-v2, GPT4, A1B2); at least one digit
 _ID_RE = re.compile(
     r"(?<![A-Za-z0-9_.])(?=[A-Za-z0-9_-]*[A-Za-z])(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)*(?![A-Za-z0-9_])"
 )
 _CURRENCY_PREFIX = r"(?:[$€£¥￥]|usd|eur|gbp|rmb|cny)"
-_NUMBER_RE = re.compile(
+_NUMBER_RE = _starting_with(
+    r"[$€£¥￥uegrc\s\d]",  # a currency sign or word, the space before the number, or its first digit
     rf"(?P<cur>{_CURRENCY_PREFIX})?\s?(?<![A-Za-z0-9_.])(?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?![\w.]*\d)(?:\s*(?P<pct>%|％))?",
     re.I,
 )
 _CN_NUMBER_RE = re.compile(f"([零〇一二两三四五六七八九十百千万]+)({'|'.join(_CN_UNITS)})")
 _EN_WORD_RE = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
-_EN_NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(_EN_NUMBERS) + r")[\s-]+([A-Za-z]+)", re.I)
+_EN_NUMBER_WORD_RE = _starting_with(
+    "[" + "".join(sorted({w[0] for w in _EN_NUMBERS})) + "]",
+    r"\b(" + "|".join(_EN_NUMBERS) + r")[\s-]+([A-Za-z]+)",
+    re.I,
+)
 _CN_UNIT_AFTER = re.compile(r"\s*(" + "|".join(_CN_UNITS) + ")")
 _EN_UNIT_AFTER = re.compile(r"[\s-]?\s*([A-Za-z]+|%)")
 _DIGIT = re.compile(r"\d")  # dates, identifiers and numbers all need one
@@ -1134,6 +1161,8 @@ def support(
         coverage, topical = _scores(ca, keys, sa)
         if nothing_to_check:
             coverage = topical = 0.0  # nothing to check: never supported
+        if best_support is not None and coverage <= best_support[0]:
+            continue  # the verdict is "supported" whatever follows; only a higher coverage changes it
         if best_any is not None and coverage < min_coverage and topical < contra_min and coverage <= best_any[0]:
             continue
         missing: list[str]
@@ -1143,8 +1172,9 @@ def support(
         else:
             missing, conflicts = _mismatches(ca, sa)
         if coverage >= min_coverage and not missing:
-            if best_support is None or coverage > best_support[0]:
-                best_support = (coverage, i)
+            best_support = (coverage, i)  # higher than any before (see above)
+            if coverage >= 1.0:
+                break  # no sentence can cover more
         # a conflict needs the sentence to be about the same thing: terms counted in any polarity
         if conflicts and topical >= contra_min and (best_contra is None or topical > best_contra[0]):
             best_contra = (topical, i, missing, conflicts)

@@ -18,7 +18,8 @@ from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from itertools import repeat
+from itertools import accumulate, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
@@ -235,7 +236,7 @@ def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceT
         window, params = window_sql(received_window(list(zip(first, last, strict=True))))
         steps = con.sql(f"SELECT {_STEP_COLS} FROM steps {where}{window}", params=params or None).to_arrow_table()
         docs = con.sql(
-            f"SELECT {_DOC_COLS} FROM step_documents {where}{window} ORDER BY trace_id, span_id, stage, position",
+            f"SELECT {_DOC_COLS} FROM step_documents {where}{window}",  # in no order: see views_from_tables
             params=params or None,
         ).to_arrow_table()
         traces = traces.drop_columns(["first_received_at", "last_received_at"])
@@ -270,6 +271,13 @@ def _columns(table: pa.Table) -> list[list[Any]]:
     return [_pylist(c) for c in table.columns]
 
 
+_DOC_ORDER = itemgetter(0, 1, 2)  # StepDoc's span_id, stage, position
+
+
+def _doc_order_with_missing(doc: StepDoc) -> tuple[str, str, bool, int]:
+    return doc.span_id, doc.stage, doc.position is None, doc.position or 0
+
+
 def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, int]]:
     """TraceViews of fetched rows and each trace's current generation."""
     t = _columns(tables.traces)
@@ -301,6 +309,15 @@ def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, i
         # tuple.__new__ directly: the NamedTuple's own __new__ is a Python function
         for tid, doc in zip(c[0], map(tuple.__new__, repeat(StepDoc), zip(*c[1:], strict=True)), strict=True):
             docs[tid].append(doc)
+        # a trace's documents in (span, stage, position) order, positions missing last: the order
+        # decides which copy of a document counts first. Sorted here rather than in the query, where
+        # it cost the process that owns the database about twice as much; the rows mostly come
+        # back in this order, which Python's sort only checks.
+        for trace_docs in docs.values():
+            try:
+                trace_docs.sort(key=_DOC_ORDER)
+            except TypeError:  # a missing position compared with a number
+                trace_docs.sort(key=_doc_order_with_missing)
     views = []
     gens = {}
     for trow in zip(*t, strict=True):
@@ -351,34 +368,37 @@ def build_tables(
     # the verdicts of the batch, and per verdict its evaluator's and its trace's ids; laid out as
     # columns at the end (the Metric tuples transposed in C)
     metrics: list[Metric] = []
-    spec_names: list[str] = []
-    versions: list[str] = []
-    tiers: list[str] = []
+    # per run of an evaluator over a trace that gave rows: how many, its trace and its evaluator
+    # (indexes); the per-row columns of traces and evaluators are taken from these in C at the end
+    run_rows: list[int] = []
+    run_trace: list[int] = []
+    run_spec: list[int] = []
+    spec_index: dict[str, int] = {}
+    specs: list[EvaluatorSpec] = []
     tids: list[str] = []
     case_ids: list[str | None] = []
     run_ids: list[str | None] = []
-    row_gens: list[int] = []
+    trace_gens: list[int] = []
     logs: dict[str, list[Any]] = {f.name: [] for f in LOG_SCHEMA}
     tier = runner.tier
-    for inp in inputs:
+    for i, inp in enumerate(inputs):
         t = inp.trace
         tid = t.trace_id
         gen = gens[tid] + 1
-        case_id = inp.case.case_id if inp.case is not None else t.case_id
-        k = 0
+        tids.append(tid)
+        case_ids.append(inp.case.case_id if inp.case is not None else t.case_id)
+        run_ids.append(t.run_id)
+        trace_gens.append(gen)
         for spec, ms in runner.run_grouped(inp):
-            j = len(ms)
-            if j:
+            if ms:
                 metrics.extend(ms)
-                spec_names.extend([spec.name] * j)
-                versions.extend([spec.version] * j)
-                tiers.extend([spec.tier] * j)
-                k += j
-        if k:
-            tids.extend([tid] * k)
-            case_ids.extend([case_id] * k)
-            run_ids.extend([t.run_id] * k)
-            row_gens.extend([gen] * k)
+                run_rows.append(len(ms))
+                run_trace.append(i)
+                si = spec_index.get(spec.name)
+                if si is None:
+                    si = spec_index[spec.name] = len(specs)
+                    specs.append(spec)
+                run_spec.append(si)
         decision, reason = "evaluated", None
         if inp.case is None and t.case_id:
             decision, reason = "no_case", f"case_id {t.case_id!r} is not in gold_cases"
@@ -397,27 +417,57 @@ def build_tables(
         span_ids = names = values = nums = dens = statuses = reasons = passed = labels = details = ()
     dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
     details_json = [dumps(d, option=opt).decode() if d is not None else None for d in details]
+    # each row's run, then its trace and its evaluator
+    row_run = pc.run_end_decode(
+        pa.RunEndEncodedArray.from_arrays(
+            pa.array(list(accumulate(run_rows)), pa.int32()), pa.array(range(len(run_rows)), pa.int32())
+        )
+    )
+    row_trace = pa.array(run_trace, pa.int32()).take(row_run)
+    row_spec = pa.array(run_spec, pa.int32()).take(row_run)
     errors: dict[str, int] = {}
     if "error" in statuses:
-        for name, status in zip(spec_names, statuses, strict=True):
+        for si, status in zip(row_spec.to_pylist(), statuses, strict=True):
             if status == "error":
-                errors[name] = errors.get(name, 0) + 1
-    columns = (
-        tids, span_ids, case_ids, run_ids, spec_names, versions, tiers, names, values, nums, dens, statuses,
-        reasons, passed, labels, details_json, row_gens,
-    )  # fmt: skip in EVAL_COLUMNS order, evaluated_at aside
-    fields = list(EVAL_SCHEMA)
-    arrays = [pa.array(c, f.type) for c, f in zip(columns, fields[:-1], strict=True)]
-    arrays.append(pa.repeat(pa.scalar(now, fields[-1].type), n))  # evaluated_at: one value
+                errors[specs[si].name] = errors.get(specs[si].name, 0) + 1
+    types = {f.name: f.type for f in EVAL_SCHEMA}
+
+    def by_trace(name: str, values: list[Any]) -> pa.Array:
+        return pa.array(values, types[name]).take(row_trace)
+
+    def by_spec(name: str, values: list[Any]) -> pa.Array:
+        return pa.array(values, types[name]).take(row_spec)
+
+    columns: dict[str, Any] = {
+        "trace_id": by_trace("trace_id", tids),
+        "span_id": span_ids,
+        "case_id": by_trace("case_id", case_ids),
+        "run_id": by_trace("run_id", run_ids),
+        "evaluator": by_spec("evaluator", [spec.name for spec in specs]),
+        "evaluator_version": by_spec("evaluator_version", [spec.version for spec in specs]),
+        "tier": by_spec("tier", [spec.tier for spec in specs]),
+        "metric": names,
+        "value": values,
+        "numerator": nums,
+        "denominator": dens,
+        "status": statuses,
+        "reason": reasons,
+        "passed": passed,
+        "label": labels,
+        "details": details_json,
+        "generation": by_trace("generation", trace_gens),
+        "evaluated_at": pa.repeat(pa.scalar(now, types["evaluated_at"]), n),  # one value
+    }
+    arrays = [c if isinstance(c, pa.Array) else pa.array(c, types[name]) for name, c in columns.items()]
     evals = pa.table(arrays, schema=EVAL_SCHEMA)
     log_tbl = pa.table([pa.array(logs[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA)
     ran = pa.table(
         {
-            "trace_id": pa.array([i.trace.trace_id for i in inputs for _ in runner.specs], pa.string()),
-            "evaluator": pa.array([n for _ in inputs for n in runner.specs], pa.string()),
+            "trace_id": pa.array([tid for tid in tids for _ in runner.specs], pa.string()),
+            "evaluator": pa.array([name for _ in tids for name in runner.specs], pa.string()),
         }
     )
-    done = pa.table({"trace_id": pa.array([i.trace.trace_id for i in inputs], pa.string())})
+    done = pa.table({"trace_id": pa.array(tids, pa.string())})
     return EvalTables(evals, log_tbl, ran, done, errors)
 
 
@@ -426,8 +476,16 @@ def evaluate_tables(
 ) -> EvalTables:
     """Fetched rows in, rows to write out: what a worker process does with a batch."""
     with gc_paused():
-        views, gens = views_from_tables(tables)
-        return build_tables(runner, make_inputs(refs, views, source_keys), gens, now)
+        # the batch's objects are released inside the call, while the collector is still paused:
+        # kept alive past the pause, they would all be traversed by the collection it triggers
+        return _evaluate_tables(runner, refs, tables, now, source_keys)
+
+
+def _evaluate_tables(
+    runner: Runner, refs: References, tables: TraceTables, now: datetime, source_keys: tuple[str, ...]
+) -> EvalTables:
+    views, gens = views_from_tables(tables)
+    return build_tables(runner, make_inputs(refs, views, source_keys), gens, now)
 
 
 def _evaluated_before(con: duckdb.DuckDBPyConnection) -> bool:

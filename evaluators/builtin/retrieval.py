@@ -54,19 +54,34 @@ def _ideal_dcg(grades: tuple[int, ...], ks: tuple[int, ...]) -> dict[int, float]
     return found
 
 
+_NAMES: dict[tuple[int, ...], dict[int, tuple[str, str, str, str]]] = {}
+
+
+def _names(ks: tuple[int, ...]) -> dict[int, tuple[str, str, str, str]]:
+    """recall@k, hit@k, precision@k and ndcg@k for each cut-off (kept per list of cut-offs)."""
+    found = _NAMES.get(ks)
+    if found is None:
+        if len(_NAMES) >= 64:
+            _NAMES.clear()
+        found = _NAMES[ks] = {k: (f"recall@{k}", f"hit@{k}", f"precision@{k}", f"ndcg@{k}") for k in ks}
+    return found
+
+
 def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     ks = config.ks
-    names = [f"{m}@{k}" for k in ks for m in ("recall", "hit", "precision", "ndcg")] + ["mrr", "candidate_recall"]
-    if inp.case is None:
-        return [not_applicable(n, "no gold case") for n in names]
+    names_at = _names(ks)
+    if inp.case is None or not inp.matching.units:
+        reason = "no gold case" if inp.case is None else "no gold evidence"
+        names = [n for k in ks for n in names_at[k]] + ["mrr", "candidate_recall"]
+        return [not_applicable(n, reason) for n in names]
     units = inp.matching.units
-    if not units:
-        return [not_applicable(n, "no gold evidence") for n in names]
     grades = {u.index: u.grade for u in units}
     n_units = len(units)
     out: list[Metric] = []
     union_topk: dict[int, set[int]] = {k: set() for k in ks}
-    step_values: dict[str, list[float]] = {n: [] for n in [f"precision@{k}" for k in ks] + ["mrr"] + [f"ndcg@{k}" for k in ks]}
+    step_values: dict[str, list[float]] = {
+        n: [] for n in [names_at[k][2] for k in ks] + ["mrr"] + [names_at[k][3] for k in ks]
+    }
 
     ideal = _ideal_dcg(tuple(sorted(grades.values(), reverse=True)), ks)
     units_of_doc = inp.matching.units_of_doc
@@ -93,12 +108,13 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
             idcg = ideal[k]
             nd = dcg / idcg if idcg > 0 else 0.0
             union_topk[k] |= found
-            out.append(ratio(f"recall@{k}", len(found), n_units, span_id=sid, passed=len(found) == n_units))
-            out.append(ratio(f"hit@{k}", 1 if found else 0, 1, span_id=sid, passed=bool(found)))
-            out.append(ratio(f"precision@{k}", len(found), k, span_id=sid))
-            out.append(ratio(f"ndcg@{k}", nd, 1, span_id=sid))
-            step_values[f"precision@{k}"].append(len(found) / k)
-            step_values[f"ndcg@{k}"].append(nd)
+            recall_k, hit_k, precision_k, ndcg_k = names_at[k]
+            out.append(ratio(recall_k, len(found), n_units, span_id=sid, passed=len(found) == n_units))
+            out.append(ratio(hit_k, 1 if found else 0, 1, span_id=sid, passed=bool(found)))
+            out.append(ratio(precision_k, len(found), k, span_id=sid))
+            out.append(ratio(ndcg_k, nd, 1, span_id=sid))
+            step_values[precision_k].append(len(found) / k)
+            step_values[ndcg_k].append(nd)
         rank = hits[0][0] + 1 if hits else None
         rr = 1.0 / rank if rank else 0.0
         out.append(ratio("mrr", rr, 1, span_id=sid, details={"first_relevant_rank": rank}))
@@ -107,8 +123,9 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     for k in ks:
         found = union_topk[k]
         missed = [inp.matching.unit(u).label for u in range(n_units) if u not in found]
-        out.append(ratio(f"recall@{k}", len(found), n_units, passed=len(found) == n_units, details={"missed": missed}))
-        out.append(ratio(f"hit@{k}", 1 if found else 0, 1, passed=bool(found)))
+        recall_k, hit_k = names_at[k][:2]
+        out.append(ratio(recall_k, len(found), n_units, passed=len(found) == n_units, details={"missed": missed}))
+        out.append(ratio(hit_k, 1 if found else 0, 1, passed=bool(found)))
     for name, values in step_values.items():
         out.append(
             ratio(name, sum(values), len(values), label="macro over retrieval steps", na_reason="no retrieval step")
