@@ -76,6 +76,7 @@ class Matching:
         # a document's units depend only on its ids and content: repeats across stages share them
         self._units_by_value: dict[tuple[str | None, str | None, str | None], frozenset[int]] = {}
         self._kb_ids: dict[int, str | None] = {}
+        self._kb_docs: dict[int, KBDocument | None] = {}
 
     # --- documents -> registry --------------------------------------------------------------
 
@@ -98,7 +99,12 @@ class Matching:
         return found
 
     def kb_doc(self, doc: StepDoc) -> KBDocument | None:
-        return self.kb.get(self.kb_id(doc))
+        key = id(doc)
+        try:
+            return self._kb_docs[key]
+        except KeyError:
+            found = self._kb_docs[key] = self.kb.get(self.kb_id(doc))
+            return found
 
     def ids_of(self, doc: StepDoc) -> set[str]:
         return {i for i in (doc.doc_id, doc.chunk_id, self.kb_id(doc)) if i}

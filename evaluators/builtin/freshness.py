@@ -166,9 +166,12 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     memo: dict[int, dict[str, Any] | None] = {}
 
     def stale_of(doc: StepDoc) -> dict[str, Any] | None:
-        if id(doc) not in memo:
-            memo[id(doc)] = staleness(inp, doc)
-        return memo[id(doc)]
+        key = id(doc)
+        try:
+            return memo[key]
+        except KeyError:
+            found = memo[key] = staleness(inp, doc)
+            return found
 
     as_of = inp.as_of.isoformat() if isinstance(inp.as_of, datetime) else None
     by_docs: dict[tuple[int, ...], list[dict[str, Any]]] = {}

@@ -27,7 +27,14 @@ def acl_of(inp: EvalInput, doc: StepDoc) -> tuple[list[str] | None, str]:
     """The document's acl and where it came from (registry, metadata, none)."""
     kb_doc = inp.matching.kb_doc(doc)
     if kb_doc is not None:  # the registry row decides, also when it has no acl
-        return (list(kb_doc.acl) if kb_doc.acl is not None else None), "registry"
+        # the same for every trace: worked out once per registry (shared, only read)
+        memo = inp.kb.memo()
+        key = ("permission.acl", kb_doc.doc_id)
+        try:
+            return memo[key]  # type: ignore[no-any-return]
+        except KeyError:
+            found = memo[key] = (list(kb_doc.acl) if kb_doc.acl is not None else None), "registry"
+            return found
     acl = as_list(meta(doc, "acl"))
     return acl, ("metadata" if acl is not None else "none")
 
