@@ -30,13 +30,15 @@ three, each part timed on its own third, in batches of 500 as ``ragfault evaluat
   another fresh copy of the database and every trace; the pool is started before the clock starts
   (its start-up is reported apart);
 - **server** (``--live``, e.g. ``0,2``): ``ragfault serve`` draining the whole backlog with its own
-  scheduler and ``[evaluation] workers`` set (see ``measure_live``).
+  scheduler and ``[evaluation] workers`` set (see ``measure_live``); ``--pad-traces N`` first adds N
+  older, already evaluated traces to its ``traces`` table, as a server running for a while holds.
 
 Run from the project root:
 
     .venv/bin/python bench/evaluate.py                         # 10,000 traces
     .venv/bin/python bench/evaluate.py --traces 20000 --repeat 3
     .venv/bin/python bench/evaluate.py --profile               # + cProfile of the whole path
+    .venv/bin/python bench/evaluate.py --live 2 --pad-traces 1000000   # the server, 1M traces stored
 
 The goal (issue 3) is to keep up with ingest: 10,000 spans/s of 4-span traces, i.e. 2,500 traces/s.
 Results are printed and written to bench/results/evaluate.json.
@@ -398,6 +400,28 @@ def measure_pool(local: LocalStore, ids: list[str], batch: int, workers: int) ->
             "start_s": started, "restarts": restarts}  # fmt: skip
 
 
+def pad_traces(path: str, n: int) -> None:
+    """Add ``n`` older traces to ``traces`` (assembled and evaluated, received a day or more before
+    the benchmark's), as a server that has been running a while holds: evaluation looks traces up
+    in that table by id, so this shows how its cost grows with the table. Only ``traces`` rows: the
+    other tables are read by received time and skip old rows anyway."""
+    import duckdb
+
+    con = duckdb.connect(path)
+    try:
+        con.execute(
+            "INSERT INTO traces (trace_id, first_received_at, last_received_at, start_time, end_time, service_name, "
+            "span_count, assembled_spans, evaluated_spans, has_root, settled_at, evaluated_at, eval_generation) "
+            "SELECT md5('pad' || i::VARCHAR), t, t, t, t, 'bench-old', 4, 4, 4, true, t, t, 1 FROM ("
+            "SELECT i, (SELECT min(first_received_at) FROM traces) - INTERVAL 1 DAY - INTERVAL (i) SECOND AS t "
+            "FROM range($n) r(i)) ORDER BY t",
+            {"n": n},
+        )
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
 def measure_live(base: str, workdir: Path, workers: int, batch: int, n_traces: int) -> dict:
     """The server's own scheduler draining a backlog: ``ragfault serve`` on a copy of the database,
     whose traces are all settled and waiting, with ``[evaluation] workers`` set. The rate is taken
@@ -511,6 +535,10 @@ def main() -> int:
     ap.add_argument(
         "--live", default="", help="comma-separated [evaluation] workers for the server's scheduler draining a backlog (e.g. 0,2)"
     )
+    ap.add_argument(
+        "--pad-traces", type=int, default=0,
+        help="older traces added to the traces table for the --live runs (a long-running server's table)",
+    )  # fmt: skip
     ap.add_argument("--out", default=str(RESULTS / "evaluate.json"))
     args = ap.parse_args()
 
@@ -556,8 +584,16 @@ def main() -> int:
                     f"run {r + 1}: whole with {w} workers {pres['whole_tps']:,.0f} traces/s "
                     f"({pres['evaluation_rows']:,} rows, pool start {pres['start_s']:.2f}s, {pres['restarts']} restarts)"
                 )
+            if live_sizes and args.pad_traces and r == 0:
+                t = time.perf_counter()
+                live_base = os.path.join(tmp, "live-base.duckdb")
+                with open(base, "rb") as src, open(live_base, "wb") as dst:
+                    dst.write(src.read())
+                pad_traces(live_base, args.pad_traces)
+                print(f"added {args.pad_traces:,} older traces for the server runs in {time.perf_counter() - t:.1f}s")
             for w in live_sizes:
-                lres = measure_live(base, Path(tmp) / f"live{r}-w{w}", w, args.batch, args.traces)
+                src_db = os.path.join(tmp, "live-base.duckdb") if args.pad_traces else base
+                lres = measure_live(src_db, Path(tmp) / f"live{r}-w{w}", w, args.batch, args.traces)
                 live[w].append(lres)
                 middle = f"{lres['middle_tps']:,.0f}" if lres["middle_tps"] else "-"
                 print(

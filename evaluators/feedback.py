@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from collector.batch import FEEDBACK_EVENT, FEEDBACK_KEYS
 from collector.receivers.otlp_http import check_bearer
-from collector.store.reader import received_window, window_sql
+from collector.store.reader import Window, received_window, traces_in_range, window_sql
 from collector.store.tx import transaction
 from evaluators.sampling import SamplingSettings, is_negative
 
@@ -316,10 +316,11 @@ _UNMARKED_FILTER = " OR ".join(
 
 
 def read_annotations(
-    con: duckdb.DuckDBPyConnection, trace_ids: list[str], policy: SamplingSettings
+    con: duckdb.DuckDBPyConnection, trace_ids: list[str], policy: SamplingSettings, hint: Window = None
 ) -> list[dict[str, Any]]:
     """Feedback rows from the spans of these traces: the spans marked at ingest (``spans.feedback``),
-    and those stored before spans were marked that a LIKE filter finds; then parsed."""
+    and those stored before spans were marked that a LIKE filter finds; then parsed. ``hint``: the
+    range of the traces' ``first_received_at`` read with their ids (``traces_in_range``)."""
     if not trace_ids:
         return []
     now = utcnow()
@@ -327,9 +328,14 @@ def read_annotations(
     try:
         # every span of these traces was received between their first and last span: the window
         # lets the scan skip the rest of the table, which otherwise grows with every trace stored
-        times = con.execute(
-            "SELECT first_received_at, last_received_at FROM traces WHERE trace_id IN (SELECT trace_id FROM _fb_ids)"
-        ).fetchall()
+        def run(extra: str, params: dict[str, Any]) -> list[Any]:
+            return con.execute(
+                "SELECT first_received_at, last_received_at FROM traces "
+                f"WHERE trace_id IN (SELECT trace_id FROM _fb_ids){extra}",
+                params or None,
+            ).fetchall()
+
+        times = traces_in_range(run, len, lambda a, b: a + b, len(set(trace_ids)), hint)
         window, params = window_sql(received_window(times))
         # spans are marked where they are decoded (collector.batch.carries_feedback); those stored
         # before that (NULL) are searched as they always were

@@ -13,7 +13,7 @@ import logging
 import threading
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel
 
-from collector.store.reader import received_window, window_sql
+from collector.store.reader import Window, first_received_range, received_window, traces_in_range, window_sql
 from collector.store.tx import transaction
 from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
 from evaluators.gold import GoldCase, KBDocument
@@ -224,12 +224,32 @@ class TraceTables(NamedTuple):
     docs: pa.Table
 
 
-def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceTables:
-    """The stored rows of the given traces (missing ids have none), fetched column-wise."""
+def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str], hint: Window = None) -> TraceTables:
+    """The stored rows of the given traces (missing ids have none), fetched column-wise.
+
+    ``hint``: the range of the traces' ``first_received_at`` when the caller read it with their ids
+    (see ``fetch_with_window``)."""
+    return fetch_with_window(con, trace_ids, hint)[0]
+
+
+def _trace_rows(con: duckdb.DuckDBPyConnection, where: str, n_ids: int, hint: Window) -> pa.Table:
+    """The ``traces`` rows of the ids in ``_eval_ids`` (``traces_in_range``)."""
+
+    def run(extra: str, params: dict[str, Any]) -> pa.Table:
+        return con.sql(f"SELECT {_TRACE_COLS} FROM traces {where}{extra}", params=params or None).to_arrow_table()
+
+    return traces_in_range(run, lambda t: t.num_rows, lambda a, b: pa.concat_tables([a, b]), n_ids, hint)
+
+
+def fetch_with_window(
+    con: duckdb.DuckDBPyConnection, trace_ids: list[str], hint: Window = None
+) -> tuple[TraceTables, Window]:
+    """``fetch_tables``, and the range of the fetched traces' ``first_received_at`` (for
+    ``write_job``: writing their verdicts looks them up again)."""
     con.register("_eval_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
     try:
         where = "WHERE trace_id IN (SELECT trace_id FROM _eval_ids)"
-        traces = con.sql(f"SELECT {_TRACE_COLS} FROM traces {where}").to_arrow_table()
+        traces = _trace_rows(con, where, len(set(trace_ids)), hint)
         # every step and document of these traces was received between their first and last
         # span: the window lets the scans skip the rest of the tables (see migration 005)
         first, last = traces.column("first_received_at").to_pylist(), traces.column("last_received_at").to_pylist()
@@ -248,7 +268,10 @@ def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceT
     for name in _DOC_DICT_COLS:
         i = docs.schema.get_field_index(name)
         docs = docs.set_column(i, name, pc.dictionary_encode(docs.column(i)))
-    return TraceTables(traces, steps, docs)
+    written: Window = None
+    if first and all(f is not None for f in first):
+        written = min(first), max(first)
+    return TraceTables(traces, steps, docs), written
 
 
 _DOC_DICT_COLS = ("stage", "doc_id", "chunk_id", "content", "metadata", "source")
@@ -488,25 +511,56 @@ def _evaluate_tables(
     return build_tables(runner, make_inputs(refs, views, source_keys), gens, now)
 
 
-def _evaluated_before(con: duckdb.DuckDBPyConnection) -> bool:
+_DONE = "trace_id IN (SELECT trace_id FROM _done)"
+
+
+def _evaluated_before(con: duckdb.DuckDBPyConnection, n_done: int, window: Window) -> bool:
     """Whether any trace of the batch being written (``_done``) has been evaluated before.
 
     Every write of verdicts goes through ``write_job``, which raises the trace's
     ``eval_generation`` in the same transaction as it inserts the rows: a trace whose generation is
     still 0 has no rows in ``evaluations``. Moving earlier verdicts to history means scanning the
     whole ``evaluations`` table twice; a batch of traces seen for the first time (the usual case)
-    skips that. Read inside the write transaction, so a batch written meanwhile is seen."""
-    rows = con.execute(
-        "SELECT count(*) FROM traces WHERE trace_id IN (SELECT trace_id FROM _done) "
-        "AND coalesce(eval_generation, 0) > 0"
-    ).fetchall()
-    return bool(rows[0][0])
+    skips that. Read inside the write transaction, so a batch written meanwhile is seen. The
+    traces are looked up within ``window`` (``traces_in_range``)."""
+
+    def run(extra: str, params: dict[str, Any]) -> tuple[int, int]:
+        found, before = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE coalesce(eval_generation, 0) > 0) FROM traces "
+            f"WHERE {_DONE}{extra}",
+            params or None,
+        ).fetchall()[0]
+        return int(found), int(before)
+
+    counts: tuple[int, int] = traces_in_range(
+        run, lambda r: r[0], lambda a, b: (a[0] + b[0], a[1] + b[1]), n_done, window
+    )
+    return counts[1] > 0
 
 
-def write_job(out: EvalTables, now: datetime) -> Callable[[duckdb.DuckDBPyConnection], None]:
+def _mark_evaluated(con: duckdb.DuckDBPyConnection, now: datetime, n_done: int, window: Window) -> None:
+    """Raise the generation of the traces in ``_done`` and record what was evaluated (looked up
+    within ``window``: ``traces_in_range``)."""
+
+    def run(extra: str, params: dict[str, Any]) -> int:
+        return int(
+            con.execute(
+                "UPDATE traces SET eval_generation = coalesce(eval_generation, 0) + 1, evaluated_at = $now, "
+                f"evaluated_spans = assembled_spans WHERE {_DONE}{extra}",
+                {"now": now, **params},
+            ).fetchall()[0][0]
+        )
+
+    traces_in_range(run, lambda n: n, lambda a, b: a + b, n_done, window)
+
+
+def write_job(out: EvalTables, now: datetime, window: Window = None) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """The write of one evaluated batch, in one transaction: earlier verdicts of the pairs that ran
     move to ``evaluation_history`` (only looked for when a trace of the batch was evaluated before:
-    ``_evaluated_before``), the new ones go to ``evaluations``, decisions to ``eval_log``."""
+    ``_evaluated_before``), the new ones go to ``evaluations``, decisions to ``eval_log``.
+    ``window``: the range of the traces' ``first_received_at`` as fetched (``fetch_with_window``),
+    which limits looking them up in ``traces``."""
+    n_done = out.done.num_rows
 
     def job(con: duckdb.DuckDBPyConnection) -> None:
         con.register("_evals", out.evals)
@@ -515,17 +569,13 @@ def write_job(out: EvalTables, now: datetime) -> Callable[[duckdb.DuckDBPyConnec
         con.register("_done", out.done)
         try:
             with transaction(con):
-                if _evaluated_before(con):
+                if _evaluated_before(con, n_done, window):
                     pairs = "(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran)"
                     con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}")
                     con.execute(f"DELETE FROM evaluations WHERE {pairs}")
                 con.execute(f"INSERT INTO evaluations ({', '.join(EVAL_COLUMNS)}) SELECT * FROM _evals")
                 con.execute("INSERT INTO eval_log SELECT * FROM _elog")
-                con.execute(
-                    "UPDATE traces SET eval_generation = coalesce(eval_generation, 0) + 1, evaluated_at = $now, "
-                    "evaluated_spans = assembled_spans WHERE trace_id IN (SELECT trace_id FROM _done)",
-                    {"now": now},
-                )
+                _mark_evaluated(con, now, n_done, window)
         finally:
             for n in ("_evals", "_elog", "_ran", "_done"):
                 con.unregister(n)
@@ -549,18 +599,29 @@ class StoreRunner:
         self.source_keys = source_keys
         self.metrics = metrics
 
-    def inputs(self, trace_ids: list[str]) -> tuple[list[EvalInput], dict[str, int]]:
-        self.refs.refresh(self.cursor)
-        views, gens = load_views(self.cursor, trace_ids)
-        return make_inputs(self.refs, views, self.source_keys), gens
+    def inputs(self, trace_ids: list[str], hint: Window = None) -> tuple[list[EvalInput], dict[str, int]]:
+        inputs, gens, _ = self.load(trace_ids, hint)
+        return inputs, gens
 
-    def evaluate(self, trace_ids: Iterable[str]) -> int:
-        """Evaluate these traces now; returns how many were evaluated."""
+    def load(
+        self, trace_ids: list[str], hint: Window = None
+    ) -> tuple[list[EvalInput], dict[str, int], Window]:
+        """The inputs of these traces, their generations and the range of their
+        ``first_received_at`` (``fetch_with_window``); what ``evaluate`` runs the evaluators on."""
+        self.refs.refresh(self.cursor)
+        tables, window = fetch_with_window(self.cursor, trace_ids, hint)
+        views, gens = views_from_tables(tables)
+        return make_inputs(self.refs, views, self.source_keys), gens, window
+
+    def evaluate(self, trace_ids: Iterable[str], received: Mapping[str, datetime | None] | None = None) -> int:
+        """Evaluate these traces now; returns how many were evaluated. ``received``: their
+        ``first_received_at`` as read with their ids, when the caller has it (it limits the look-ups
+        in ``traces``; see ``fetch_with_window``)."""
         ids = list(dict.fromkeys(trace_ids))
         if not ids:
             return 0
         with gc_paused():
-            return self._evaluate(ids)
+            return self._evaluate(ids, first_received_range(received, ids))
 
     def evaluate_many(
         self,
@@ -568,6 +629,7 @@ class StoreRunner:
         batch: int = 500,
         pool: EvalPool | None = None,
         on_batch: Callable[[int], None] | None = None,
+        received: Mapping[str, datetime | None] | None = None,
     ) -> int:
         """Evaluate many traces in batches (one write each); returns how many were evaluated.
 
@@ -575,11 +637,12 @@ class StoreRunner:
         batches are evaluated in its worker processes, up to one more than there are workers in
         flight, while this process fetches the next rows and writes the finished ones in order.
         A batch whose worker fails is evaluated here from the rows already fetched.
-        ``on_batch`` is called with the number of traces of each batch written.
+        ``on_batch`` is called with the number of traces of each batch written. ``received`` as
+        for ``evaluate``.
         """
         ids = list(dict.fromkeys(trace_ids))
         chunks = [ids[i : i + batch] for i in range(0, len(ids), batch)]
-        return self.evaluate_chunks(chunks, pool, on_batch)
+        return self.evaluate_chunks(chunks, pool, on_batch, received=received)
 
     def evaluate_chunks(
         self,
@@ -587,6 +650,7 @@ class StoreRunner:
         pool: EvalPool | None = None,
         on_batch: Callable[[int], None] | None = None,
         on_written: Callable[[list[str]], None] | None = None,
+        received: Mapping[str, datetime | None] | None = None,
     ) -> int:
         """``evaluate_many`` over batches drawn one at a time from ``chunks`` (which may be a generator
         that picks each batch when it is asked for: with a pool, that is when a worker can take it,
@@ -596,19 +660,20 @@ class StoreRunner:
         total = 0
         if pool is None:
             for chunk in chunks:
-                n = self.evaluate(chunk)
+                n = self.evaluate(chunk, received)
                 total += n
                 if on_batch is not None:
                     on_batch(n)
                 if on_written is not None:
                     on_written(chunk)
             return total
-        # (ids, rows, time, future or None, the pool's executor generation at submission)
-        pending: deque[tuple[list[str], TraceTables, datetime, Future[EvalTables] | None, int]] = deque()
+        # (ids, rows, their received range, time, future or None, the pool's executor generation
+        # at submission)
+        pending: deque[tuple[list[str], TraceTables, Window, datetime, Future[EvalTables] | None, int]] = deque()
 
         def finish() -> None:
             nonlocal total
-            chunk, tables, now, fut, generation = pending.popleft()
+            chunk, tables, window, now, fut, generation = pending.popleft()
             out = None
             if fut is not None:
                 try:
@@ -619,7 +684,7 @@ class StoreRunner:
                         pool.broken(generation)
             if out is None:
                 out = evaluate_tables(self.runner, self.refs, tables, now, self.source_keys)
-            self._write(out, now)
+            self._write(out, now, window)
             total += out.done.num_rows
             if on_batch is not None:
                 on_batch(out.done.num_rows)
@@ -628,7 +693,8 @@ class StoreRunner:
 
         for chunk in chunks:
             self.refs.refresh(self.cursor)
-            tables = fetch_tables(self.cursor, list(dict.fromkeys(chunk)))
+            ids = list(dict.fromkeys(chunk))
+            tables, window = fetch_with_window(self.cursor, ids, first_received_range(received, ids))
             now = utcnow()
             fut = None
             generation = pool.generation
@@ -637,22 +703,22 @@ class StoreRunner:
                     fut = pool.submit(self.refs, tables, now)
                 except BrokenProcessPool:
                     fut = None
-            pending.append((chunk, tables, now, fut, generation))
+            pending.append((chunk, tables, window, now, fut, generation))
             while len(pending) > pool.workers:
                 finish()
         while pending:
             finish()
         return total
 
-    def _evaluate(self, ids: list[str]) -> int:
-        inputs, gens = self.inputs(ids)
+    def _evaluate(self, ids: list[str], hint: Window) -> int:
+        inputs, gens, window = self.load(ids, hint)
         now = utcnow()
         out = build_tables(self.runner, inputs, gens, now)
-        self._write(out, now)
+        self._write(out, now, window)
         return len(inputs)
 
-    def _write(self, out: EvalTables, now: datetime) -> None:
-        self.write(write_job(out, now))
+    def _write(self, out: EvalTables, now: datetime, window: Window = None) -> None:
+        self.write(write_job(out, now, window))
         if self.metrics is not None:
             for name, n in out.errors.items():
                 self.metrics.inc("ragfault_evaluator_errors_total", n, evaluator=name)

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from collector.config import load_toml
 from collector.errors import ConfigError
-from collector.store.reader import received_window, window_sql
+from collector.store.reader import Window, received_window, traces_in_range, window_sql
 
 TRIGGERS = ("negative_feedback", "error_status", "empty_retrieval", "stale_document", "forbidden_document")
 
@@ -235,18 +235,24 @@ def _loads(raw: Any) -> dict[str, Any]:
 
 
 def load_facts(
-    con: duckdb.DuckDBPyConnection, trace_ids: list[str], settings: SamplingSettings
+    con: duckdb.DuckDBPyConnection, trace_ids: list[str], settings: SamplingSettings, hint: Window = None
 ) -> list[TraceFacts]:
-    """Facts of the given traces (after their cheap tier ran), in one pass per table."""
+    """Facts of the given traces (after their cheap tier ran), in one pass per table. ``hint``:
+    the range of the traces' ``first_received_at`` read with their ids (``traces_in_range``)."""
     if not trace_ids:
         return []
     con.register("_s_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
     try:
-        rows = con.execute(
-            "SELECT trace_id, service_name, run_id, root_name, coalesce(error_count, 0), root_span_id, "
-            "coalesce(eval_generation, 0), first_received_at, last_received_at FROM traces "
-            "WHERE trace_id IN (SELECT trace_id FROM _s_ids)"
-        ).fetchall()
+
+        def run(extra: str, params: dict[str, Any]) -> list[Any]:
+            return con.execute(
+                "SELECT trace_id, service_name, run_id, root_name, coalesce(error_count, 0), root_span_id, "
+                "coalesce(eval_generation, 0), first_received_at, last_received_at FROM traces "
+                f"WHERE trace_id IN (SELECT trace_id FROM _s_ids){extra}",
+                params or None,
+            ).fetchall()
+
+        rows = traces_in_range(run, len, lambda a, b: a + b, len(set(trace_ids)), hint)
         # the steps and documents of these traces were received in their window: the scans skip
         # the rest of the tables (migration 005)
         window = received_window([(r[7], r[8]) for r in rows])

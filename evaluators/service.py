@@ -47,6 +47,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
 from collector.receivers.otlp_http import check_bearer
+from collector.store.reader import Window, first_received_range
 from collector.store.tx import transaction
 from evaluators import feedback as feedback_mod
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
@@ -69,7 +70,7 @@ GROUP_BATCHES = 4
 ROUND_GROUPS = 4
 
 _PENDING = (
-    "SELECT trace_id, assembled_spans FROM traces WHERE settled_at IS NOT NULL "
+    "SELECT trace_id, assembled_spans, first_received_at FROM traces WHERE settled_at IS NOT NULL "
     "AND (evaluated_spans IS NULL OR evaluated_spans <> assembled_spans) ORDER BY settled_at LIMIT $n"
 )
 _BACKLOG = (
@@ -290,9 +291,10 @@ class EvaluationService:
                 m.set("ragfault_judge_calls_total", float(row[0]))
                 m.set("ragfault_judge_spend_usd_total", float(row[1]))
 
-    def _pending(self, n: int) -> list[tuple[str, int]]:
-        """The oldest ``n`` waiting traces, with the span count each was assembled with."""
-        return [(r[0], int(r[1] or 0)) for r in self.cursor.execute(_PENDING, {"n": n}).fetchall()]
+    def _pending(self, n: int) -> list[tuple[str, int, datetime | None]]:
+        """The oldest ``n`` waiting traces, with the span count each was assembled with and the
+        time its first span was received."""
+        return [(r[0], int(r[1] or 0), r[2]) for r in self.cursor.execute(_PENDING, {"n": n}).fetchall()]
 
     def run_once(self) -> int:
         """Evaluate a round of the oldest waiting traces; returns how many.
@@ -315,6 +317,7 @@ class EvaluationService:
         else:
             take, groups = group, ROUND_GROUPS
         picked: dict[str, int] = {}  # drawn, not yet written: trace id -> span count when drawn
+        received: dict[str, datetime | None] = {}  # drawn: trace id -> first received (limits look-ups)
         written_: dict[str, int] = {}  # written, not yet logged
         done = 0
 
@@ -324,9 +327,11 @@ class EvaluationService:
                 fresh = [r for r in rows if r[0] not in picked][:take]
                 if not fresh or self._stop.is_set():
                     return
-                picked.update(fresh)
-                ids = [t for t, _ in fresh]
-                self.read_feedback(ids)  # before they are evaluated: feedback can re-queue a trace
+                picked.update((t, spans) for t, spans, _ in fresh)
+                received.update((t, at) for t, _, at in fresh)
+                ids = [t for t, _, _ in fresh]
+                # before they are evaluated: feedback can re-queue a trace
+                self.read_feedback(ids, first_received_range(received, ids))
                 for i in range(0, len(ids), size):
                     yield ids[i : i + size]
                 rows = self._pending(group + len(picked))
@@ -337,7 +342,7 @@ class EvaluationService:
             snap = dict(written_)
             written_.clear()
             buf = LogBuffer()
-            self.schedule_judge(list(snap), buf)
+            self.schedule_judge(list(snap), buf, first_received_range(received, snap))
             self.runtime.writer.call(lambda con: _write_log(con, buf, snap), timeout=300)
 
         def on_written(ids: list[str]) -> None:
@@ -352,7 +357,7 @@ class EvaluationService:
                 self.observe()
 
         try:
-            self.runner.evaluate_chunks(chunks(), pool, on_written=on_written)
+            self.runner.evaluate_chunks(chunks(), pool, on_written=on_written, received=received)
             log_written()
         except Exception as exc:
             log.exception("cheap-tier evaluation of %d traces failed", len(picked))
@@ -389,8 +394,8 @@ class EvaluationService:
             self._pool = None
             pool.close()
 
-    def read_feedback(self, ids: list[str]) -> None:
-        rows = feedback_mod.read_annotations(self.cursor, ids, self.sampling)
+    def read_feedback(self, ids: list[str], hint: Window = None) -> None:
+        rows = feedback_mod.read_annotations(self.cursor, ids, self.sampling, hint)
         if not rows:
             return
         batch = set(ids)
@@ -400,10 +405,10 @@ class EvaluationService:
         if any(t not in batch for t in stored.requeued):
             self._wake.set()
 
-    def schedule_judge(self, ids: list[str], buf: LogBuffer) -> None:
+    def schedule_judge(self, ids: list[str], buf: LogBuffer, hint: Window = None) -> None:
         m = self.runtime.metrics
         now = time.monotonic()
-        for facts in load_facts(self.cursor, ids, self.sampling):
+        for facts in load_facts(self.cursor, ids, self.sampling, hint):
             d = decide(facts, self.sampling)
             if not d.selected:
                 buf.add(facts.trace_id, "judge", d.decision, d.reason, facts.generation)
@@ -557,13 +562,21 @@ def router(runtime: Any) -> APIRouter:
 def select_traces(
     con: Any, run_id: str | None, since: datetime | None, until: datetime | None, limit: int
 ) -> list[str]:
+    return list(select_traces_received(con, run_id, since, until, limit))
+
+
+def select_traces_received(
+    con: Any, run_id: str | None, since: datetime | None, until: datetime | None, limit: int
+) -> dict[str, datetime | None]:
+    """The settled traces matching the filters, oldest first, each with its ``first_received_at``
+    (for ``StoreRunner.evaluate_many``'s ``received``)."""
     rows = con.execute(
-        "SELECT trace_id FROM traces WHERE settled_at IS NOT NULL "
+        "SELECT trace_id, first_received_at FROM traces WHERE settled_at IS NOT NULL "
         "AND ($run_id IS NULL OR run_id = $run_id) AND ($since IS NULL OR start_time >= $since) "
         "AND ($until IS NULL OR start_time < $until) ORDER BY first_received_at, trace_id LIMIT $limit",
         {"run_id": run_id, "since": since, "until": until, "limit": limit},
     ).fetchall()
-    return [r[0] for r in rows]
+    return dict(rows)
 
 
 def register(routers: list[Any], extensions: list[Callable[[Any], Any]]) -> None:

@@ -11,8 +11,9 @@ import datetime as dt
 import decimal
 import threading
 import uuid
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 
@@ -122,3 +123,50 @@ def window_sql(window: Window, column: str = "received_at") -> tuple[str, dict[s
     if window is None:
         return "", {}
     return f" AND {column} BETWEEN $lo AND $hi", {"lo": window[0], "hi": window[1]}
+
+
+# --- looking traces up by id, within the range their first spans were received in -----------------
+
+_T = TypeVar("_T")
+
+
+def first_received_range(received: Mapping[str, dt.datetime | None] | None, trace_ids: Iterable[str]) -> Window:
+    """The range of the traces' ``first_received_at`` from a mapping read with their ids (None when
+    one is missing)."""
+    if not received:
+        return None
+    times = []
+    for t in trace_ids:
+        at = received.get(t)
+        if at is None:
+            return None
+        times.append(at)
+    return (min(times), max(times)) if times else None
+
+
+def traces_in_range(
+    run: Callable[[str, dict[str, Any]], _T],
+    found: Callable[[_T], int],
+    merge: Callable[[_T, _T], _T],
+    n_ids: int,
+    hint: Window,
+) -> _T:
+    """Rows of ``traces`` looked up by trace id, scanning only the row groups whose
+    ``first_received_at`` falls in ``hint`` (the range read with the ids) when there is one.
+
+    A list of trace ids is looked up by scanning the whole table (the key index serves single ids
+    only), which grows with every trace stored; the table is in the order traces were first
+    received, so the range skips nearly all of it. A trace outside the range (its first span arrived
+    after the ids were read, but had been received earlier) is still found: when the range yields
+    fewer than ``n_ids`` rows, the rest of the table is read too.
+
+    ``run(filter, params)`` runs the query with ``filter`` appended to its WHERE clause; ``found``
+    counts its rows; ``merge`` joins two results."""
+    if hint is None:
+        return run("", {})
+    extra, params = window_sql(hint, "first_received_at")
+    rows = run(extra, params)
+    if found(rows) >= n_ids:
+        return rows
+    outside = " AND (first_received_at IS NULL OR first_received_at NOT BETWEEN $lo AND $hi)"
+    return merge(rows, run(outside, params))

@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 import httpx
 
+from collector.store.reader import Window
 from collector.store.tx import transaction
 from collector.textnorm import normalize
 from evaluators.base import EvalInput, EvaluatorSpec, Metric
@@ -67,7 +68,7 @@ class _JudgeStoreRunner(StoreRunner):
         self.last: list[tuple[EvalInput, Results]] = []
 
     def plain_inputs(self, trace_ids: list[str]) -> list[EvalInput]:
-        inputs, _ = super().inputs(trace_ids)
+        inputs = super().load(trace_ids)[0]  # without judging them (``load`` below does)
         for inp in inputs:
             inp.judge = self.judge
         return inputs
@@ -78,14 +79,16 @@ class _JudgeStoreRunner(StoreRunner):
             results = list(pool.map(runner.run, inputs))
         return list(zip(inputs, results, strict=True))
 
-    def inputs(self, trace_ids: list[str]) -> tuple[list[EvalInput], dict[str, int]]:
-        inputs, gens = super().inputs(trace_ids)
+    def load(
+        self, trace_ids: list[str], hint: Window = None
+    ) -> tuple[list[EvalInput], dict[str, int], Window]:
+        inputs, gens, window = super().load(trace_ids, hint)
         for inp in inputs:
             inp.judge = self.judge
         self.last = self.judge_all(inputs)
         assert isinstance(self.runner, _Prefetched)
         self.runner.results = {id(i): r for i, r in self.last}
-        return inputs, gens
+        return inputs, gens, window
 
 
 def verdict_rows(

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.pool import EvalPool, default_workers
     from evaluators.registry import discover
     from evaluators.runner import Runner, StoreRunner
-    from evaluators.service import select_traces
+    from evaluators.service import select_traces_received
     from ragfault.local import LocalStore
 
     settings = load_evaluation_settings(args.config)
@@ -71,13 +71,14 @@ def run(args: argparse.Namespace) -> int:
         cur = local.store.cursor()
         source_keys = build_settings(args.config).source_keys
         runner = StoreRunner(cur, local.write, Runner(specs, evaluator_configs(settings, specs)), source_keys)
-        ids = select_traces(cur, args.run_id, args.since, args.until, 10**12)
+        received = select_traces_received(cur, args.run_id, args.since, args.until, 10**12)
+        ids = list(received)
         workers = args.workers if args.workers is not None else settings.workers
         if workers is None:  # a pool pays for its start-up only on a long run
             workers = default_workers() if len(ids) > 2 * args.batch else 0
         bar = Progress(len(ids), "evaluating")
         with EvalPool(workers, runner.runner, source_keys) if workers > 0 else nullcontext() as pool:
-            runner.evaluate_many(ids, args.batch, pool, on_batch=bar.update)
+            runner.evaluate_many(ids, args.batch, pool, on_batch=bar.update, received=received)
         bar.close()
         extra = f" ({settled} assembled first)" if settled else ""
         print(f"evaluated {len(ids)} traces in {args.db}{extra}")

@@ -171,11 +171,11 @@ def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_wr
     writes = {"n": 0}
     real_write = StoreRunner._write
 
-    def failing_write(self, out, now):  # noqa: ANN001, ANN202
+    def failing_write(self, out, now, window=None):  # noqa: ANN001, ANN202
         writes["n"] += 1
         if writes["n"] == 2:
             raise RuntimeError("disk full")
-        return real_write(self, out, now)
+        return real_write(self, out, now, window)
 
     monkeypatch.setattr(StoreRunner, "_write", failing_write)
     srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
