@@ -33,10 +33,18 @@ log = logging.getLogger("ragfault.settle")
 _READY = """
 SELECT trace_id, span_count, first_received_at, last_received_at FROM traces
 WHERE (settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count)
-  AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired)
+  AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired){recent}
 ORDER BY last_received_at
 LIMIT $limit
 """
+# A trace waits to be assembled from its last span's arrival until max_wait_seconds after it at
+# most. So a round of the loop looks only at traces whose last span arrived since then (and
+# RECENT_MARGIN before, for a settler held back by ingest): the scan skips the row groups of older
+# traces instead of reading the whole table twice a second. Every FULL_SWEEP_SECONDS, and for a
+# round given its own time, it looks at the whole table, for traces left over (the server was down
+# meanwhile, or the settler was held back longer than the margin).
+RECENT_MARGIN = timedelta(minutes=5)
+FULL_SWEEP_SECONDS = 60.0
 
 
 _CTX_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
@@ -96,6 +104,7 @@ class Settler:
         self.max_backoff_seconds = max_backoff_seconds
         self._backoff_since: float | None = None
         self.skipped_rounds = 0
+        self._swept_at = float("-inf")  # when a round last found everything there was in the whole table
         self._stop = threading.Event()
         # one round at a time: the loop and a forced round from another thread (``ragfault`` local
         # commands, tests) share ``cursor``, which refuses a second concurrent call
@@ -143,15 +152,22 @@ class Settler:
         return [(r[0], r[1]) for r in self._ready(now)]
 
     def _ready(self, now: datetime | None = None) -> list[tuple[str, int, datetime | None, datetime | None]]:
+        sweep = now is not None or time.monotonic() - self._swept_at >= FULL_SWEEP_SECONDS
         now = now or utcnow()
+        expired = now - timedelta(seconds=self.max_wait_seconds)
+        params: dict[str, Any] = {
+            "settled": now - timedelta(seconds=self.settle_seconds),
+            "expired": expired,
+            "limit": self.batch_limit,
+        }
+        if not sweep:
+            params["recent"] = expired - RECENT_MARGIN
+        started = time.monotonic()
         rows = self.cursor.execute(
-            _READY,
-            {
-                "settled": now - timedelta(seconds=self.settle_seconds),
-                "expired": now - timedelta(seconds=self.max_wait_seconds),
-                "limit": self.batch_limit,
-            },
+            _READY.format(recent="" if sweep else " AND last_received_at >= $recent"), params
         ).fetchall()
+        if sweep and len(rows) < self.batch_limit:
+            self._swept_at = started  # (with a full batch, the next round looks at everything again)
         return [(r[0], int(r[1]), r[2], r[3]) for r in rows]
 
     def run_once(self, now: datetime | None = None, force: bool = False) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
@@ -235,10 +236,17 @@ def _loads(raw: Any) -> dict[str, Any]:
 
 
 def load_facts(
-    con: duckdb.DuckDBPyConnection, trace_ids: list[str], settings: SamplingSettings, hint: Window = None
+    con: duckdb.DuckDBPyConnection,
+    trace_ids: list[str],
+    settings: SamplingSettings,
+    hint: Window = None,
+    written_since: datetime | None = None,
 ) -> list[TraceFacts]:
     """Facts of the given traces (after their cheap tier ran), in one pass per table. ``hint``:
-    the range of the traces' ``first_received_at`` read with their ids (``traces_in_range``)."""
+    the range of the traces' ``first_received_at`` read with their ids (``traces_in_range``).
+    ``written_since``: the caller wrote the traces' cheap verdicts after this time, so only
+    ``evaluations`` rows written since are read (the table is in the order rows were written: the
+    scan skips the rest of it, which holds dozens of rows for every trace ever evaluated)."""
     if not trace_ids:
         return []
     con.register("_s_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
@@ -271,10 +279,11 @@ def load_facts(
         flagged: dict[str, set[str]] = {}
         metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
         if metrics:
+            since = "" if written_since is None else " AND evaluated_at >= $since"
             for tid, metric in con.execute(
                 "SELECT DISTINCT trace_id, metric FROM evaluations WHERE trace_id IN (SELECT trace_id FROM _s_ids) "
-                "AND metric IN (SELECT unnest($m)) AND status = 'ok' AND numerator > 0",
-                {"m": metrics},
+                f"AND metric IN (SELECT unnest($m)) AND status = 'ok' AND numerator > 0{since}",
+                {"m": metrics, **({"since": written_since} if written_since is not None else {})},
             ).fetchall():
                 flagged.setdefault(tid, set()).add(metric)
         negative = {

@@ -37,7 +37,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import anyio
@@ -68,6 +68,10 @@ POOL_IDLE_SECONDS = 60.0  # the evaluation workers stop after this long without 
 # drained a backlog a quarter slower.
 GROUP_BATCHES = 4
 ROUND_GROUPS = 4
+IDLE_POLL_SECONDS = 30.0  # how often an idle evaluation loop looks for waiting traces without a wake
+# The sampler reads the flags of a round's traces from the verdicts written since the round began;
+# this much earlier, in case the clock is set back meanwhile.
+WRITTEN_SINCE_MARGIN = timedelta(hours=1)
 
 _PENDING = (
     "SELECT trace_id, assembled_spans, first_received_at FROM traces WHERE settled_at IS NOT NULL "
@@ -252,12 +256,23 @@ class EvaluationService:
     # --- the cheap tier and sampling ------------------------------------------------------------
 
     def _loop(self) -> None:
+        found_none_at: float | None = None  # when a round last found no trace waiting
         while not self._stop.is_set():
-            self._wake.wait(1.0)
-            self._wake.clear()
+            woken = self._wake.wait(1.0)
+            if woken:
+                self._wake.clear()  # (cleared only when set: a wake right after a timeout is kept)
+            # whatever makes a trace wait (settling it, a late span, a reloaded case, feedback)
+            # wakes the loop: without a wake, a second after finding none, none is waiting. Looking
+            # scans the traces table, so an idle loop looks only every IDLE_POLL_SECONDS.
+            if not woken and found_none_at is not None and time.monotonic() - found_none_at < IDLE_POLL_SECONDS:
+                self.observe()
+                self._retire_idle_pool()
+                continue
+            found_none_at = None
             try:
                 while not self._stop.is_set() and self.run_once() > 0:
                     pass
+                found_none_at = time.monotonic()
             except Exception:
                 log.exception("evaluation round failed")
                 self.runtime.metrics.inc("ragfault_evaluation_failures_total")
@@ -307,6 +322,8 @@ class EvaluationService:
         time (what they cost is mostly a fixed price per call)."""
         size = self.settings.batch_size
         group = size * (GROUP_BATCHES * (self.workers + 1) if self.workers > 0 else 1)
+        # every verdict this round writes is stamped after this (the margin: a clock set back)
+        written_since = utcnow() - WRITTEN_SINCE_MARGIN
         first = self._pending(group)
         if not first:
             return 0
@@ -342,7 +359,7 @@ class EvaluationService:
             snap = dict(written_)
             written_.clear()
             buf = LogBuffer()
-            self.schedule_judge(list(snap), buf, first_received_range(received, snap))
+            self.schedule_judge(list(snap), buf, first_received_range(received, snap), written_since)
             self.runtime.writer.call(lambda con: _write_log(con, buf, snap), timeout=300)
 
         def on_written(ids: list[str]) -> None:
@@ -405,10 +422,12 @@ class EvaluationService:
         if any(t not in batch for t in stored.requeued):
             self._wake.set()
 
-    def schedule_judge(self, ids: list[str], buf: LogBuffer, hint: Window = None) -> None:
+    def schedule_judge(
+        self, ids: list[str], buf: LogBuffer, hint: Window = None, written_since: datetime | None = None
+    ) -> None:
         m = self.runtime.metrics
         now = time.monotonic()
-        for facts in load_facts(self.cursor, ids, self.sampling, hint):
+        for facts in load_facts(self.cursor, ids, self.sampling, hint, written_since):
             d = decide(facts, self.sampling)
             if not d.selected:
                 buf.add(facts.trace_id, "judge", d.decision, d.reason, facts.generation)

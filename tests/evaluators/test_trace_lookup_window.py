@@ -140,3 +140,24 @@ def test_feedback_and_sampling_facts_find_traces_outside_the_range_given(tmp_pat
     assert [(r["trace_id"], r["label"]) for r in found] == [(rated.hex(), "thumbs_down")]
     facts = load_facts(con, tids, SamplingSettings(), (last, last))
     assert sorted(f.trace_id for f in facts) == sorted(tids)
+
+
+def test_sampling_flags_are_read_from_the_verdicts_written_since_the_round_began(
+    store: tuple[LocalStore, StoreRunner, list[str]],
+) -> None:
+    local, runner, tids = store
+    con = local.store.con
+    written = utcnow()
+    runner.evaluate(tids)
+    # a stale flag among this round's verdicts, and one left from long ago
+    con.execute(
+        "INSERT INTO evaluations (trace_id, evaluator, evaluator_version, tier, metric, status, numerator, "
+        "denominator, value, generation, evaluated_at) VALUES "
+        "($a, 'freshness', '1', 'cheap', 'stale_context', 'ok', 1, 1, 1, 1, $now), "
+        "($b, 'freshness', '1', 'cheap', 'permission_violations', 'ok', 1, 1, 1, 1, $old)",
+        {"a": tids[0], "b": tids[1], "now": utcnow(), "old": written - timedelta(days=3)},
+    )
+    facts = {f.trace_id: f for f in load_facts(local.store.cursor(), tids, SamplingSettings(), None, written)}
+    assert facts[tids[0]].stale and not facts[tids[1]].forbidden
+    facts = {f.trace_id: f for f in load_facts(local.store.cursor(), tids, SamplingSettings())}
+    assert facts[tids[0]].stale and facts[tids[1]].forbidden  # without a time: every row

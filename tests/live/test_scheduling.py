@@ -193,3 +193,28 @@ def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_wr
     assert set(written) <= judged and not judged & set(failed)
     assert srv.scalar("SELECT count(*) FROM traces WHERE evaluated_spans IS DISTINCT FROM assembled_spans") == 0
     assert "ragfault_evaluation_failures_total 1" in srv.http.get("/metrics").text
+
+
+def test_an_idle_loop_does_not_scan_for_waiting_traces_until_woken(live, monkeypatch) -> None:
+    import time
+
+    from evaluators import service
+
+    srv = live(NO_SAMPLE)
+    svc = srv.runtime.evaluation
+    srv.drain()
+    looked: list[float] = []
+    real_pending = svc._pending
+
+    def counting(n):  # noqa: ANN001, ANN202
+        looked.append(time.monotonic())
+        return real_pending(n)
+
+    monkeypatch.setattr(svc, "_pending", counting)
+    time.sleep(3.5)  # three ticks of the loop, nothing waiting, nothing woke it
+    assert looked == []
+    tr = srv.tracer()
+    t = rag_trace(tr, query="q", answer="a", candidates=DOCS)
+    srv.drain()  # settles and wakes it
+    assert looked and srv.status(t, "cheap") == ("evaluated", None)
+    assert service.IDLE_POLL_SECONDS > 3.5
