@@ -46,6 +46,7 @@ class Runtime:
             settle_seconds=settings.settle_seconds,
             max_wait_seconds=settings.max_trace_wait_seconds,
         )
+        self.settler.listen(self.writer.listeners)
         self.grpc_server: Any = None
         self.grpc_port: int | None = None
         self.extensions: list[Any] = []

@@ -66,3 +66,44 @@ def test_a_full_batch_from_the_whole_table_is_followed_by_another_sweep(
         assert len(_settled(store)) == 5
     finally:
         store.close()
+
+
+def test_a_listening_loop_with_nothing_to_assemble_waits_for_spans(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    store = Store(tmp_path / "s.duckdb")
+    con = store.cursor()
+    write_lock = threading.Lock()
+
+    def write(fn):  # noqa: ANN001, ANN202
+        with write_lock:
+            return fn(con)
+
+    settler = Settler(store.cursor(), write, settle_seconds=0.2, max_wait_seconds=300)
+    listeners: list = []
+    settler.listen(listeners)
+    rounds: list[float] = []
+    real_ready = settler._ready
+
+    def counting(now=None):  # noqa: ANN001, ANN202
+        rounds.append(time.monotonic())
+        return real_ready(now)
+
+    settler._ready = counting  # type: ignore[method-assign]
+    settler.start()
+    try:
+        time.sleep(1.5)  # nothing stored: a first round, then it waits (it polled every 0.1 s before)
+        assert len(rounds) == 1
+        with write_lock:
+            _trace(store, "a" * 32, timedelta(seconds=0))
+        for listener in listeners:
+            listener(1)  # the writer stored spans
+        deadline = time.monotonic() + 10
+        while "a" * 32 not in _settled(store) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "a" * 32 in _settled(store)  # polled while the trace waited, then assembled it
+        assert len(rounds) >= 2
+    finally:
+        settler.stop()
+        store.close()
