@@ -163,8 +163,8 @@ class Settler:
         while True:
             if quiet and self._listening:  # until spans are stored, or the next sweep is due
                 self._wake.wait(max(0.0, self._swept_at + FULL_SWEEP_SECONDS - time.monotonic()))
-            else:
-                self._wake.wait(self.interval)
+            else:  # traces are waiting: every interval (spans stored meanwhile do not hurry it)
+                self._stop.wait(self.interval)
             self._wake.clear()
             if self._stop.is_set():
                 return

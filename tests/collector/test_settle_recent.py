@@ -107,3 +107,33 @@ def test_a_listening_loop_with_nothing_to_assemble_waits_for_spans(tmp_path: Pat
     finally:
         settler.stop()
         store.close()
+
+
+def test_spans_stored_while_traces_wait_do_not_hurry_the_loop(tmp_path: Path) -> None:
+    import time
+
+    store = Store(tmp_path / "s.duckdb")
+    con = store.cursor()
+    settler = Settler(store.cursor(), lambda fn: fn(con), settle_seconds=60, max_wait_seconds=300, interval=0.5)
+    listeners: list = []
+    settler.listen(listeners)
+    rounds: list[float] = []
+    real_ready = settler._ready
+
+    def counting(now=None):  # noqa: ANN001, ANN202
+        rounds.append(time.monotonic())
+        return real_ready(now)
+
+    settler._ready = counting  # type: ignore[method-assign]
+    _trace(store, "a" * 32, timedelta(seconds=0))  # waits for its settle time: the loop keeps looking
+    settler.start()
+    try:
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:  # ingest storing spans a hundred times a second
+            for listener in listeners:
+                listener(10)
+            time.sleep(0.01)
+        assert 2 <= len(rounds) <= 6  # every half second, not after every write
+    finally:
+        settler.stop()
+        store.close()
