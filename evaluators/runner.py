@@ -388,8 +388,7 @@ def build_tables(
     runner: Runner, inputs: list[EvalInput], gens: dict[str, int], now: datetime
 ) -> EvalTables:
     """Run the evaluators over the inputs and lay the verdicts out as the rows to write."""
-    # the verdicts of the batch, and per verdict its evaluator's and its trace's ids; laid out as
-    # columns at the end (the Metric tuples transposed in C)
+    # the verdicts of the batch, laid out as columns at the end (the Metric tuples transposed in C)
     metrics: list[Metric] = []
     # per run of an evaluator over a trace that gave rows: how many, its trace and its evaluator
     # (indexes); the per-row columns of traces and evaluators are taken from these in C at the end
