@@ -4,8 +4,11 @@ its own time, and until a round of the whole table finds less than a full batch.
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,20 +71,9 @@ def test_a_full_batch_from_the_whole_table_is_followed_by_another_sweep(
         store.close()
 
 
-def test_a_listening_loop_with_nothing_to_assemble_waits_for_spans(tmp_path: Path) -> None:
-    import threading
-    import time
-
-    store = Store(tmp_path / "s.duckdb")
-    con = store.cursor()
-    write_lock = threading.Lock()
-
-    def write(fn):  # noqa: ANN001, ANN202
-        with write_lock:
-            return fn(con)
-
-    settler = Settler(store.cursor(), write, settle_seconds=0.2, max_wait_seconds=300)
-    listeners: list = []
+def _listening(settler: Settler) -> tuple[Settler, list[Any], list[float]]:
+    """The settler told of stored spans through a list of listeners, and the times of its rounds."""
+    listeners: list[Any] = []
     settler.listen(listeners)
     rounds: list[float] = []
     real_ready = settler._ready
@@ -91,6 +83,19 @@ def test_a_listening_loop_with_nothing_to_assemble_waits_for_spans(tmp_path: Pat
         return real_ready(now)
 
     settler._ready = counting  # type: ignore[method-assign]
+    return settler, listeners, rounds
+
+
+def test_a_listening_loop_with_nothing_to_assemble_waits_for_spans(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.duckdb")
+    con = store.cursor()
+    write_lock = threading.Lock()
+
+    def write(fn):  # noqa: ANN001, ANN202
+        with write_lock:
+            return fn(con)
+
+    settler, listeners, rounds = _listening(Settler(store.cursor(), write, settle_seconds=0.2, max_wait_seconds=300))
     settler.start()
     try:
         time.sleep(1.5)  # nothing stored: a first round, then it waits (it polled every 0.1 s before)
@@ -110,21 +115,11 @@ def test_a_listening_loop_with_nothing_to_assemble_waits_for_spans(tmp_path: Pat
 
 
 def test_spans_stored_while_traces_wait_do_not_hurry_the_loop(tmp_path: Path) -> None:
-    import time
-
     store = Store(tmp_path / "s.duckdb")
     con = store.cursor()
-    settler = Settler(store.cursor(), lambda fn: fn(con), settle_seconds=60, max_wait_seconds=300, interval=0.5)
-    listeners: list = []
-    settler.listen(listeners)
-    rounds: list[float] = []
-    real_ready = settler._ready
-
-    def counting(now=None):  # noqa: ANN001, ANN202
-        rounds.append(time.monotonic())
-        return real_ready(now)
-
-    settler._ready = counting  # type: ignore[method-assign]
+    settler, listeners, rounds = _listening(
+        Settler(store.cursor(), lambda fn: fn(con), settle_seconds=60, max_wait_seconds=300, interval=0.5)
+    )
     _trace(store, "a" * 32, timedelta(seconds=0))  # waits for its settle time: the loop keeps looking
     settler.start()
     try:
