@@ -30,10 +30,12 @@ from collector.textnorm import normalize
 
 log = logging.getLogger("ragfault.settle")
 
-_READY = """
+# a trace not assembled yet, or not with all its spans
+_WAITING = "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count)"
+_READY = f"""
 SELECT trace_id, span_count, first_received_at, last_received_at FROM traces
-WHERE (settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count)
-  AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired){recent}
+WHERE {_WAITING}
+  AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired){{recent}}
 ORDER BY last_received_at
 LIMIT $limit
 """
@@ -48,10 +50,8 @@ FULL_SWEEP_SECONDS = 60.0
 # With nothing left to assemble, the loop waits for spans to be stored (``listen``) rather than look
 # twice a second; a query after a pause costs the engine tens of milliseconds of CPU, which made an
 # idle server's pollers cost several per cent of a core. It still sweeps every FULL_SWEEP_SECONDS.
-_UNSETTLED = (
-    "SELECT count(*) FROM traces WHERE (settled_at IS NULL OR assembled_spans IS NULL "
-    "OR assembled_spans < span_count) AND last_received_at >= $recent"
-)
+_RECENT = " AND last_received_at >= $recent"
+_UNSETTLED = f"SELECT count(*) FROM traces WHERE {_WAITING}{_RECENT}"
 
 
 _CTX_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
@@ -180,9 +180,12 @@ class Settler:
 
     def _nothing_unsettled(self) -> bool:
         """No trace whose last span arrived lately waits to be assembled (ready or not yet)."""
-        recent = utcnow() - timedelta(seconds=self.max_wait_seconds) - RECENT_MARGIN
         with self._round:  # the cursor is shared with rounds asked for from other threads
-            return not self.cursor.execute(_UNSETTLED, {"recent": recent}).fetchall()[0][0]
+            return not self.cursor.execute(_UNSETTLED, {"recent": self._recent(utcnow())}).fetchall()[0][0]
+
+    def _recent(self, now: datetime) -> datetime:
+        """The oldest last span a trace still waiting to be assembled can have (bar leftovers)."""
+        return now - timedelta(seconds=self.max_wait_seconds) - RECENT_MARGIN
 
     def ready(self, now: datetime | None = None) -> list[tuple[str, int]]:
         return [(r[0], r[1]) for r in self._ready(now)]
@@ -190,18 +193,15 @@ class Settler:
     def _ready(self, now: datetime | None = None) -> list[tuple[str, int, datetime | None, datetime | None]]:
         sweep = now is not None or time.monotonic() - self._swept_at >= FULL_SWEEP_SECONDS
         now = now or utcnow()
-        expired = now - timedelta(seconds=self.max_wait_seconds)
         params: dict[str, Any] = {
             "settled": now - timedelta(seconds=self.settle_seconds),
-            "expired": expired,
+            "expired": now - timedelta(seconds=self.max_wait_seconds),
             "limit": self.batch_limit,
         }
         if not sweep:
-            params["recent"] = expired - RECENT_MARGIN
+            params["recent"] = self._recent(now)
         started = time.monotonic()
-        rows = self.cursor.execute(
-            _READY.format(recent="" if sweep else " AND last_received_at >= $recent"), params
-        ).fetchall()
+        rows = self.cursor.execute(_READY.format(recent="" if sweep else _RECENT), params).fetchall()
         if sweep and len(rows) < self.batch_limit:
             self._swept_at = started  # (with a full batch, the next round looks at everything again)
         return [(r[0], int(r[1]), r[2], r[3]) for r in rows]
