@@ -224,12 +224,9 @@ class TraceTables(NamedTuple):
     docs: pa.Table
 
 
-def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str], hint: Window = None) -> TraceTables:
-    """The stored rows of the given traces (missing ids have none), fetched column-wise.
-
-    ``hint``: the range of the traces' ``first_received_at`` when the caller read it with their ids
-    (see ``fetch_with_window``)."""
-    return fetch_with_window(con, trace_ids, hint)[0]
+def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceTables:
+    """The stored rows of the given traces (missing ids have none), fetched column-wise."""
+    return fetch_with_window(con, trace_ids)[0]
 
 
 def _trace_rows(con: duckdb.DuckDBPyConnection, where: str, n_ids: int, hint: Window) -> pa.Table:
@@ -245,7 +242,8 @@ def fetch_with_window(
     con: duckdb.DuckDBPyConnection, trace_ids: list[str], hint: Window = None
 ) -> tuple[TraceTables, Window]:
     """``fetch_tables``, and the range of the fetched traces' ``first_received_at`` (for
-    ``write_job``: writing their verdicts looks them up again)."""
+    ``write_job``: writing their verdicts looks them up again). ``hint``: that range as the caller
+    read it with the ids, which limits looking them up (``traces_in_range``)."""
     con.register("_eval_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
     try:
         where = "WHERE trace_id IN (SELECT trace_id FROM _eval_ids)"
@@ -598,8 +596,8 @@ class StoreRunner:
         self.source_keys = source_keys
         self.metrics = metrics
 
-    def inputs(self, trace_ids: list[str], hint: Window = None) -> tuple[list[EvalInput], dict[str, int]]:
-        inputs, gens, _ = self.load(trace_ids, hint)
+    def inputs(self, trace_ids: list[str]) -> tuple[list[EvalInput], dict[str, int]]:
+        inputs, gens, _ = self.load(trace_ids)
         return inputs, gens
 
     def load(

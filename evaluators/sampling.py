@@ -279,11 +279,14 @@ def load_facts(
         flagged: dict[str, set[str]] = {}
         metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
         if metrics:
-            since = "" if written_since is None else " AND evaluated_at >= $since"
+            since = ""
+            flag_params: dict[str, Any] = {"m": metrics}
+            if written_since is not None:
+                since, flag_params["since"] = " AND evaluated_at >= $since", written_since
             for tid, metric in con.execute(
                 "SELECT DISTINCT trace_id, metric FROM evaluations WHERE trace_id IN (SELECT trace_id FROM _s_ids) "
                 f"AND metric IN (SELECT unnest($m)) AND status = 'ok' AND numerator > 0{since}",
-                {"m": metrics, **({"since": written_since} if written_since is not None else {})},
+                flag_params,
             ).fetchall():
                 flagged.setdefault(tid, set()).add(metric)
         negative = {
