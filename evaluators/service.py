@@ -511,9 +511,10 @@ class EvaluationService:
 
     # --- synchronous use (API) ------------------------------------------------------------------
 
-    def evaluate_now(self, trace_ids: list[str]) -> int:
-        """Evaluate the cheap tier synchronously (API calls), in batches, in the server process."""
-        return self.runner.evaluate_many(trace_ids, self.settings.batch_size)
+    def evaluate_now(self, trace_ids: list[str], received: dict[str, datetime | None] | None = None) -> int:
+        """Evaluate the cheap tier synchronously (API calls), in batches, in the server process
+        (``received`` as for ``StoreRunner.evaluate_many``)."""
+        return self.runner.evaluate_many(trace_ids, self.settings.batch_size, received=received)
 
 
 class EvaluateRequest(BaseModel):
@@ -566,24 +567,18 @@ def router(runtime: Any) -> APIRouter:
         svc = runtime.evaluation
 
         def work() -> int:
-            ids = body.trace_ids
-            if ids is None:
-                con = runtime.store.cursor()
-                try:
-                    ids = select_traces(con, body.run_id, body.since, body.until, body.limit)
-                finally:
-                    con.close()
-            return int(svc.evaluate_now(ids))
+            if body.trace_ids is not None:
+                return int(svc.evaluate_now(body.trace_ids))
+            con = runtime.store.cursor()
+            try:
+                received = select_traces_received(con, body.run_id, body.since, body.until, body.limit)
+            finally:
+                con.close()
+            return int(svc.evaluate_now(list(received), received))
 
         return {"evaluated": await anyio.to_thread.run_sync(work)}
 
     return r
-
-
-def select_traces(
-    con: Any, run_id: str | None, since: datetime | None, until: datetime | None, limit: int
-) -> list[str]:
-    return list(select_traces_received(con, run_id, since, until, limit))
 
 
 def select_traces_received(

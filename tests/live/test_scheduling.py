@@ -218,3 +218,17 @@ def test_an_idle_loop_does_not_scan_for_waiting_traces_until_woken(live, monkeyp
     srv.drain()  # settles and wakes it
     assert looked and srv.status(t, "cheap") == ("evaluated", None)
     assert service.IDLE_POLL_SECONDS > 3.5
+
+
+def test_the_api_reevaluates_the_traces_a_filter_selects(live) -> None:
+    srv = live(NO_SAMPLE)
+    tr = srv.tracer()
+    chosen = [rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS, run_id="exp-2") for i in range(3)]
+    other = rag_trace(tr, query="q", answer="a", candidates=DOCS)
+    srv.drain()
+    r = srv.http.post("/api/v1/evaluate", json={"run_id": "exp-2"})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"evaluated": 3}
+    for t in chosen:
+        assert srv.scalar("SELECT eval_generation FROM traces WHERE trace_id = $t", t=t) == 2
+    assert srv.scalar("SELECT eval_generation FROM traces WHERE trace_id = $t", t=other) == 1
