@@ -69,6 +69,17 @@ def judged_once(
         return found
 
 
+def per_registry(inp: EvalInput, key: tuple[Any, ...], work: Callable[[], _T]) -> _T:
+    """``work()``, worked out once per registry for ``key`` (``KnowledgeBase.memo``): for results
+    that depend on registry rows alone, shared by every trace (callers only read them)."""
+    memo = inp.kb.memo()
+    try:
+        return memo[key]  # type: ignore[no-any-return]
+    except KeyError:
+        found = memo[key] = work()
+        return found
+
+
 def _distinct(inp: EvalInput, docs: list[StepDoc]) -> list[StepDoc]:
     seen: set[tuple[str, str]] = set()
     out = []

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evaluators import lexical
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, StepDoc, not_applicable, ratio
-from evaluators.builtin._docs import as_time, distinct, doc_name, judged_once, meta
+from evaluators.builtin._docs import as_time, distinct, doc_name, judged_once, meta, per_registry
 from evaluators.gold import KBDocument
 
 
@@ -63,13 +63,7 @@ def staleness(inp: EvalInput, doc: StepDoc) -> dict[str, Any] | None:
         return _staleness(inp, doc, None)
     # a registry document's staleness depends on its row, the registry and the time alone (its
     # name is its registry id): computed once per registry and time, shared by every trace
-    memo = inp.kb.memo()
-    key = ("freshness.staleness", kb_doc.doc_id, inp.as_of)
-    try:
-        return memo[key]  # type: ignore[no-any-return]
-    except KeyError:
-        out = memo[key] = _staleness(inp, doc, kb_doc)
-        return out
+    return per_registry(inp, ("freshness.staleness", kb_doc.doc_id, inp.as_of), lambda: _staleness(inp, doc, kb_doc))
 
 
 def _staleness(inp: EvalInput, doc: StepDoc, kb_doc: KBDocument | None) -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, StepDoc, not_applicable, ratio
-from evaluators.builtin._docs import as_list, distinct, doc_name, judged_once, meta
+from evaluators.builtin._docs import as_list, distinct, doc_name, judged_once, meta, per_registry
 
 METRIC = "permission_violations"
 
@@ -27,14 +27,10 @@ def acl_of(inp: EvalInput, doc: StepDoc) -> tuple[list[str] | None, str]:
     """The document's acl and where it came from (registry, metadata, none)."""
     kb_doc = inp.matching.kb_doc(doc)
     if kb_doc is not None:  # the registry row decides, also when it has no acl
-        # the same for every trace: worked out once per registry (shared, only read)
-        memo = inp.kb.memo()
-        key = ("permission.acl", kb_doc.doc_id)
-        try:
-            return memo[key]  # type: ignore[no-any-return]
-        except KeyError:
-            found = memo[key] = (list(kb_doc.acl) if kb_doc.acl is not None else None), "registry"
-            return found
+        acl = kb_doc.acl
+        return per_registry(
+            inp, ("permission.acl", kb_doc.doc_id), lambda: ((list(acl) if acl is not None else None), "registry")
+        )
     acl = as_list(meta(doc, "acl"))
     return acl, ("metadata" if acl is not None else "none")
 
