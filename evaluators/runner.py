@@ -543,38 +543,68 @@ def _evaluate_tables(
 _DONE = "trace_id IN (SELECT trace_id FROM _done)"
 
 
-def _evaluated_before(con: duckdb.DuckDBPyConnection, n_done: int, window: Window) -> bool:
-    """Whether any trace of the batch being written (``_done``) has been evaluated before.
+class _Earlier(NamedTuple):
+    """What the traces of a batch being written already have in ``evaluations``."""
+
+    found: int  # traces of the batch found in ``traces``
+    before: int  # of which evaluated before: they may have verdicts to move to history
+    unknown: int  # of those, without ``verdicts_since``
+    since: datetime | None  # the least ``verdicts_since`` of those evaluated before
+
+    def merge(self, other: _Earlier) -> _Earlier:
+        times = [t for t in (self.since, other.since) if t is not None]
+        return _Earlier(
+            self.found + other.found,
+            self.before + other.before,
+            self.unknown + other.unknown,
+            min(times) if times else None,
+        )
+
+    def bound(self) -> tuple[str, dict[str, Any]]:
+        """The filter on ``evaluated_at`` that finds every earlier verdict of these traces ('' when
+        one of them does not say since when it has verdicts: then every row is read)."""
+        if self.unknown or self.since is None:
+            return "", {}
+        return " AND evaluated_at >= $since", {"since": self.since}
+
+
+def _earlier_verdicts(con: duckdb.DuckDBPyConnection, n_done: int, window: Window) -> _Earlier:
+    """Whether the traces of the batch being written (``_done``) were evaluated before, and since
+    when they have verdicts (``traces.verdicts_since``, migration 007).
 
     Every write of verdicts goes through ``write_job``, which raises the trace's
     ``eval_generation`` in the same transaction as it inserts the rows: a trace whose generation is
-    still 0 has no rows in ``evaluations``. Moving earlier verdicts to history means scanning the
-    whole ``evaluations`` table twice; a batch of traces seen for the first time (the usual case)
-    skips that. Read inside the write transaction, so a batch written meanwhile is seen. The
-    traces are looked up within ``window`` (``traces_in_range``)."""
+    still 0 has no rows in ``evaluations``. Moving earlier verdicts to history reads
+    ``evaluations`` twice; a batch of traces seen for the first time (the usual case) skips that,
+    and a batch evaluated before reads only the rows written since its traces' earliest verdict.
+    Read inside the write transaction, so a batch written meanwhile is seen. The traces are looked
+    up within ``window`` (``traces_in_range``)."""
 
-    def run(extra: str, params: dict[str, Any]) -> tuple[int, int]:
-        found, before = con.execute(
-            "SELECT count(*), count(*) FILTER (WHERE coalesce(eval_generation, 0) > 0) FROM traces "
-            f"WHERE {_DONE}{extra}",
+    def run(extra: str, params: dict[str, Any]) -> _Earlier:
+        found, before, unknown, since = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE coalesce(eval_generation, 0) > 0), "
+            "count(*) FILTER (WHERE coalesce(eval_generation, 0) > 0 AND verdicts_since IS NULL), "
+            "min(verdicts_since) FILTER (WHERE coalesce(eval_generation, 0) > 0) "
+            f"FROM traces WHERE {_DONE}{extra}",
             params or None,
         ).fetchall()[0]
-        return int(found), int(before)
+        return _Earlier(int(found), int(before), int(unknown), since)
 
-    counts: tuple[int, int] = traces_in_range(
-        run, lambda r: r[0], lambda a, b: (a[0] + b[0], a[1] + b[1]), n_done, window
-    )
-    return counts[1] > 0
+    earlier: _Earlier = traces_in_range(run, lambda r: r.found, _Earlier.merge, n_done, window)
+    return earlier
 
 
 def _mark_evaluated(con: duckdb.DuckDBPyConnection, now: datetime, n_done: int, window: Window) -> None:
     """Raise the generation of the traces in ``_done`` and record what was evaluated (looked up
-    within ``window``: ``traces_in_range``)."""
+    within ``window``: ``traces_in_range``). ``verdicts_since`` becomes the least of the times the
+    trace was evaluated: ``now`` the first time, and stays unknown when it was (see migration 007)."""
 
     def run(extra: str, params: dict[str, Any]) -> int:
         return int(
             con.execute(
                 "UPDATE traces SET eval_generation = coalesce(eval_generation, 0) + 1, evaluated_at = $now, "
+                "verdicts_since = CASE WHEN coalesce(eval_generation, 0) = 0 THEN $now "
+                "WHEN verdicts_since IS NULL THEN NULL ELSE least(verdicts_since, $now) END, "
                 f"evaluated_spans = assembled_spans WHERE {_DONE}{extra}",
                 {"now": now, **params},
             ).fetchall()[0][0]
@@ -585,8 +615,8 @@ def _mark_evaluated(con: duckdb.DuckDBPyConnection, now: datetime, n_done: int, 
 
 def write_job(out: EvalTables, now: datetime, window: Window = None) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """The write of one evaluated batch, in one transaction: earlier verdicts of the pairs that ran
-    move to ``evaluation_history`` (only looked for when a trace of the batch was evaluated before:
-    ``_evaluated_before``), the new ones go to ``evaluations``, decisions to ``eval_log``.
+    move to ``evaluation_history`` (only looked for when a trace of the batch was evaluated before,
+    and only among the rows written since: ``_earlier_verdicts``), the new ones go to ``evaluations``, decisions to ``eval_log``.
     ``window``: the range of the traces' ``first_received_at`` as fetched (``fetch_with_window``),
     which limits looking them up in ``traces``."""
     n_done = out.done.num_rows
@@ -598,10 +628,12 @@ def write_job(out: EvalTables, now: datetime, window: Window = None) -> Callable
         con.register("_done", out.done)
         try:
             with transaction(con):
-                if _evaluated_before(con, n_done, window):
-                    pairs = "(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran)"
-                    con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}")
-                    con.execute(f"DELETE FROM evaluations WHERE {pairs}")
+                earlier = _earlier_verdicts(con, n_done, window)
+                if earlier.before:
+                    bound, params = earlier.bound()
+                    pairs = f"(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran){bound}"
+                    con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}", params or None)
+                    con.execute(f"DELETE FROM evaluations WHERE {pairs}", params or None)
                 con.execute(f"INSERT INTO evaluations ({', '.join(EVAL_COLUMNS)}) SELECT * FROM _evals")
                 con.execute("INSERT INTO eval_log SELECT * FROM _elog")
                 _mark_evaluated(con, now, n_done, window)

@@ -40,11 +40,14 @@ def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
             return None
         refs = References()
         refs.refresh(con)
+        # its verdicts were all written since verdicts_since (when known): the scan skips older rows
+        since = con.execute("SELECT verdicts_since FROM traces WHERE trace_id = $t", {"t": trace_id}).fetchall()
+        bound = " AND evaluated_at >= $since" if since and since[0][0] is not None else ""
         verdicts = run_select(
             con,
             "SELECT span_id, evaluator, metric, value, numerator, denominator, status, passed, label, reason, "
-            "details, tier, generation FROM evaluations WHERE trace_id = $t ORDER BY evaluator, metric, span_id",
-            {"t": trace_id},
+            f"details, tier, generation FROM evaluations WHERE trace_id = $t{bound} ORDER BY evaluator, metric, span_id",
+            {"t": trace_id, **({"since": since[0][0]} if bound else {})},
             row_cap=5000,
         )
         attribution = run_select(

@@ -22,19 +22,9 @@ from evaluators.registry import discover
 from evaluators.runner import Runner, StoreRunner, evaluate_tables, fetch_with_window, utcnow, write_job
 from evaluators.sampling import SamplingSettings, load_facts
 from ragfault.local import LocalStore
-from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
+from tests.collector.otlp_build import new_trace_id, rag_spans, request, span
 
 T0 = datetime(2026, 11, 1, 12, 0, 0)
-
-
-def rag_spans(tid: bytes) -> list:
-    root = new_span_id()
-    docs = {f"retrieval.documents.0.document.{k}": v for k, v in (("id", "kb-1"), ("content", "Refunds take 30 days."))}
-    return [
-        span(tid, span_id=root, name="query", attrs={
-            "openinference.span.kind": "CHAIN", "input.value": "refund?", "output.value": "Refunds take 30 days."}),
-        span(tid, parent=root, name="retrieve", attrs={"openinference.span.kind": "RETRIEVER", **docs}),
-    ]  # fmt: skip
 
 
 @pytest.fixture

@@ -55,4 +55,7 @@ def test_ui_page_and_trace_view(server: Server) -> None:
     answer = [s for s in v["steps"] if s["is_answer"]]
     assert len(answer) == 1 and answer[0]["step_type"] == "llm"
     assert any(r["metric"] == "context_retention" for r in v["verdicts"])
+    # every verdict of the trace (the page reads them since the trace's verdicts_since)
+    stored = server.sql(f"SELECT count(*) FROM evaluations WHERE trace_id = '{trace_id}'")[0][0]
+    assert len(v["verdicts"]) == stored > 0
     assert server.http.get("/api/v1/traces/" + "0" * 32 + "/view").status_code == 404
