@@ -202,8 +202,8 @@ class References:
         stamp, cases, docs = state
         self._set(cases, docs, stamp)
 
-    def __len__(self) -> int:
-        """The number of gold cases."""
+    @property
+    def case_count(self) -> int:
         return len(self._raw)
 
     def case(self, case_id: str) -> GoldCase | None:
@@ -616,7 +616,8 @@ def _mark_evaluated(con: duckdb.DuckDBPyConnection, now: datetime, n_done: int, 
 def write_job(out: EvalTables, now: datetime, window: Window = None) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """The write of one evaluated batch, in one transaction: earlier verdicts of the pairs that ran
     move to ``evaluation_history`` (only looked for when a trace of the batch was evaluated before,
-    and only among the rows written since: ``_earlier_verdicts``), the new ones go to ``evaluations``, decisions to ``eval_log``.
+    and only among the rows written since: ``_earlier_verdicts``), the new ones go to
+    ``evaluations``, decisions to ``eval_log``.
     ``window``: the range of the traces' ``first_received_at`` as fetched (``fetch_with_window``),
     which limits looking them up in ``traces``."""
     n_done = out.done.num_rows

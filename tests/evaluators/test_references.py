@@ -63,7 +63,7 @@ def test_cases_join_by_id_and_by_query_also_after_travelling_to_a_worker(local: 
     there = References()
     there.set_state(pickle.loads(pickle.dumps(refs.get_state())))
     assert [joined(there, t) for t in probes] == here
-    assert len(there) == len(refs) == len(CASES)
+    assert there.case_count == refs.case_count == len(CASES)
     case = there.case_for(trace(case_id="c-refund"))
     assert case is not None and case.query == CASES[0]["query"] and case.answerable is True
 
