@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, NamedTuple, 
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from evaluators.content_index import ContentIndex
 from evaluators.gold import GoldCase, KBDocument
 from evaluators.text import normalize as normalize  # re-exported
 from evaluators.text import normalize_doc as normalize_doc  # re-exported
@@ -258,6 +259,7 @@ class KnowledgeBase:
     def __init__(self, docs: list[KBDocument] | None = None) -> None:
         self.by_id: dict[str, KBDocument] = {d.doc_id: d for d in docs or []}
         self._norm: list[tuple[str, str]] = [(d.doc_id, normalize(d.content)) for d in docs or [] if d.content]
+        self._index: ContentIndex | None = None  # built on the first look-up by content
         self._by_content: dict[str, str | None] = {}
         # results evaluators derive from registry rows alone, shared by every trace (bounded)
         self._memo: dict[Any, Any] = {}
@@ -276,7 +278,8 @@ class KnowledgeBase:
         return self.by_id.get(doc_id) if doc_id else None
 
     def identify(self, content: str | None) -> str | None:
-        """The registry document whose content contains this text (or is contained in it)."""
+        """The first registry document whose content contains this text, or is contained in it (at
+        least 8 characters), once normalized (``evaluators.content_index``)."""
         if not content or not self._norm:
             return None
         norm = normalize_doc(content)
@@ -284,11 +287,10 @@ class KnowledgeBase:
             return None
         if norm in self._by_content:
             return self._by_content[norm]
-        found = None
-        for doc_id, kb_norm in self._norm:
-            if norm in kb_norm or (len(kb_norm) >= 8 and kb_norm in norm):
-                found = doc_id
-                break
+        if self._index is None:
+            self._index = ContentIndex([t for _, t in self._norm])
+        first = self._index.first(norm)  # the first registry text containing norm or inside it
+        found = self._norm[first][0] if first is not None else None
         if len(self._by_content) > 100_000:
             self._by_content.clear()
         self._by_content[norm] = found
