@@ -563,9 +563,16 @@ class _Earlier(NamedTuple):
     def bound(self) -> tuple[str, dict[str, Any]]:
         """The filter on ``evaluated_at`` that finds every earlier verdict of these traces ('' when
         one of them does not say since when it has verdicts: then every row is read)."""
-        if self.unknown or self.since is None:
-            return "", {}
-        return " AND evaluated_at >= $since", {"since": self.since}
+        return verdicts_since_sql(None if self.unknown else self.since)
+
+
+def verdicts_since_sql(since: datetime | None) -> tuple[str, dict[str, Any]]:
+    """The filter (appended to a WHERE clause on ``evaluations``) and its parameters that keep to
+    the rows written since ``since`` (``traces.verdicts_since``, migration 007): rows are appended
+    in the order they are written, so the scan skips the row groups before it. None: no filter."""
+    if since is None:
+        return "", {}
+    return " AND evaluated_at >= $since", {"since": since}
 
 
 def _earlier_verdicts(con: duckdb.DuckDBPyConnection, n_done: int, window: Window) -> _Earlier:

@@ -31,7 +31,7 @@ def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
     """Everything the trace page shows, computed with the evaluators' own matching rules."""
     from evaluators.builtin.freshness import staleness
     from evaluators.builtin.permission import acl_of
-    from evaluators.runner import References, load_views
+    from evaluators.runner import References, load_views, verdicts_since_sql
 
     con = runtime.store.cursor()
     try:
@@ -42,12 +42,12 @@ def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
         refs.refresh(con)
         # its verdicts were all written since verdicts_since (when known): the scan skips older rows
         since = con.execute("SELECT verdicts_since FROM traces WHERE trace_id = $t", {"t": trace_id}).fetchall()
-        bound = " AND evaluated_at >= $since" if since and since[0][0] is not None else ""
+        bound, params = verdicts_since_sql(since[0][0] if since else None)
         verdicts = run_select(
             con,
             "SELECT span_id, evaluator, metric, value, numerator, denominator, status, passed, label, reason, "
             f"details, tier, generation FROM evaluations WHERE trace_id = $t{bound} ORDER BY evaluator, metric, span_id",
-            {"t": trace_id, **({"since": since[0][0]} if bound else {})},
+            {"t": trace_id, **params},
             row_cap=5000,
         )
         attribution = run_select(
