@@ -156,8 +156,7 @@ class References:
 
     def __init__(self) -> None:
         self.stamp: tuple[Any, ...] | None = None
-        self._rows: list[tuple[str, str, str]] = []  # (case id, normalized query, stored JSON) as read
-        self._raw: dict[str, str] = {}  # case id -> stored JSON
+        self._stored: dict[str, tuple[str, str]] = {}  # case id -> (normalized query, stored JSON), as read
         self._by_query: dict[str, str] = {}  # normalized query -> case id (the first row with it)
         self._cases: dict[str, GoldCase | None] = {}  # validated so far (None: invalid)
         self.kb = KnowledgeBase()
@@ -180,23 +179,22 @@ class References:
                     acl=r[5], title=r[6], content=r[7], metadata=_loads(r[8]),
                 )  # fmt: skip
             )
-        # a row stored before query_norm was kept has none: its query is normalized here
+        # store_gold fills query_norm; a row written some other way may lack it: normalized here
         self._set([(cid, qn or normalize(q), raw) for cid, qn, q, raw in cases], docs, stamp)
 
     def _set(self, cases: list[tuple[str, str, str]], docs: list[KBDocument], stamp: tuple[Any, ...] | None) -> None:
-        self._rows = cases
-        self._raw = {}
+        self._stored = {case_id: (query_norm, raw) for case_id, query_norm, raw in cases}
         self._by_query = {}
         self._cases = {}
-        for case_id, query_norm, raw in cases:
-            self._raw[case_id] = raw
+        for case_id, query_norm, _ in cases:
             self._by_query.setdefault(query_norm, case_id)
         self.kb = KnowledgeBase(docs)
         self.stamp = stamp
 
     def get_state(self) -> tuple[Any, ...]:
         """Plain data to rebuild these references elsewhere (a worker process): ``set_state``."""
-        return self.stamp, self._rows, list(self.kb.by_id.values())
+        cases = [(case_id, query_norm, raw) for case_id, (query_norm, raw) in self._stored.items()]
+        return self.stamp, cases, list(self.kb.by_id.values())
 
     def set_state(self, state: tuple[Any, ...]) -> None:
         stamp, cases, docs = state
@@ -204,7 +202,7 @@ class References:
 
     @property
     def case_count(self) -> int:
-        return len(self._raw)
+        return len(self._stored)
 
     def case(self, case_id: str) -> GoldCase | None:
         """The gold case of this id, validated on first use (None when unknown or invalid)."""
@@ -212,11 +210,11 @@ class References:
             return self._cases[case_id]
         except KeyError:
             pass
-        raw = self._raw.get(case_id)
+        stored = self._stored.get(case_id)
         found: GoldCase | None = None
-        if raw is not None:
+        if stored is not None:
             try:
-                found = GoldCase.model_validate(_loads(raw))
+                found = GoldCase.model_validate(_loads(stored[1]))
             except ValidationError as exc:
                 log.warning("gold case %s as stored is not valid; no trace joins it: %s", case_id, exc)
             self._cases[case_id] = found  # only ids that exist are remembered
