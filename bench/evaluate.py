@@ -60,6 +60,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -277,6 +278,24 @@ def rag_trace(rng: random.Random, t0_ns: int, n: int, kb: list[dict]) -> tuple[l
     return spans, case
 
 
+def export_requests(
+    rng: random.Random, kb: list[dict], n_traces: int, per_request: int, t0: int
+) -> Iterator[tuple[ExportTraceServiceRequest, list[dict]]]:
+    """Export requests of ``per_request`` traces each (``rag_trace``), with their gold cases."""
+    for first in range(0, n_traces, per_request):
+        req = ExportTraceServiceRequest()
+        rs = req.resource_spans.add()
+        rs.resource.attributes.extend([_kv("service.name", "bench-rag")])
+        ss = rs.scope_spans.add()
+        ss.scope.name = "openinference.instrumentation.bench"
+        cases = []
+        for n in range(first, min(first + per_request, n_traces)):
+            spans, case = rag_trace(rng, t0 + n * 1_000_000, n, kb)
+            ss.spans.extend(spans)
+            cases.append(case)
+        yield req, cases
+
+
 def build_db(path: str, n_traces: int, kb_docs: int, seed: int) -> tuple[LocalStore, dict[str, float]]:
     """A database holding the traces (assembled), their gold cases and the registry."""
     rng = random.Random(seed)
@@ -286,17 +305,8 @@ def build_db(path: str, n_traces: int, kb_docs: int, seed: int) -> tuple[LocalSt
     cases = []
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    per_request = 500
-    for first in range(0, n_traces, per_request):
-        req = ExportTraceServiceRequest()
-        rs = req.resource_spans.add()
-        rs.resource.attributes.extend([_kv("service.name", "bench-rag")])
-        ss = rs.scope_spans.add()
-        ss.scope.name = "openinference.instrumentation.bench"
-        for n in range(first, min(first + per_request, n_traces)):
-            spans, case = rag_trace(rng, t0 + n * 1_000_000, n, kb)
-            ss.spans.extend(spans)
-            cases.append(case)
+    for req, req_cases in export_requests(rng, kb, n_traces, 500, t0):
+        cases.extend(req_cases)
         batch = flatten(req, source_keys=DEFAULT_SOURCE_KEYS)
         local.store.write_spans(local.store.con, batch)
     timings["write_spans_s"] = time.perf_counter() - start

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collector.normalize.common import unwrap_text
-from collector.textnorm import normalize
+from collector.textnorm import normalize, normalize_doc
 
 # Which row represents a document found in the prompt when it appears in several stages.
 _STAGE_PRIORITY = {"reranked": 0, "candidate": 1, "rerank_input": 2}
@@ -136,19 +136,19 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
     if not prompt_text:
         return out
     prompt = normalize(prompt_text)
-    seen: set[str] = set()
+    tried: set[str] = set()  # a text is looked for once: the first document carrying it names it
     found: list[tuple[int, DocView]] = []
     ranked = sorted(
         (d for d in docs if d.stage in _STAGE_PRIORITY and d.content),
         key=lambda d: _STAGE_PRIORITY[d.stage],
     )
     for d in ranked:
-        norm = normalize(d.content)
-        if not norm or norm in seen:
+        norm = normalize_doc(d.content)  # the same chunks recur: at several stages, and trace after trace
+        if not norm or norm in tried:
             continue
+        tried.add(norm)
         at = prompt.find(norm)
         if at >= 0:
-            seen.add(norm)
             found.append((at, d))
     found.sort(key=lambda x: x[0])
     out.context = [

@@ -20,6 +20,14 @@ from collector.store.writer import Writer
 
 log = logging.getLogger("ragfault")
 
+# Ingest is under pressure (the settle loop, and the evaluation it triggers, yield to it) while span
+# batches waited for the writer during at least INGEST_PRESSURE_SHARE of the last
+# INGEST_PRESSURE_WINDOW seconds: it goes as fast as it can. A steady stream it keeps up with has a
+# request in flight much of the time, which is no pressure (spans waiting at the instant of a look
+# were: at 200-300 traces a second, settling stalled for seconds at a time, up to the backoff's 30 s).
+INGEST_PRESSURE_WINDOW = 2.0
+INGEST_PRESSURE_SHARE = 0.75
+
 class Runtime:
     """``extensions`` join after the collector is up (the evaluation scheduler, for one): each is
     called with the runtime and returns an object with ``start()`` and ``stop()``."""
@@ -42,7 +50,7 @@ class Runtime:
         self.settler = Settler(
             self.store.cursor(),
             lambda fn: self.writer.call(fn, timeout=120),
-            pressure=lambda: self.writer.queued_spans > 0,
+            pressure=lambda: self.writer.waiting_share(INGEST_PRESSURE_WINDOW) >= INGEST_PRESSURE_SHARE,
             settle_seconds=settings.settle_seconds,
             max_wait_seconds=settings.max_trace_wait_seconds,
         )

@@ -11,11 +11,14 @@ While more than one batch is waiting, a round takes up to ``ROUND_GROUPS`` group
 ``GROUP_BATCHES`` × (workers + 1) batches, each group picked when a worker can take its first batch
 (``[evaluation] workers``, default one a core, at most 4), and evaluates them side by side in worker
 processes (``evaluators.pool``, started the first time it is needed), with the rows identical to
-in-process evaluation; a short backlog is evaluated in the server process, so a quiet server runs no
-extra processes. Besides using more cores, this keeps the evaluators off the server's GIL, which the
-receivers and the writer need, and the workers run at a lower CPU priority, so storing spans goes
-first when the machine cannot keep up with both. The workers stop after ``POOL_IDLE_SECONDS``
-without a long backlog.
+in-process evaluation. Steady traffic goes to the workers too: a short backlog is evaluated in the
+server process only while fewer than a batch of traces were evaluated in the last
+``POOL_RATE_SECONDS``, so a quiet server runs no extra processes. Besides using more cores, this keeps
+the evaluators off the server's GIL, which the receivers and the writer need (a steady 300 traces a
+second, settled a few hundred a round and evaluated in the server process, held its ingest to
+about 270), and the workers run at a lower CPU priority, so storing spans goes first when the
+machine cannot keep up with both. The workers stop after ``POOL_IDLE_SECONDS`` without that much
+work.
 
 Per group of traces picked: read annotations from the spans into ``feedback`` → run the cheap tier
 on every trace, batch by batch → once they are written, decide the judge tier per trace
@@ -29,6 +32,7 @@ with ``over_budget`` / reason ``backlog``. Every decision is an ``eval_log`` row
 
 from __future__ import annotations
 
+import collections
 import importlib
 import logging
 import queue
@@ -60,6 +64,9 @@ from evaluators.sampling import SamplingSettings, decide, load_facts, load_sampl
 log = logging.getLogger("ragfault.evaluate")
 
 POOL_IDLE_SECONDS = 60.0  # the evaluation workers stop after this long without a long backlog
+# A round goes to the workers when it holds more than a batch, or when more than a batch of traces
+# was evaluated in this many seconds before it (steady traffic: many short rounds)
+POOL_RATE_SECONDS = 10.0
 # With workers, traces are picked in groups of GROUP_BATCHES x (workers + 1) batches: reading their
 # feedback, the sampler's facts and writing eval_log cost mostly a fixed price per call (10-20 ms),
 # paid once a group. A round takes up to ROUND_GROUPS groups, the next group picked while the workers
@@ -205,6 +212,7 @@ class EvaluationService:
         self.workers = default_workers() if workers is None else workers
         self._pool: EvalPool | None = None
         self._pool_used_at = 0.0
+        self._rounds: collections.deque[tuple[float, int]] = collections.deque()  # (monotonic end, traces)
         for name, (kind, text) in _METRICS.items():
             runtime.metrics.describe(name, kind, text)
         runtime.evaluation = self
@@ -390,11 +398,20 @@ class EvaluationService:
             self.runtime.writer.call(lambda con: _write_log(con, buf, failed), timeout=300)
             return done + len(failed)
         self.observe()
+        self._rounds.append((time.monotonic(), done))
         return done
 
+    def recent_traces(self) -> int:
+        """Traces evaluated by the rounds of the last ``POOL_RATE_SECONDS``."""
+        since = time.monotonic() - POOL_RATE_SECONDS
+        while self._rounds and self._rounds[0][0] < since:
+            self._rounds.popleft()
+        return sum(n for _, n in self._rounds)
+
     def _pool_for(self, n: int) -> EvalPool | None:
-        """The worker pool when a round holds more than one batch (started on first use), else None."""
-        if self.workers <= 0 or n <= self.settings.batch_size:
+        """The worker pool (started on first use) when a round holds more than one batch, or more
+        than a batch was evaluated in the last ``POOL_RATE_SECONDS``; else None (in-process)."""
+        if self.workers <= 0 or (n <= self.settings.batch_size and self.recent_traces() + n <= self.settings.batch_size):
             return None
         pool = self._pool
         if pool is not None and not pool.usable:

@@ -16,6 +16,7 @@ receivers turn into 503 / UNAVAILABLE so exporters back off (memory stays bounde
 
 from __future__ import annotations
 
+import collections
 import logging
 import queue
 import threading
@@ -37,6 +38,7 @@ log = logging.getLogger("ragfault.writer")
 T = TypeVar("T")
 
 _STOP = object()
+WAITING_HISTORY_SECONDS = 10.0  # how far back ``Writer.waiting_share`` can look
 
 
 class _Gate:
@@ -108,6 +110,10 @@ class Writer:
         self.max_batch_spans = max_batch_spans
         self._q: queue.Queue[Any] = queue.Queue()
         self._queued_spans = 0
+        # spells during which span batches waited for (or were in) a commit: the current one's
+        # start, and the ended ones of the last WAITING_HISTORY_SECONDS (monotonic start, end)
+        self._waiting_from: float | None = None
+        self._waiting_spells: collections.deque[tuple[float, float]] = collections.deque()
         self._lock = threading.Lock()
         self._gate = _Gate()
         self._threads = [
@@ -127,6 +133,21 @@ class Writer:
     @property
     def queued_spans(self) -> int:
         return self._queued_spans
+
+    def waiting_share(self, window: float) -> float:
+        """The share of the last ``window`` seconds (at most ``WAITING_HISTORY_SECONDS``) during which
+        span batches waited for, or were in, a commit.
+
+        Spans waiting at one instant say little: a steady stream has a request in flight much of the
+        time, and a writer job (a settle round's or an evaluation batch's rows) holds the queue for a
+        moment. Spans waiting nearly all the time mean ingest is going as fast as it can."""
+        now = time.monotonic()
+        since = now - window
+        with self._lock:
+            total = sum(min(end, now) - max(start, since) for start, end in self._waiting_spells if end > since)
+            if self._waiting_from is not None:
+                total += now - max(self._waiting_from, since)
+        return min(1.0, total / window) if window > 0 else 0.0
 
     def start(self) -> None:
         for t in self._threads:
@@ -169,6 +190,8 @@ class Writer:
                 raise RetryableError(
                     f"ingest queue full ({self._queued_spans} spans waiting)", retry_after=1
                 )
+            if self._queued_spans == 0:
+                self._waiting_from = time.monotonic()
             self._queued_spans += n
         self.metrics.set("ragfault_queue_spans", self._queued_spans)
         self._q.put((batch, fut))
@@ -286,4 +309,10 @@ class Writer:
     def _release(self, n: int) -> None:
         with self._lock:
             self._queued_spans -= n
+            if self._queued_spans == 0 and self._waiting_from is not None:
+                now = time.monotonic()
+                self._waiting_spells.append((self._waiting_from, now))
+                self._waiting_from = None
+                while self._waiting_spells and self._waiting_spells[0][1] < now - WAITING_HISTORY_SECONDS:
+                    self._waiting_spells.popleft()
         self.metrics.set("ragfault_queue_spans", self._queued_spans)

@@ -232,3 +232,37 @@ def test_the_api_reevaluates_the_traces_a_filter_selects(live) -> None:
     for t in chosen:
         assert srv.scalar("SELECT eval_generation FROM traces WHERE trace_id = $t", t=t) == 2
     assert srv.scalar("SELECT eval_generation FROM traces WHERE trace_id = $t", t=other) == 1
+
+
+def _pool_starts(srv) -> str:  # noqa: ANN001
+    lines = srv.http.get("/metrics").text.splitlines()
+    return next(ln for ln in lines if ln.startswith("ragfault_evaluation_pool_starts_total"))
+
+
+def test_steady_traffic_goes_to_the_workers(live) -> None:
+    """Short rounds (a batch or less waiting) are evaluated in the server process only while fewer
+    than a batch of traces were evaluated in the last POOL_RATE_SECONDS: steady traffic, settled a
+    few traces a round, goes to the workers and keeps the evaluators off the server's GIL."""
+    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
+    tr = srv.tracer()
+    for i in range(2):  # two rounds of one trace: two traces in the window, not more than a batch
+        rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS)
+        srv.drain(timeout=60)
+    assert _pool_starts(srv).endswith(" 0")
+    rag_trace(tr, query="q2", answer="a", candidates=DOCS)  # a third: more than a batch in the window
+    srv.drain(timeout=120)
+    assert _pool_starts(srv).endswith(" 1")
+    assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations") == 3
+
+
+def test_a_trickle_is_evaluated_in_the_server_process(live, monkeypatch) -> None:
+    from evaluators import service
+
+    monkeypatch.setattr(service, "POOL_RATE_SECONDS", 0.0)  # rounds far apart: nothing recent
+    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
+    tr = srv.tracer()
+    for i in range(3):
+        rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS)
+        srv.drain(timeout=60)
+    assert _pool_starts(srv).endswith(" 0")
+    assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations") == 3

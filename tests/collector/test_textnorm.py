@@ -1,4 +1,4 @@
-"""The fast comparison form (evaluators/text.py) equals the reference normalization everywhere."""
+"""The fast comparison form (``collector.textnorm.normalize``) equals the reference normalization everywhere."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import unicodedata
 
 import pytest
 
-from collector.textnorm import normalize as reference
-from evaluators.text import _SIMPLE_RANGES, normalize
+from collector.textnorm import _SIMPLE_RANGES, normalize, normalize_doc
+from collector.textnorm import reference_normalize as reference
 
 SAMPLES = [
     "",
@@ -32,6 +32,13 @@ def test_samples_match_reference(text: str) -> None:
 
 def test_none_is_empty() -> None:
     assert normalize(None) == ""
+    assert reference(None) == ""
+
+
+@pytest.mark.parametrize("text", SAMPLES[1:])
+def test_cached_document_form_is_the_same(text: str) -> None:
+    assert normalize_doc(text) == reference(text)
+    assert normalize_doc(text) == reference(text)  # the second time from the cache
 
 
 def test_simple_ranges_have_no_combining_or_composing_characters() -> None:

@@ -1,0 +1,327 @@
+#!/usr/bin/env python
+"""End to end at a steady rate: the highest rate at which one server stores every span and runs the
+cheap tier on every trace, continuously, on this machine.
+
+``bench/ingest.py`` measures storing alone (settling deferred) and ``bench/evaluate.py`` evaluating a
+stored backlog alone. A running server does both on the same cores, all the time. For each rate of
+``--rates`` (traces a second) this starts ``ragfault serve`` on a fresh database holding the
+knowledge base and a gold case for every trace (``ragfault load``, before the server starts), then
+sends the RAG-shaped traces of ``bench/evaluate.py`` (four spans each: root, retriever with 20
+documents, reranker keeping 5, LLM call) as OTLP/HTTP protobuf requests on a fixed schedule for
+``--seconds``, from request bodies built beforehand (the sender costs little CPU). Traces settle
+after ``--settle-seconds`` without new spans; ``[evaluation] workers`` runs the cheap tier. While it
+runs, ``/metrics`` is read every half second.
+
+Per rate it prints:
+
+- **sent**: traces a second the schedule achieved (the sender falls behind only when the server
+  holds requests back: 503 or 429, which are re-sent after ``Retry-After``);
+- **stored**: spans a second stored over the sending window (``ragfault_spans_stored_total``);
+- **evaluated**: traces a second the cheap tier finished over the second half of the sending window
+  (``ragfault_traces_evaluated_total``), once settling and the pool are under way;
+- **lag at end**: ``ragfault_evaluation_lag_seconds`` when the last request was sent (the oldest
+  settled trace still waiting; traces not settled yet, e.g. held back while ingest is under
+  pressure, are not in it), and **behind at end**: the traces sent but not yet evaluated then;
+- **drain**: seconds from the last request until every trace was evaluated;
+- **CPU a trace**: the server's process tree (decode and evaluation workers included) over the
+  whole run, start of sending to the last trace evaluated.
+
+A rate is kept up with when the evaluated rate of the second half is at least 95 % of the sent rate,
+the lag at the end stays under ``--settle-seconds`` + 5 s and the traces behind at the end are no
+more than ``--settle-seconds`` + 3 s of traffic: the backlog is not growing, nor evaluated in bursts.
+
+Run from the project root:
+
+    .venv/bin/python bench/sustain.py                      # 400, 800, 1200 traces/s, 30 s each
+    .venv/bin/python bench/sustain.py --rates 900,1000,1100 --seconds 60
+
+Results are printed and written to bench/results/sustain.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+sys.path.insert(0, str(ROOT))
+
+from bench.evaluate import export_requests, make_kb  # noqa: E402  (the same traces and cases)
+from bench.ingest import MemWatch, ragfault_bin, start_ragfault, stop_process  # noqa: E402
+
+
+def build(n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Path) -> list[bytes]:
+    """Request bodies of ``n_traces`` traces, and the registry and gold cases written as JSONL files
+    into ``workdir`` (kb.jsonl, gold.jsonl)."""
+    rng = random.Random(seed)
+    kb = make_kb(rng, kb_docs)
+    t0 = time.time_ns()
+    bodies: list[bytes] = []
+    cases: list[dict] = []
+    for req, req_cases in export_requests(rng, kb, n_traces, per_request, t0):
+        bodies.append(req.SerializeToString())
+        cases.extend(req_cases)
+    public = [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb]
+    (workdir / "kb.jsonl").write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in public) + "\n", encoding="utf-8")
+    (workdir / "gold.jsonl").write_text("\n".join(json.dumps(c, ensure_ascii=False) for c in cases) + "\n", encoding="utf-8")
+    return bodies
+
+
+@dataclass
+class Sent:
+    requests: int = 0
+    held_back: int = 0  # 503 / 429 answers (the request was sent again)
+    errors: int = 0
+    max_late_s: float = 0.0  # how far the sender fell behind its schedule
+    first: float = 0.0
+    last: float = 0.0
+    other_status: dict[int, int] = field(default_factory=dict)
+
+
+def send_paced(port: int, bodies: list[bytes], interval: float, threads: int) -> Sent:
+    """POST body i at start + i·interval (each thread takes the next one due)."""
+    out = Sent()
+    lock = threading.Lock()
+    nxt = iter(range(len(bodies)))
+    headers = {"Content-Type": "application/x-protobuf"}
+    start = time.monotonic() + 0.2
+    out.first = start
+
+    def run() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        while True:
+            with lock:
+                i = next(nxt, None)
+            if i is None:
+                break
+            due = start + i * interval
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            else:
+                with lock:
+                    out.max_late_s = max(out.max_late_s, -delay)
+            while True:
+                try:
+                    conn.request("POST", "/v1/traces", body=bodies[i], headers=headers)
+                    resp = conn.getresponse()
+                    resp.read()
+                except (OSError, http.client.HTTPException):
+                    with lock:
+                        out.errors += 1
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                    time.sleep(0.2)
+                    continue
+                if resp.status in (429, 503):
+                    with lock:
+                        out.held_back += 1
+                    retry = resp.getheader("Retry-After") or "1"
+                    time.sleep(float(retry) if retry.replace(".", "", 1).isdigit() else 1.0)
+                    continue
+                with lock:
+                    if resp.status == 200:
+                        out.requests += 1
+                    else:
+                        out.other_status[resp.status] = out.other_status.get(resp.status, 0) + 1
+                    out.last = time.monotonic()
+                break
+        conn.close()
+
+    pool = [threading.Thread(target=run, daemon=True) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return out
+
+
+_WANTED = {
+    "stored": "ragfault_spans_stored_total",
+    "evaluated": 'ragfault_traces_evaluated_total{tier="cheap"}',
+    "waiting": "ragfault_traces_waiting_evaluation",
+    "lag": "ragfault_evaluation_lag_seconds",
+}
+
+
+def read_metrics(port: int) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as r:
+        text = r.read().decode()
+    out = {}
+    for key, name in _WANTED.items():
+        m = re.search("^" + re.escape(name) + r" ([0-9.eE+-]+)$", text, re.M)
+        out[key] = float(m.group(1)) if m else 0.0
+    return out
+
+
+def at(samples: list[dict[str, float]], t: float) -> dict[str, float]:
+    """The last sample taken at or before ``t`` (the first one if none)."""
+    best = samples[0]
+    for s in samples:
+        if s["t"] > t:
+            break
+        best = s
+    return best
+
+
+def run_rate(args: argparse.Namespace, rate: float) -> dict:
+    n_traces = int(rate * args.seconds)
+    per_request = max(1, int(round(rate * args.request_interval)))
+    with tempfile.TemporaryDirectory(prefix="ragfault-sustain-") as tmp:
+        work = Path(tmp)
+        t = time.perf_counter()
+        bodies = build(n_traces, per_request, args.kb_docs, args.seed, work)
+        build_s = time.perf_counter() - t
+        db = work / "bench.duckdb"
+        for kind in ("kb", "gold"):
+            subprocess.run(
+                ragfault_bin() + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db)],
+                check=True, capture_output=True, cwd=work,
+            )  # fmt: skip
+        config = {
+            "settle_seconds": args.settle_seconds,
+            "log_level": "warning",
+            "evaluation.workers": args.workers,
+            "sampling.production_rate": 0.0,
+        }
+        proc, port, log = start_ragfault(work, config)
+        samples: list[dict[str, float]] = []
+        stop = threading.Event()
+
+        def poll() -> None:
+            while not stop.is_set():
+                try:
+                    s = read_metrics(port)
+                except OSError:
+                    s = None
+                if s is not None:
+                    s["t"] = time.monotonic()
+                    samples.append(s)
+                stop.wait(0.5)
+
+        try:
+            watch = MemWatch(proc.pid).start()
+            poller = threading.Thread(target=poll, daemon=True)
+            poller.start()
+            sent = send_paced(port, bodies, per_request / rate, args.threads)
+            t_end = time.monotonic()
+            deadline = t_end + args.drain_timeout
+            while time.monotonic() < deadline and (not samples or samples[-1]["evaluated"] < n_traces):
+                time.sleep(0.2)
+            stop.set()
+            poller.join()
+            watch.stop()
+        finally:
+            stop.set()
+            stop_process(proc)
+        spans = 4 * n_traces
+        window = max(sent.last - sent.first, 1e-9)
+        s0, s_mid, s_end = at(samples, sent.first), at(samples, sent.first + window / 2), at(samples, sent.last)
+        half = max(s_end["t"] - s_mid["t"], 1e-9)
+        done = next((s for s in samples if s["evaluated"] >= n_traces), None)
+        evaluated_half = (s_end["evaluated"] - s_mid["evaluated"]) / half
+        sent_tps = n_traces / window
+        row = {
+            "rate": rate,
+            "traces": n_traces,
+            "traces_per_request": per_request,
+            "sent_tps": sent_tps,
+            "held_back": sent.held_back,
+            "errors": sent.errors + sum(sent.other_status.values()),
+            "max_late_s": sent.max_late_s,
+            "stored_sps": (s_end["stored"] - s0["stored"]) / max(s_end["t"] - s0["t"], 1e-9),
+            "stored_at_end": s_end["stored"],
+            "spans": spans,
+            "evaluated_tps_second_half": evaluated_half,
+            "lag_at_end_s": s_end["lag"],
+            "behind_at_end": n_traces - s_end["evaluated"],
+            "drain_s": done["t"] - sent.last if done is not None else None,
+            "evaluated": samples[-1]["evaluated"] if samples else 0,
+            "cpu_us_per_trace": watch.cpu_seconds / n_traces * 1e6,
+            "cpu_main_us_per_trace": watch.cpu_main_seconds / n_traces * 1e6,
+            "peak_rss_mb": watch.peak_mb,
+            "build_s": build_s,
+            "samples": [{k: round(v - sent.first, 2) if k == "t" else v for k, v in x.items()} for x in samples],
+        }
+        row["kept_up"] = bool(
+            row["evaluated"] >= n_traces
+            and evaluated_half >= 0.95 * sent_tps
+            and s_end["lag"] <= args.settle_seconds + 5
+            and row["behind_at_end"] <= sent_tps * (args.settle_seconds + 3)
+        )
+        if row["evaluated"] < n_traces:
+            row["log_tail"] = log.read_text(errors="replace")[-2000:]
+        return row
+
+
+def table(rows: list[dict]) -> str:
+    head = (
+        "| offered traces/s | sent | stored spans/s | evaluated traces/s (2nd half) | lag at end | behind at end "
+        "| drain | CPU a trace | peak RSS | kept up |\n|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    lines = []
+    for r in rows:
+        drain = f"{r['drain_s']:.1f} s" if r["drain_s"] is not None else f"not within timeout ({r['evaluated']:.0f} done)"
+        lines.append(
+            f"| {r['rate']:,.0f} | {r['sent_tps']:,.0f} | {r['stored_sps']:,.0f} | {r['evaluated_tps_second_half']:,.0f} "
+            f"| {r['lag_at_end_s']:.1f} s | {r['behind_at_end']:,.0f} | {drain} "
+            f"| {r['cpu_us_per_trace']:,.0f} µs ({r['cpu_main_us_per_trace']:,.0f} server) | {r['peak_rss_mb']:,.0f} MB "
+            f"| {'yes' if r['kept_up'] else 'no'} |"
+        )
+    return head + "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rates", default="400,800,1200", help="traces a second, comma-separated")
+    ap.add_argument("--seconds", type=float, default=30.0, help="sending time per rate")
+    ap.add_argument("--settle-seconds", type=float, default=1.0, help="[server] settle_seconds")
+    ap.add_argument("--workers", type=int, default=2, help="[evaluation] workers")
+    ap.add_argument("--request-interval", type=float, default=0.1, help="seconds between requests (sets their size)")
+    ap.add_argument("--threads", type=int, default=2, help="sender threads")
+    ap.add_argument("--kb-docs", type=int, default=400)
+    ap.add_argument("--drain-timeout", type=float, default=300.0, help="seconds to wait for the backlog after sending")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--out", default=str(RESULTS / "sustain.json"))
+    args = ap.parse_args(argv)
+    rows = []
+    for rate in (float(x) for x in args.rates.split(",") if x.strip()):
+        row = run_rate(args, rate)
+        rows.append(row)
+        print(table([row]).splitlines()[-1], flush=True)
+        if "log_tail" in row:
+            print(row["log_tail"], file=sys.stderr)
+    print()
+    print(table(rows))
+    RESULTS.mkdir(exist_ok=True)
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "settings": {k: v for k, v in vars(args).items() if k != "out"},
+                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+                "rows": rows,
+            },
+            indent=2,
+        ),
+        encoding="utf-8",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
