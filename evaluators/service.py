@@ -14,9 +14,9 @@ processes (``evaluators.pool``, started the first time it is needed), with the r
 in-process evaluation. Steady traffic goes to the workers too: a short backlog is evaluated in the
 server process only while fewer than a batch of traces were evaluated in the last
 ``POOL_RATE_SECONDS``, so a quiet server runs no extra processes. Besides using more cores, this keeps
-the evaluators off the server's GIL, which the receivers and the writer need (a steady 300 traces a
+the evaluators off the server's GIL, which the receivers and the writer need (a steady 400 traces a
 second, settled a few hundred a round and evaluated in the server process, held its ingest to
-about 270), and the workers run at a lower CPU priority, so storing spans goes first when the
+about 375 in ``bench/sustain.py``), and the workers run at a lower CPU priority, so storing spans goes first when the
 machine cannot keep up with both. The workers stop after ``POOL_IDLE_SECONDS`` without that much
 work.
 
@@ -399,6 +399,7 @@ class EvaluationService:
             return done + len(failed)
         self.observe()
         self._rounds.append((time.monotonic(), done))
+        self.recent_traces()  # drops the rounds that fell out of the window
         return done
 
     def recent_traces(self) -> int:
