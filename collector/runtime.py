@@ -53,6 +53,7 @@ class Runtime:
             pressure=lambda: self.writer.waiting_share(INGEST_PRESSURE_WINDOW) >= INGEST_PRESSURE_SHARE,
             settle_seconds=settings.settle_seconds,
             max_wait_seconds=settings.max_trace_wait_seconds,
+            metrics=self.metrics,
         )
         self.settler.listen(self.writer.listeners)
         self.grpc_server: Any = None

@@ -25,6 +25,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.assemble import DocView, StepView, assemble
+from collector.metrics import Metrics
 from collector.store.reader import Window, received_window, window_sql
 from collector.store.tx import transaction
 from collector.textnorm import normalize
@@ -53,6 +54,22 @@ FULL_SWEEP_SECONDS = 60.0
 # idle server's pollers cost several per cent of a core. It still sweeps every FULL_SWEEP_SECONDS.
 _RECENT = " AND last_received_at >= $recent"
 _UNSETTLED = f"SELECT count(*) FROM traces WHERE {_WAITING}{_RECENT}"
+# traces complete (ready) but not assembled yet, and since when the oldest has been ready
+_READY_BACKLOG = f"""
+SELECT count(*), min(CASE WHEN has_root AND last_received_at <= $settled THEN last_received_at + $settle
+                          ELSE last_received_at + $max_wait END)
+FROM traces
+WHERE {_WAITING}
+  AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired){_RECENT}
+"""
+SETTLE_METRICS = {
+    "ragfault_traces_waiting_settle": (
+        "gauge",
+        "Traces complete (settle time passed) but not assembled yet: held back while ingest is under pressure.",
+    ),
+    "ragfault_settle_lag_seconds": ("gauge", "Now minus the time the oldest of those became complete."),
+}
+OBSERVE_SECONDS = 1.0  # how often the settle loop refreshes its gauges
 
 
 _CTX_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
@@ -100,6 +117,7 @@ class Settler:
         batch_limit: int = 2000,
         pressure: Callable[[], bool] | None = None,
         max_backoff_seconds: float = 30.0,
+        metrics: Metrics | None = None,
     ) -> None:
         self.cursor = cursor
         self.write = write  # runs a function on the writing connection (the writer thread in a server)
@@ -121,6 +139,11 @@ class Settler:
         self._round = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="ragfault-settler", daemon=True)
         self.settled_total = 0
+        self.metrics = metrics  # the settle backlog's gauges (SETTLE_METRICS), when given
+        self._observed_at = float("-inf")
+        if metrics is not None:
+            for name, (kind, text) in SETTLE_METRICS.items():
+                metrics.describe(name, kind, text)
 
     def start(self) -> None:
         self._thread.start()
@@ -171,13 +194,54 @@ class Settler:
                 return
             try:
                 if self._back_off():
+                    self._observe_if_due()  # the backlog held back shows on /metrics meanwhile
                     continue
                 while self.run_once() >= self.batch_limit and not self._stop.is_set():
                     pass
                 quiet = self._nothing_unsettled()
+                if quiet:
+                    self._observe_none()
+                else:
+                    self._observe_if_due()
             except Exception:
                 quiet = False
                 log.exception("settle round failed")
+
+    def backlog(self, now: datetime | None = None) -> tuple[int, datetime | None]:
+        """Traces complete but not assembled yet (among those whose last span arrived lately), and
+        when the oldest of them became complete."""
+        now = now or utcnow()
+        params = {
+            "settled": now - timedelta(seconds=self.settle_seconds),
+            "expired": now - timedelta(seconds=self.max_wait_seconds),
+            "settle": timedelta(seconds=self.settle_seconds),
+            "max_wait": timedelta(seconds=self.max_wait_seconds),
+            "recent": self._recent(now),
+        }
+        with self._round:  # the cursor is shared with rounds asked for from other threads
+            n, since = self.cursor.execute(_READY_BACKLOG, params).fetchall()[0]
+        return int(n), since
+
+    def observe(self) -> None:
+        """Refresh the settle backlog's gauges (``SETTLE_METRICS``)."""
+        if self.metrics is None:
+            return
+        self._observed_at = time.monotonic()
+        now = utcnow()
+        n, since = self.backlog(now)
+        self.metrics.set("ragfault_traces_waiting_settle", n)
+        self.metrics.set("ragfault_settle_lag_seconds", max(0.0, (now - since).total_seconds()) if since else 0.0)
+
+    def _observe_if_due(self) -> None:
+        if self.metrics is not None and time.monotonic() - self._observed_at >= OBSERVE_SECONDS:
+            self.observe()
+
+    def _observe_none(self) -> None:
+        """Nothing recent waits to be assembled: the gauges read zero without a query."""
+        if self.metrics is not None:
+            self._observed_at = time.monotonic()
+            self.metrics.set("ragfault_traces_waiting_settle", 0)
+            self.metrics.set("ragfault_settle_lag_seconds", 0.0)
 
     def _nothing_unsettled(self) -> bool:
         """No trace whose last span arrived lately waits to be assembled (ready or not yet)."""

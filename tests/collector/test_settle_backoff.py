@@ -77,3 +77,44 @@ def test_without_a_pressure_signal_it_never_backs_off(tmp_path: Path) -> None:
         assert not settler._back_off()
     finally:
         store.close()
+
+
+def _rootless(store: Store, trace_id: str, received_ago: float) -> None:
+    at = utcnow() - timedelta(seconds=received_ago)
+    store.con.execute(
+        "INSERT INTO traces (trace_id, first_received_at, last_received_at, span_count, error_count, "
+        "has_root) VALUES ($t, $at, $at, 1, 0, false)",
+        {"t": trace_id, "at": at},
+    )
+
+
+def test_traces_held_back_show_on_the_settle_gauges(tmp_path: Path) -> None:
+    """What the backoff holds back is visible: ragfault_evaluation_lag_seconds counts settled traces
+    only, so complete traces waiting to be assembled have gauges of their own."""
+    from collector.metrics import Metrics
+
+    pressure = Pressure()
+    pressure.on = True
+    metrics = Metrics()
+    store = Store(tmp_path / "s.duckdb")
+    con = store.cursor()
+    settler = Settler(
+        store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=300,
+        pressure=pressure, metrics=metrics,
+    )  # fmt: skip
+    try:
+        _trace(store, "a" * 32, received_ago=5)  # complete since 4.8 s
+        _trace(store, "b" * 32, received_ago=0)  # not complete yet
+        _rootless(store, "c" * 32, received_ago=320)  # no root: complete once max_wait passed, 20 s ago
+        _rootless(store, "d" * 32, received_ago=10)  # no root, within max_wait: not complete
+        assert settler._back_off()
+        settler.observe()
+        assert metrics.get("ragfault_traces_waiting_settle") == 2
+        lag = metrics.get("ragfault_settle_lag_seconds")
+        assert 20 <= lag < 60, lag  # the rootless trace's, counted from max_wait, not from its last span
+        assert settler.run_once() == 2
+        settler.observe()
+        assert metrics.get("ragfault_traces_waiting_settle") == 0
+        assert metrics.get("ragfault_settle_lag_seconds") == 0.0
+    finally:
+        store.close()
