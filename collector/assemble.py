@@ -15,7 +15,8 @@ from collector.normalize.common import unwrap_text
 from collector.textnorm import normalize, normalize_doc
 
 # Which row represents a document found in the prompt when it appears in several stages.
-_STAGE_PRIORITY = {"reranked": 0, "candidate": 1, "rerank_input": 2}
+# where a context document found in the prompt is named from first (``settle`` fetches by this too)
+STAGE_PRIORITY = {"reranked": 0, "candidate": 1, "rerank_input": 2}
 
 
 @dataclass
@@ -139,8 +140,8 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
     tried: set[str] = set()  # a text is looked for once: the first document carrying it names it
     found: list[tuple[int, DocView]] = []
     ranked = sorted(
-        (d for d in docs if d.stage in _STAGE_PRIORITY and d.content),
-        key=lambda d: _STAGE_PRIORITY[d.stage],
+        (d for d in docs if d.stage in STAGE_PRIORITY and d.content),
+        key=lambda d: STAGE_PRIORITY[d.stage],
     )
     for d in ranked:
         norm = normalize_doc(d.content)  # the same chunks recur: at several stages, and trace after trace

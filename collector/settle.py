@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from collector.assemble import DocView, StepView, assemble
+from collector.assemble import STAGE_PRIORITY, DocView, StepView, assemble
 from collector.metrics import Metrics
 from collector.store.reader import Window, received_window, window_sql
 from collector.store.tx import transaction
@@ -79,9 +79,26 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+# The documents ``assemble`` reads: explicit context documents (whether there are any), and the
+# ranked stages' documents with content, the first of each text only (in the order ``assemble`` ranks
+# them: a later document with the same text can never name a context document). The same chunk comes
+# as a candidate, a reranker input and a reranker output: that is less than half the rows.
+_RANK = "CASE stage " + " ".join(f"WHEN '{st}' THEN {p}" for st, p in STAGE_PRIORITY.items()) + " END"
+_RANKED = ", ".join(f"'{st}'" for st in STAGE_PRIORITY)
+_ASSEMBLY_DOCS = (
+    "SELECT trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source "
+    "FROM step_documents WHERE trace_id IN (SELECT trace_id FROM _ids) AND source <> 'derived'{extra} "
+    f"AND ((stage = 'context' AND source = 'span') OR (stage IN ({_RANKED}) AND content <> '')) "
+    "QUALIFY stage = 'context' OR row_number() OVER "
+    f"(PARTITION BY trace_id, stage = 'context', content ORDER BY {_RANK}, span_id, stage, position) = 1 "
+    "ORDER BY trace_id, span_id, stage, position"
+)
+
+
 def load_trace_parts(
     con: duckdb.DuckDBPyConnection, trace_ids: list[str], window: Window = None
 ) -> tuple[dict[str, list[StepView]], dict[str, list[DocView]]]:
+    """The steps of these traces, and the documents ``assemble`` needs (``_ASSEMBLY_DOCS``)."""
     con.register("_ids", pa.table({"trace_id": trace_ids}))
     extra, params = window_sql(window)
     try:
@@ -93,12 +110,7 @@ def load_trace_parts(
         ).fetchall():
             steps[r[0]].append(StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10])))
         docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}
-        for r in con.execute(
-            "SELECT trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source "
-            f"FROM step_documents WHERE trace_id IN (SELECT trace_id FROM _ids) AND source <> 'derived'{extra} "
-            "ORDER BY trace_id, span_id, stage, position",
-            params,
-        ).fetchall():
+        for r in con.execute(_ASSEMBLY_DOCS.format(extra=extra), params).fetchall():
             docs[r[0]].append(DocView(*r[1:]))
     finally:
         con.unregister("_ids")
