@@ -23,8 +23,9 @@ log = logging.getLogger("ragfault")
 # Ingest is under pressure (the settle loop, and the evaluation it triggers, yield to it) while span
 # batches waited for the writer during at least INGEST_PRESSURE_SHARE of the last
 # INGEST_PRESSURE_WINDOW seconds: it goes as fast as it can. A steady stream it keeps up with has a
-# request in flight much of the time, which is no pressure (spans waiting at the instant of a look
-# were: at 200-300 traces a second, settling stalled for seconds at a time, up to the backoff's 30 s).
+# request in flight much of the time, which is no pressure. (Pressure used to be any span waiting at
+# the instant the loop looked: at 200-300 traces a second that stalled settling for seconds at a
+# time, up to the backoff's 30 s.)
 INGEST_PRESSURE_WINDOW = 2.0
 INGEST_PRESSURE_SHARE = 0.75
 

@@ -7,9 +7,10 @@ A trace is ready when its root span arrived and nothing new came for ``settle_se
 Ingest comes first: while ingest is under pressure (``pressure()`` is true; in a server, spans waited
 for the writer most of the last seconds, ``collector.runtime.INGEST_PRESSURE_SHARE``) the loop skips
 its rounds, so assembling (and the evaluation it triggers) does not take CPU from the writer during a
-burst. Steady traffic that the writer keeps up with is no pressure, so live
-traces settle on time. It never skips for longer than ``max_backoff_seconds`` in a row: under endless
-overload a round still runs at least that often, and it catches up on everything ready.
+burst. Steady traffic that the writer keeps up with is no pressure, so live traces settle on time. It
+never skips for longer than ``max_backoff_seconds`` in a row: under endless overload a round still
+runs at least that often, and it catches up on everything ready. What waits meanwhile shows on the
+gauges of ``SETTLE_METRICS``.
 """
 
 from __future__ import annotations

@@ -13,12 +13,12 @@ While more than one batch is waiting, a round takes up to ``ROUND_GROUPS`` group
 processes (``evaluators.pool``, started the first time it is needed), with the rows identical to
 in-process evaluation. Steady traffic goes to the workers too: a short backlog is evaluated in the
 server process only while fewer than a batch of traces were evaluated in the last
-``POOL_RATE_SECONDS``, so a quiet server runs no extra processes. Besides using more cores, this keeps
-the evaluators off the server's GIL, which the receivers and the writer need (a steady 400 traces a
-second, settled a few hundred a round and evaluated in the server process, held its ingest to
-about 375 in ``bench/sustain.py``), and the workers run at a lower CPU priority, so storing spans goes first when the
-machine cannot keep up with both. The workers stop after ``POOL_IDLE_SECONDS`` without that much
-work.
+``POOL_RATE_SECONDS``, so a quiet server runs no extra processes. Besides using more cores, this
+keeps the evaluators off the server's GIL, which the receivers and the writer need (a steady 400
+traces a second, settled a few hundred a round and evaluated in the server process, held its ingest
+to about 375 in ``bench/sustain.py``), and the workers run at a lower CPU priority, so storing spans
+goes first when the machine cannot keep up with both. The workers stop after ``POOL_IDLE_SECONDS``
+without that much work.
 
 Per group of traces picked: read annotations from the spans into ``feedback`` → run the cheap tier
 on every trace, batch by batch → once they are written, decide the judge tier per trace
