@@ -316,47 +316,67 @@ class SendStats:
     last_ack: float = 0.0
 
 
+class Exporter:
+    """One client connection POSTing export bodies to /v1/traces as an OTLP exporter would: a body
+    answered 429 or 503 is sent again after Retry-After, a broken connection is replaced and the
+    body sent again. Counts go to ``stats`` (shared by the threads of a load, under ``lock``)."""
+
+    def __init__(self, port: int, stats: SendStats, lock: threading.Lock) -> None:
+        self.port, self.stats, self.lock = port, stats, lock
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    def post(self, body: bytes, deadline: float = float("inf")) -> int | None:
+        """The final status of this body (None: the deadline passed first)."""
+        stats, lock = self.stats, self.lock
+        while time.monotonic() < deadline:
+            try:
+                self.conn.request("POST", "/v1/traces", body=body, headers=_PROTOBUF)
+                resp = self.conn.getresponse()
+                resp.read()
+            except (OSError, http.client.HTTPException):
+                with lock:
+                    stats.errors += 1
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+                time.sleep(0.5)
+                continue
+            if resp.status in (429, 503):
+                with lock:
+                    stats.retries_503 += 1
+                retry = resp.getheader("Retry-After") or "1"
+                time.sleep(float(retry) if retry.replace(".", "", 1).isdigit() else 1.0)
+                continue
+            with lock:
+                if resp.status == 200:
+                    stats.requests += 1
+                    stats.last_ack = time.monotonic()
+                else:
+                    stats.other_status[resp.status] = stats.other_status.get(resp.status, 0) + 1
+            return resp.status
+        return None
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+_PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
 def send_all(port: int, bodies: list[bytes], concurrency: int, deadline: float) -> SendStats:
-    """POST every body to /v1/traces from ``concurrency`` threads, re-sending on 503 after Retry-After."""
+    """POST every body to /v1/traces from ``concurrency`` threads (``Exporter``)."""
     stats = SendStats()
     lock = threading.Lock()
     it = iter(range(len(bodies)))
-    headers = {"Content-Type": "application/x-protobuf"}
 
     def worker() -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        exporter = Exporter(port, stats, lock)
         while True:
             with lock:
                 i = next(it, None)
             if i is None:
                 break
-            while time.monotonic() < deadline:
-                try:
-                    conn.request("POST", "/v1/traces", body=bodies[i], headers=headers)
-                    resp = conn.getresponse()
-                    resp.read()
-                except (OSError, http.client.HTTPException):
-                    with lock:
-                        stats.errors += 1
-                    conn.close()
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-                    time.sleep(0.5)
-                    continue
-                if resp.status == 200:
-                    with lock:
-                        stats.requests += 1
-                        stats.last_ack = time.monotonic()
-                    break
-                if resp.status in (429, 503):
-                    with lock:
-                        stats.retries_503 += 1
-                    retry = resp.getheader("Retry-After") or "1"
-                    time.sleep(float(retry) if retry.replace(".", "", 1).isdigit() else 1.0)
-                    continue
-                with lock:
-                    stats.other_status[resp.status] = stats.other_status.get(resp.status, 0) + 1
-                break
-        conn.close()
+            exporter.post(bodies[i], deadline)
+        exporter.close()
 
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
     for t in threads:

@@ -42,7 +42,6 @@ Results are printed and written to bench/results/sustain.json.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import platform
@@ -54,7 +53,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -63,7 +62,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(ROOT))
 
 from bench.evaluate import export_requests, make_kb  # noqa: E402  (the same traces and cases)
-from bench.ingest import MemWatch, ragfault_bin, start_ragfault, stop_process  # noqa: E402
+from bench.ingest import Exporter, MemWatch, SendStats, ragfault_bin, start_ragfault, stop_process  # noqa: E402
 
 
 def build(n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Path) -> list[bytes]:
@@ -84,65 +83,34 @@ def build(n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Pat
 
 
 @dataclass
-class Sent:
-    requests: int = 0
-    held_back: int = 0  # 503 / 429 answers (the request was sent again)
-    errors: int = 0
+class Sent(SendStats):
+    first: float = 0.0  # when the schedule started
     max_late_s: float = 0.0  # how far the sender fell behind its schedule
-    first: float = 0.0
-    last: float = 0.0
-    other_status: dict[int, int] = field(default_factory=dict)
 
 
 def send_paced(port: int, bodies: list[bytes], interval: float, threads: int) -> Sent:
-    """POST body i at start + i·interval (each thread takes the next one due)."""
+    """POST body i at start + i·interval (each thread takes the next one due; ``Exporter``)."""
     out = Sent()
     lock = threading.Lock()
     nxt = iter(range(len(bodies)))
-    headers = {"Content-Type": "application/x-protobuf"}
     start = time.monotonic() + 0.2
     out.first = start
 
     def run() -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        exporter = Exporter(port, out, lock)
         while True:
             with lock:
                 i = next(nxt, None)
             if i is None:
                 break
-            due = start + i * interval
-            delay = due - time.monotonic()
+            delay = start + i * interval - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
             else:
                 with lock:
                     out.max_late_s = max(out.max_late_s, -delay)
-            while True:
-                try:
-                    conn.request("POST", "/v1/traces", body=bodies[i], headers=headers)
-                    resp = conn.getresponse()
-                    resp.read()
-                except (OSError, http.client.HTTPException):
-                    with lock:
-                        out.errors += 1
-                    conn.close()
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-                    time.sleep(0.2)
-                    continue
-                if resp.status in (429, 503):
-                    with lock:
-                        out.held_back += 1
-                    retry = resp.getheader("Retry-After") or "1"
-                    time.sleep(float(retry) if retry.replace(".", "", 1).isdigit() else 1.0)
-                    continue
-                with lock:
-                    if resp.status == 200:
-                        out.requests += 1
-                    else:
-                        out.other_status[resp.status] = out.other_status.get(resp.status, 0) + 1
-                    out.last = time.monotonic()
-                break
-        conn.close()
+            exporter.post(bodies[i])
+        exporter.close()
 
     pool = [threading.Thread(target=run, daemon=True) for _ in range(threads)]
     for t in pool:
@@ -232,8 +200,8 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             stop.set()
             stop_process(proc)
         spans = 4 * n_traces
-        window = max(sent.last - sent.first, 1e-9)
-        s0, s_mid, s_end = at(samples, sent.first), at(samples, sent.first + window / 2), at(samples, sent.last)
+        window = max(sent.last_ack - sent.first, 1e-9)
+        s0, s_mid, s_end = at(samples, sent.first), at(samples, sent.first + window / 2), at(samples, sent.last_ack)
         half = max(s_end["t"] - s_mid["t"], 1e-9)
         done = next((s for s in samples if s["evaluated"] >= n_traces), None)
         evaluated_half = (s_end["evaluated"] - s_mid["evaluated"]) / half
@@ -243,7 +211,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "traces": n_traces,
             "traces_per_request": per_request,
             "sent_tps": sent_tps,
-            "held_back": sent.held_back,
+            "held_back": sent.retries_503,
             "errors": sent.errors + sum(sent.other_status.values()),
             "max_late_s": sent.max_late_s,
             "stored_sps": (s_end["stored"] - s0["stored"]) / max(s_end["t"] - s0["t"], 1e-9),
@@ -253,7 +221,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "lag_at_end_s": s_end["lag"],
             "settle_lag_at_end_s": s_end["settle_lag"],
             "behind_at_end": n_traces - s_end["evaluated"],
-            "drain_s": done["t"] - sent.last if done is not None else None,
+            "drain_s": done["t"] - sent.last_ack if done is not None else None,
             "evaluated": samples[-1]["evaluated"] if samples else 0,
             "cpu_us_per_trace": watch.cpu_seconds / n_traces * 1e6,
             "cpu_main_us_per_trace": watch.cpu_main_seconds / n_traces * 1e6,
