@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from collector.metrics import Metrics
 from collector.settle import Settler, utcnow
 from collector.store import Store
 
@@ -18,22 +19,24 @@ class Pressure:
         return self.on
 
 
-def _settler(tmp_path: Path, max_backoff: float, pressure: Pressure | None) -> tuple[Store, Settler]:
+def _settler(
+    tmp_path: Path, max_backoff: float, pressure: Pressure | None, metrics: Metrics | None = None
+) -> tuple[Store, Settler]:
     store = Store(tmp_path / "s.duckdb")
     con = store.cursor()
     settler = Settler(
         store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=300,
-        pressure=pressure, max_backoff_seconds=max_backoff,
+        pressure=pressure, max_backoff_seconds=max_backoff, metrics=metrics,
     )  # fmt: skip
     return store, settler
 
 
-def _trace(store: Store, trace_id: str, received_ago: float) -> None:
+def _trace(store: Store, trace_id: str, received_ago: float, root: bool = True) -> None:
     at = utcnow() - timedelta(seconds=received_ago)
     store.con.execute(
         "INSERT INTO traces (trace_id, first_received_at, last_received_at, span_count, error_count, "
-        "has_root) VALUES ($t, $at, $at, 1, 0, true)",
-        {"t": trace_id, "at": at},
+        "has_root) VALUES ($t, $at, $at, 1, 0, $root)",
+        {"t": trace_id, "at": at, "root": root},
     )
 
 
@@ -79,34 +82,18 @@ def test_without_a_pressure_signal_it_never_backs_off(tmp_path: Path) -> None:
         store.close()
 
 
-def _rootless(store: Store, trace_id: str, received_ago: float) -> None:
-    at = utcnow() - timedelta(seconds=received_ago)
-    store.con.execute(
-        "INSERT INTO traces (trace_id, first_received_at, last_received_at, span_count, error_count, "
-        "has_root) VALUES ($t, $at, $at, 1, 0, false)",
-        {"t": trace_id, "at": at},
-    )
-
-
 def test_traces_held_back_show_on_the_settle_gauges(tmp_path: Path) -> None:
     """What the backoff holds back is visible: ragfault_evaluation_lag_seconds counts settled traces
     only, so complete traces waiting to be assembled have gauges of their own."""
-    from collector.metrics import Metrics
-
     pressure = Pressure()
     pressure.on = True
     metrics = Metrics()
-    store = Store(tmp_path / "s.duckdb")
-    con = store.cursor()
-    settler = Settler(
-        store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=300,
-        pressure=pressure, metrics=metrics,
-    )  # fmt: skip
+    store, settler = _settler(tmp_path, max_backoff=30, pressure=pressure, metrics=metrics)
     try:
         _trace(store, "a" * 32, received_ago=5)  # complete since 4.8 s
         _trace(store, "b" * 32, received_ago=0)  # not complete yet
-        _rootless(store, "c" * 32, received_ago=320)  # no root: complete once max_wait passed, 20 s ago
-        _rootless(store, "d" * 32, received_ago=10)  # no root, within max_wait: not complete
+        _trace(store, "c" * 32, received_ago=320, root=False)  # no root: complete once max_wait passed, 20 s ago
+        _trace(store, "d" * 32, received_ago=10, root=False)  # no root, within max_wait: not complete
         assert settler._back_off()
         settler.observe()
         assert metrics.get("ragfault_traces_waiting_settle") == 2
