@@ -566,8 +566,9 @@ class _Earlier(NamedTuple):
 
 def verdicts_since_sql(since: datetime | None) -> tuple[str, dict[str, Any]]:
     """The filter (appended to a WHERE clause on ``evaluations``) and its parameters that keep to
-    the rows written since ``since`` (``traces.verdicts_since``, migration 007): rows are appended
-    in the order they are written, so the scan skips the row groups before it. None: no filter."""
+    the rows written since ``since`` (a trace's ``verdicts_since``, migration 007; the start of a
+    sampling round): rows are appended in the order they are written, so the scan skips the row
+    groups before it. None: no filter."""
     if since is None:
         return "", {}
     return " AND evaluated_at >= $since", {"since": since}

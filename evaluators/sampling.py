@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from collector.config import load_toml
 from collector.errors import ConfigError
 from collector.store.reader import Window, received_window, traces_in_range, window_sql
+from evaluators.runner import verdicts_since_sql
 
 TRIGGERS = ("negative_feedback", "error_status", "empty_retrieval", "stale_document", "forbidden_document")
 
@@ -279,14 +280,11 @@ def load_facts(
         flagged: dict[str, set[str]] = {}
         metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
         if metrics:
-            since = ""
-            flag_params: dict[str, Any] = {"m": metrics}
-            if written_since is not None:
-                since, flag_params["since"] = " AND evaluated_at >= $since", written_since
+            since, since_params = verdicts_since_sql(written_since)
             for tid, metric in con.execute(
                 "SELECT DISTINCT trace_id, metric FROM evaluations WHERE trace_id IN (SELECT trace_id FROM _s_ids) "
                 f"AND metric IN (SELECT unnest($m)) AND status = 'ok' AND numerator > 0{since}",
-                flag_params,
+                {"m": metrics, **since_params},
             ).fetchall():
                 flagged.setdefault(tid, set()).add(metric)
         negative = {
