@@ -29,6 +29,7 @@ log = logging.getLogger("ragfault")
 INGEST_PRESSURE_WINDOW = 2.0
 INGEST_PRESSURE_SHARE = 0.75
 
+
 class Runtime:
     """``extensions`` join after the collector is up (the evaluation scheduler, for one): each is
     called with the runtime and returns an object with ``start()`` and ``stop()``."""

@@ -35,10 +35,11 @@ log = logging.getLogger("ragfault.settle")
 
 # a trace not assembled yet, or not with all its spans
 _WAITING = "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count)"
+# ... and complete: its root came and nothing since for settle_seconds, or max_wait_seconds passed
+_COMPLETE = "((has_root AND last_received_at <= $settled) OR last_received_at <= $expired)"
 _READY = f"""
 SELECT trace_id, span_count, first_received_at, last_received_at FROM traces
-WHERE {_WAITING}
-  AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired){{recent}}
+WHERE {_WAITING} AND {_COMPLETE}{{recent}}
 ORDER BY last_received_at
 LIMIT $limit
 """
@@ -60,8 +61,7 @@ _READY_BACKLOG = f"""
 SELECT count(*), min(CASE WHEN has_root AND last_received_at <= $settled THEN last_received_at + $settle
                           ELSE last_received_at + $max_wait END)
 FROM traces
-WHERE {_WAITING}
-  AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired){_RECENT}
+WHERE {_WAITING} AND {_COMPLETE}{_RECENT}
 """
 SETTLE_METRICS = {
     "ragfault_traces_waiting_settle": (
@@ -225,8 +225,7 @@ class Settler:
         when the oldest of them became complete."""
         now = now or utcnow()
         params = {
-            "settled": now - timedelta(seconds=self.settle_seconds),
-            "expired": now - timedelta(seconds=self.max_wait_seconds),
+            **self._complete_params(now),
             "settle": timedelta(seconds=self.settle_seconds),
             "max_wait": timedelta(seconds=self.max_wait_seconds),
             "recent": self._recent(now),
@@ -239,11 +238,9 @@ class Settler:
         """Refresh the settle backlog's gauges (``SETTLE_METRICS``)."""
         if self.metrics is None:
             return
-        self._observed_at = time.monotonic()
         now = utcnow()
         n, since = self.backlog(now)
-        self.metrics.set("ragfault_traces_waiting_settle", n)
-        self.metrics.set("ragfault_settle_lag_seconds", max(0.0, (now - since).total_seconds()) if since else 0.0)
+        self._set_gauges(n, max(0.0, (now - since).total_seconds()) if since else 0.0)
 
     def _observe_if_due(self) -> None:
         if self.metrics is not None and time.monotonic() - self._observed_at >= OBSERVE_SECONDS:
@@ -252,14 +249,25 @@ class Settler:
     def _observe_none(self) -> None:
         """Nothing recent waits to be assembled: the gauges read zero without a query."""
         if self.metrics is not None:
-            self._observed_at = time.monotonic()
-            self.metrics.set("ragfault_traces_waiting_settle", 0)
-            self.metrics.set("ragfault_settle_lag_seconds", 0.0)
+            self._set_gauges(0, 0.0)
+
+    def _set_gauges(self, waiting: int, lag: float) -> None:
+        assert self.metrics is not None
+        self._observed_at = time.monotonic()
+        self.metrics.set("ragfault_traces_waiting_settle", waiting)
+        self.metrics.set("ragfault_settle_lag_seconds", lag)
 
     def _nothing_unsettled(self) -> bool:
         """No trace whose last span arrived lately waits to be assembled (ready or not yet)."""
         with self._round:  # the cursor is shared with rounds asked for from other threads
             return not self.cursor.execute(_UNSETTLED, {"recent": self._recent(utcnow())}).fetchall()[0][0]
+
+    def _complete_params(self, now: datetime) -> dict[str, datetime]:
+        """The parameters of ``_COMPLETE`` at ``now``."""
+        return {
+            "settled": now - timedelta(seconds=self.settle_seconds),
+            "expired": now - timedelta(seconds=self.max_wait_seconds),
+        }
 
     def _recent(self, now: datetime) -> datetime:
         """The oldest last span a trace still waiting to be assembled can have (bar leftovers)."""
@@ -271,11 +279,7 @@ class Settler:
     def _ready(self, now: datetime | None = None) -> list[tuple[str, int, datetime | None, datetime | None]]:
         sweep = now is not None or time.monotonic() - self._swept_at >= FULL_SWEEP_SECONDS
         now = now or utcnow()
-        params: dict[str, Any] = {
-            "settled": now - timedelta(seconds=self.settle_seconds),
-            "expired": now - timedelta(seconds=self.max_wait_seconds),
-            "limit": self.batch_limit,
-        }
+        params: dict[str, Any] = {**self._complete_params(now), "limit": self.batch_limit}
         if not sweep:
             params["recent"] = self._recent(now)
         started = time.monotonic()
