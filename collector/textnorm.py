@@ -55,34 +55,27 @@ _SIMPLE_RANGES = (
 _SIMPLE = re.compile("[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in _SIMPLE_RANGES) + "]*\\Z")
 
 
-def _table() -> dict[int, str | None]:
-    out: dict[int, str | None] = {}
+def _tables() -> tuple[dict[int, str | None], str]:
+    """From one pass over the simple ranges with the reference function: the translation table (each
+    character that changes -> its form, None when dropped), and the characters that are not simply
+    dropped (non-word) or lower-cased."""
+    table: dict[int, str | None] = {}
+    special = []
     for a, b in _SIMPLE_RANGES:
         for cp in range(a, b + 1):
             ch = chr(cp)
             mapped = reference_normalize(ch)
             if mapped != ch:
-                out[cp] = mapped or None
-    return out
-
-
-_TABLE = _table()
-
-
-def _special() -> str:
-    """Characters of the simple ranges that are not simply dropped (non-word) or lower-cased."""
-    out = []
-    for a, b in _SIMPLE_RANGES:
-        for cp in range(a, b + 1):
-            ch = chr(cp)
-            mapped = reference_normalize(ch)
+                table[cp] = mapped or None
             dropped = _NON_WORD.fullmatch(ch) is not None
             if (dropped and mapped != "") or (not dropped and mapped != ch.lower()):
-                out.append(ch)
-    return "".join(out)
+                special.append(ch)
+    return table, "".join(special)
 
 
-_SPECIAL = re.compile("[" + re.escape(_special()) + "]")
+_TABLE, _SPECIAL_CHARS = _tables()
+
+_SPECIAL = re.compile("[" + re.escape(_SPECIAL_CHARS) + "]")
 
 
 def normalize(text: str | None) -> str:
