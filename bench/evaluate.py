@@ -40,7 +40,7 @@ Run from the project root:
     .venv/bin/python bench/evaluate.py --profile               # + cProfile of the whole path
     .venv/bin/python bench/evaluate.py --live 2 --pad-traces 1000000   # the server, 1M traces stored
 
-The goal (issue 3) is to keep up with ingest: 10,000 spans/s of 4-span traces, i.e. 2,500 traces/s.
+The goal is to keep up with ingest: 10,000 spans/s of 4-span traces, i.e. 2,500 traces/s.
 Results are printed and written to bench/results/evaluate.json.
 """
 
