@@ -148,7 +148,7 @@ def test_sigkill_after_acks_loses_nothing_and_duplicates_nothing(db: Path, tmp_p
             "SELECT count(*) FROM (SELECT trace_id, span_id FROM spans GROUP BY ALL HAVING count(*) > 1)"
         ) == [[0]]
         metrics = second.http.get("/metrics").text
-        assert "ragfault_spans_duplicate_total 320" in metrics, metrics
+        assert "ragfault_spans_duplicate_total 320" in metrics.splitlines(), metrics
     finally:
         second.kill()
 

@@ -20,13 +20,8 @@ def test_every_trace_gets_a_cheap_verdict_and_a_logged_judge_decision(live) -> N
         assert srv.status(t, "cheap") == ("evaluated", None)
         decision, reason = srv.status(t)
         assert decision == "sampled_out" and reason == "production rate 0"
-    waiting = [
-        ln
-        for ln in srv.http.get("/metrics").text.splitlines()
-        if ln.startswith("ragfault_traces_waiting_evaluation ")
-    ]
-    assert waiting == ["ragfault_traces_waiting_evaluation 0"]
-    assert 'ragfault_sampling_decisions_total{decision="sampled_out"} 5' in srv.http.get("/metrics").text
+    assert _metric(srv, "ragfault_traces_waiting_evaluation") == 0
+    assert _metric(srv, 'ragfault_sampling_decisions_total{decision="sampled_out"}') == 5
 
 
 def test_triggers_override_a_zero_rate(live) -> None:
@@ -105,8 +100,7 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
         rag_trace(tr, query=GOLD["query"], answer=f"{n} days", candidates=DOCS, case_id="c1") for n in (7, 30) * 4
     ]
     srv.drain(timeout=120)  # settles all eight at once: one round of two batches plus one
-    metrics = srv.http.get("/metrics").text
-    assert "ragfault_evaluation_pool_starts_total 1" in metrics
+    assert _pool_starts(srv) == 1
     assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations WHERE generation = 1") == 8
     r = srv.http.post("/api/v1/evaluate", json={"trace_ids": ids})
     assert r.status_code == 200, r.text
@@ -151,7 +145,7 @@ def test_a_backlog_of_several_groups_and_rounds_is_evaluated_and_logged_once(liv
     tr = srv.tracer()
     ids = [rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS) for i in range(21)]
     srv.drain(timeout=120)  # settles all 21 at once: 6 groups in 3 rounds
-    assert "ragfault_evaluation_pool_starts_total 1" in srv.http.get("/metrics").text
+    assert _pool_starts(srv) == 1
     rows = srv.sql(
         "SELECT trace_id, eval_generation, evaluated_spans = assembled_spans FROM traces ORDER BY trace_id"
     )
@@ -192,7 +186,7 @@ def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_wr
     judged = {r[0] for r in srv.sql("SELECT trace_id FROM eval_log WHERE tier = 'judge'")}
     assert set(written) <= judged and not judged & set(failed)
     assert srv.scalar("SELECT count(*) FROM traces WHERE evaluated_spans IS DISTINCT FROM assembled_spans") == 0
-    assert "ragfault_evaluation_failures_total 1" in srv.http.get("/metrics").text
+    assert _metric(srv, "ragfault_evaluation_failures_total") == 1
 
 
 def test_an_idle_loop_does_not_scan_for_waiting_traces_until_woken(live, monkeypatch) -> None:
@@ -234,9 +228,9 @@ def test_the_api_reevaluates_the_traces_a_filter_selects(live) -> None:
     assert srv.scalar("SELECT eval_generation FROM traces WHERE trace_id = $t", t=other) == 1
 
 
-def _pool_starts(srv) -> str:  # noqa: ANN001
-    lines = srv.http.get("/metrics").text.splitlines()
-    return next(ln for ln in lines if ln.startswith("ragfault_evaluation_pool_starts_total"))
+def _pool_starts(srv) -> float:  # noqa: ANN001
+    """How many times the server started its worker pool."""
+    return _metric(srv, "ragfault_evaluation_pool_starts_total")
 
 
 def test_steady_traffic_goes_to_the_workers(live) -> None:
@@ -248,10 +242,10 @@ def test_steady_traffic_goes_to_the_workers(live) -> None:
     for i in range(2):  # two rounds of one trace: two traces in the window, not more than a batch
         rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS)
         srv.drain(timeout=60)
-    assert _pool_starts(srv).endswith(" 0")
+    assert _pool_starts(srv) == 0
     rag_trace(tr, query="q2", answer="a", candidates=DOCS)  # a third: more than a batch in the window
     srv.drain(timeout=120)
-    assert _pool_starts(srv).endswith(" 1")
+    assert _pool_starts(srv) == 1
     assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations") == 3
 
 
@@ -264,5 +258,13 @@ def test_a_trickle_is_evaluated_in_the_server_process(live, monkeypatch) -> None
     for i in range(3):
         rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS)
         srv.drain(timeout=60)
-    assert _pool_starts(srv).endswith(" 0")
+    assert _pool_starts(srv) == 0
     assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations") == 3
+
+
+def _metric(srv, series: str) -> float:  # noqa: ANN001
+    """The value of one series (name and labels, as printed) on the server's ``/metrics``."""
+    lines = srv.http.get("/metrics").text.splitlines()
+    values = [float(ln.rsplit(" ", 1)[1]) for ln in lines if ln.rsplit(" ", 1)[0] == series]
+    assert len(values) == 1, f"{series} appears {len(values)} times on /metrics"
+    return values[0]
