@@ -196,7 +196,7 @@ def test_corrected_stale_version_is_flagged_under_default_policy(k2) -> None:
         t=t,
     )[0]
     assert (value, passed) == (0.5, True)
-    assert "retention-v1" in details
+    assert [s["doc_id"] for s in json.loads(details)["stale"]] == ["retention-v1"]
     assert (
         server.scalar(
             "SELECT value FROM evaluations WHERE trace_id = $t AND metric = 'stale_candidates' "
@@ -223,7 +223,7 @@ def test_corrected_stale_version_fails_under_always(tmp_path: Path) -> None:
                 "SELECT evidence FROM attribution WHERE trace_id = $t", t=ids[("corrected", "stale-version")]
             )
         )
-        assert "retention-v1" in json.dumps(evidence["stale_context"])
+        assert [s["doc_id"] for s in evidence["stale_context"]["stale"]] == ["retention-v1"]
 
 
 @pytest.mark.parametrize("trace", tuple(REFUND))
@@ -243,11 +243,11 @@ def test_refund_zh_layer_details(k2) -> None:
     def evidence(trace: str) -> dict[str, Any]:
         return json.loads(server.scalar("SELECT evidence FROM attribution WHERE trace_id = $t", t=ids[trace]))
 
-    assert "refund-policy-2024" in json.dumps(evidence("A")["stale_context"])
+    assert [s["doc_id"] for s in evidence("A")["stale_context"]["stale"]] == ["refund-policy-2024"]
     dropped = evidence("B")["dropped_before_context"]["dropped"]
     assert [(d["label"], d["step"], d["candidate_rank"]) for d in dropped] == [
         ("refund-policy-2026", "rerank_cut", 6)
     ]
-    claims = json.dumps(evidence("C")["unsupported_claims"], ensure_ascii=False)
-    assert "7" in claims
+    claims = evidence("C")["unsupported_claims"]["claims"]
+    assert [(c["verdict"], c["missing"]) for c in claims] == [("unsupported", ["7 day"])]
     assert "finance-discounts" in json.dumps(evidence("E")["permission_violation"])

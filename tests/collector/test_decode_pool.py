@@ -88,8 +88,9 @@ def test_pool_gives_the_same_tables_as_in_process_decoding(pool: DecodePool) -> 
 def test_a_workers_permanent_error_comes_back_as_itself(
     pool: DecodePool, body: bytes, ctype: str, cenc: str | None, error: type[Exception]
 ) -> None:
-    with pytest.raises(error):
+    with pytest.raises(error) as info:
         pool.submit(body, ctype, cenc, LIMIT, DEFAULT_SOURCE_KEYS).result(60)
+    assert type(info.value) is error  # not a subclass: each answers its own HTTP status
 
 
 def test_a_body_that_inflates_past_the_limit_is_payload_too_large(pool: DecodePool) -> None:

@@ -9,8 +9,10 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from collector.batch import flatten
+from collector.errors import RetryableError
 from collector.metrics import Metrics
 from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.store.duck import Store
@@ -50,10 +52,8 @@ def test_the_share_counts_the_time_spans_wait_for_a_commit(tmp_path: Path) -> No
 
         writer.call(drop)
         failed = writer.submit(_batch(b"\x03" * 16))
-        try:
+        with pytest.raises(RetryableError, match="store write failed"):
             failed.result(30)
-        except Exception:
-            pass
         assert writer.queued_spans == 0
         time.sleep(0.3)
         assert writer.waiting_share(0.25) == 0.0

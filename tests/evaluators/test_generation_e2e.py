@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from tests.evaluators.test_generation import BASELINE, LOG_CASES, LOG_KB
 from tests.otel_helpers import http_provider
 from tests.tracegen import rag_trace
@@ -113,7 +115,10 @@ def test_seed_000_baseline_through_the_server(server) -> None:
     assert row("two-facts", "retrieval_decision")[4:6] == [True, "must_retrieve×retrieved"]
     assert row("two-facts", "llm_calls")[1] == 1
     assert row("two-facts", "retrieval_calls")[1] == 1
-    assert row("two-facts", "latency_ms")[1] >= 0
+    root_ms = server.scalar(
+        "SELECT duration_ms FROM spans WHERE trace_id = $t AND parent_span_id IS NULL", t=ids["two-facts"]
+    )
+    assert root_ms > 0 and row("two-facts", "latency_ms")[1] == pytest.approx(root_ms)  # the root span's duration
 
     details = json.loads(
         server.scalar(

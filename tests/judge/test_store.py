@@ -258,20 +258,25 @@ def test_labels_api_and_calibration_report(srv: Server, llm: FakeLLM) -> None:
     r = srv.http.post("/api/v1/judge/anchors/rescore")
     assert r.status_code == 409  # the server has no [judge] table
     assert runner.rescore_anchors() == 1
-    assert srv.scalar("SELECT count(*) FROM judge_verdicts WHERE source = 'anchor'") > 0
+    anchor_verdicts = srv.scalar("SELECT count(*) FROM judge_verdicts WHERE source = 'anchor'")
+    assert anchor_verdicts > 0
     assert srv.scalar("SELECT count(*) FROM evaluations") == before
     drift = srv.http.get("/api/v1/judge/calibration").json()["drift"]
     assert drift["baseline"] is None and drift["trusted"] is False
     # a new judge version re-scores the anchors by itself before its first batch; the drift report compares
     newer = build_judge_runner(srv.runtime, settings(llm, model="judge-c"))
     assert newer is not None and newer.evaluate([refusal]) == 1
-    assert srv.scalar("SELECT count(*) FROM judge_verdicts WHERE source = 'anchor' AND model = 'judge-c'") > 0
+    # every anchor verdict of the first version has its counterpart from the new one
+    assert (
+        srv.scalar("SELECT count(*) FROM judge_verdicts WHERE source = 'anchor' AND model = 'judge-c'")
+        == anchor_verdicts
+    )
     drift = srv.http.get("/api/v1/judge/calibration").json()["drift"]
     assert drift["version"]["model"] == "judge-c" and drift["baseline"]["model"] == "judge-a"
     assert drift["agreement_between_versions"]["accuracy"] == 1.0 and drift["drifted"] is False
 
 
-def test_judge_calls_use_the_configured_endpoint_only(llm: FakeLLM) -> None:
+def test_the_fake_judge_endpoint_refuses_unknown_paths(llm: FakeLLM) -> None:
     # sanity of the fake itself: an unknown path is a 404, so a wrong base URL cannot pass silently
     r = httpx.post(llm.base_url.replace("/v1", "/v2") + "/chat/completions", json={"messages": []})
     assert r.status_code == 404

@@ -27,7 +27,7 @@ def test_feedback_api_stores_and_late_negative_feedback_retriggers(live) -> None
     assert body["negative"] is True and body["trace_known"] is True and body["reevaluating"] is True
     srv.drain()
     decision, reason = srv.status(t)
-    assert decision != "sampled_out" and "trigger:negative_feedback" in reason
+    assert (decision, reason) == ("filtered", "no judge configured (trigger:negative_feedback)")
     assert srv.scalar("SELECT eval_generation FROM traces WHERE trace_id = $t", t=t) == 2
     assert srv.sql(
         "SELECT feedback_count, negative_count, thumbs_down, comments FROM trace_feedback WHERE trace_id = $t",

@@ -59,7 +59,7 @@ def test_load_refuses_a_bad_file_whole_then_evaluate_reruns_stored_traces(tmp_pa
     assert out.returncode == 0, out.stderr
     out = cli("evaluate", "--db", str(db), "--run", "r1")
     assert out.returncode == 0, out.stderr
-    assert "evaluated 1 traces" in out.stdout and "1 assembled first" in out.stdout
+    assert "evaluated 1 traces" in out.stdout and "(1 assembled first)" in out.stdout
     assert rows(db, "SELECT value, status FROM evaluations WHERE metric = 'candidate_recall'") == [(0.0, "ok")]
     assert rows(db, "SELECT root_cause FROM attribution") == [("candidate_miss",)]
 

@@ -52,4 +52,5 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
         else {r["root_cause"]: r["n"] for r in rows}
     )
     assert sum(counts.values()) == 17
+    assert set(causes) <= set(counts)  # each planted cause is some case's root cause, not just printed
     assert counts["stale_context"] == 2 and counts["ok"] == 5
