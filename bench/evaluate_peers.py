@@ -298,12 +298,10 @@ def part_ragas(records_path: str) -> dict[str, Any]:
 
 def ragas_python(venv: Path) -> Path:
     """The RAGAS environment's interpreter, created when missing."""
-    python = venv / "bin" / "python"
-    if not python.exists():
-        print(f"creating {venv} (pip install ragas=={RAGAS_VERSION}) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", f"ragas=={RAGAS_VERSION}", *RAGAS_PINS], check=True)
-    return python
+    sys.path.insert(0, str(ROOT))
+    from bench.ingest import peer_venv
+
+    return peer_venv(venv, [f"ragas=={RAGAS_VERSION}", *RAGAS_PINS], "python")
 
 
 def run_part(python: Path | str, part: str, db: str, records: str, only: str | None = None) -> dict[str, Any]:

@@ -39,6 +39,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -590,15 +591,21 @@ def start_pyspy(pid: int, out: Path) -> subprocess.Popen | None:
 # Phoenix
 
 
-def ensure_phoenix(venv: Path) -> Path:
-    exe = venv / "bin" / "phoenix"
-    if exe.exists():
-        return exe
-    print(f"creating {venv} and installing arize-phoenix (one time) ...", flush=True)
+def peer_venv(venv: Path, packages: Sequence[str], exe: str) -> Path:
+    """``venv/bin/exe`` of a peer's own virtual environment, created with ``pip install packages``
+    when missing (a peer's dependencies stay out of the project's)."""
+    path = venv / "bin" / exe
+    if path.exists():
+        return path
+    print(f"creating {venv} and installing {' '.join(packages)} (one time) ...", flush=True)
     base = getattr(sys, "_base_executable", None) or sys.executable
     subprocess.run([base, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "arize-phoenix"], check=True)
-    return exe
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *packages], check=True)
+    return path
+
+
+def ensure_phoenix(venv: Path) -> Path:
+    return peer_venv(venv, ["arize-phoenix"], "phoenix")
 
 
 def bench_phoenix(args, bodies: list[bytes], total: int, workdir: Path) -> Result:
