@@ -105,9 +105,7 @@ def test_a_listening_loop_with_nothing_to_assemble_waits_for_spans(tmp_path: Pat
             _trace(store, "a" * 32, timedelta(seconds=0))
         for listener in listeners:
             listener(1)  # the writer stored spans
-        deadline = time.monotonic() + 10
-        while "a" * 32 not in _settled(store) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _wait_for(lambda: "a" * 32 in _settled(store), timeout=10)
         assert "a" * 32 in _settled(store)  # polled while the trace waited, then assembled it
         assert len(rounds) >= 2
     finally:
