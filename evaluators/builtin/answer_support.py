@@ -1,4 +1,4 @@
-"""Answer support by the lexical checker (DESIGN §5, the cheap tier of issue 4).
+"""Answer support by the lexical checker (DESIGN §5, the cheap tier).
 
 ``answer_support`` on the LLM step that produced the answer (``span_id`` = that step, NULL when the
 trace has no LLM step): the answer is split into atomic claims (``evaluators.lexical.split_claims``;

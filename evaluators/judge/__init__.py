@@ -1,4 +1,4 @@
-"""The judge tier (issue 4): an OpenAI-compatible LLM judge for claims, citations, required facts and
+"""The judge tier: an OpenAI-compatible LLM judge for claims, citations, required facts and
 refusals, with its cache, budget, call log and calibration against human labels.
 
 - ``settings``: the ``[judge]`` config table (``JudgeSettings``).

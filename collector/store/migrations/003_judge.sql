@@ -1,4 +1,4 @@
--- Migration 003: the LLM judge (issue 4): its cache, its calls, its verdicts, human labels and the
+-- Migration 003: the LLM judge: its cache, its calls, its verdicts, human labels and the
 -- versions it has been trusted at.
 
 -- One answer of the judge per task input. key = sha256 over (task, input, context hash, model,

@@ -1,4 +1,4 @@
--- Migration 004: live traffic (issue 6): user feedback and annotations, and views answering
+-- Migration 004: live traffic: user feedback and annotations, and views answering
 -- "what did users say about this trace" and "why has this trace no score".
 
 -- One row per piece of feedback on a trace or one of its spans. It comes from the API
