@@ -356,9 +356,8 @@ def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, i
         citations, is_root = c[20], c[21]
         # c[1:20] are StepInfo's 19 leading fields, in _STEP_COLS order
         for i, row in enumerate(zip(*c[1:20], strict=True)):
-            steps[c[0][i]].append(
-                StepInfo(*row, citations=tuple(citations[i] or ()), is_root=bool(is_root[i]))
-            )  # type: ignore[misc]
+            step = StepInfo(*row, citations=tuple(citations[i] or ()), is_root=bool(is_root[i]))  # type: ignore[misc]
+            steps[c[0][i]].append(step)
     docs: dict[str, list[StepDoc]] = {tid: [] for tid in t[0]}
     if tables.docs.num_rows:
         c = _columns(tables.docs)
