@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from collector.errors import PermanentError
 from queries import load_query
 from ragfault import stats
 
@@ -239,8 +240,11 @@ def build(
 ) -> dict[str, Any]:
     """The comparison of ``run_id`` against ``baseline``, with a ``repeats`` entry for each of the
     two that belongs to a group of repeats."""
-    out = compare_rows(case_rows(run, baseline), case_rows(run, run_id), baseline=baseline, run=run_id,
-                       resamples=resamples, seed=seed)  # fmt: skip
+    base_rows, run_rows = case_rows(run, baseline), case_rows(run, run_id)
+    for name, rows in ((baseline, base_rows), (run_id, run_rows)):
+        if not rows:
+            raise PermanentError(f"run {name!r} has no evaluated trace with a gold case")
+    out = compare_rows(base_rows, run_rows, baseline=baseline, run=run_id, resamples=resamples, seed=seed)
     marks = run_marks(run)
     groups: list[str] = []
     for r in (baseline, run_id):

@@ -122,6 +122,13 @@ def test_compare_api_contract_and_case_changes(runs: Server) -> None:
     assert (correct["baseline"], correct["run"], correct["n"]) == (0.5, 1.0, 2)
 
 
+def test_compare_names_a_run_without_cases(runs: Server, tmp_path: Path) -> None:
+    r = runs.http.get("/api/v1/compare", params={"run": "nope", "baseline": "A"})
+    assert r.status_code == 400 and "run 'nope' has no evaluated trace" in r.json()["detail"]
+    p = cli("compare", "--server", runs.url, "--run", "B", "--baseline", "nope", cwd=tmp_path)
+    assert p.returncode == 1 and "run 'nope' has no evaluated trace" in p.stderr
+
+
 def test_repeats_give_spread_and_flip_rate(runs: Server) -> None:
     assert runs.http.put("/api/v1/runs/B", json={"run_group": "cfg-b"}).status_code == 200
     cmp = runs.http.get("/api/v1/compare", params={"run": "B", "baseline": "A", "resamples": 200}).json()
