@@ -82,9 +82,13 @@ class Rule(BaseModel):
     def _check(self) -> Rule:
         if self.min is None and self.max is None and not self.is_delta:
             raise ValueError("a rule needs min, max, min_delta or max_delta")
-        known = self.metric in MACRO or RECALL_AT.fullmatch(self.metric) or self.metric in RATES or self.metric in (
-            "answer_support", "ok_rate", "traces", "regressions", *EXPERIMENT
-        ) or self.metric.startswith(("layer:", "root_cause:"))
+        known = (
+            self.metric in MACRO
+            or RECALL_AT.fullmatch(self.metric)
+            or self.metric in RATES
+            or self.metric in ("answer_support", "ok_rate", "traces", "regressions", *EXPERIMENT)
+            or self.metric.startswith(("layer:", "root_cause:"))
+        )
         if not known:
             raise ValueError(f"unknown metric {self.metric!r}")
         if self.is_delta and not (self.metric in DELTA or RECALL_AT.fullmatch(self.metric)):
@@ -171,9 +175,15 @@ def _metric(row: dict[str, Any], name: str) -> float | None:
     return float(value) if value is not None else None
 
 
-def measure(rule: Rule, rows: list[dict[str, Any]], baseline: list[dict[str, Any]] | None,
-            extra: dict[str, list[dict[str, Any]]] | None = None, *, resamples: int = 10_000,
-            seed: int = 0) -> Outcome:
+def measure(
+    rule: Rule,
+    rows: list[dict[str, Any]],
+    baseline: list[dict[str, Any]] | None,
+    extra: dict[str, list[dict[str, Any]]] | None = None,
+    *,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> Outcome:
     """One rule over a run's case results (``extra``: the experiment rows its metric may read)."""
     if rule.is_delta or rule.metric in EXPERIMENT:
         from ragfault.experiments import gates
@@ -209,21 +219,31 @@ def measure(rule: Rule, rows: list[dict[str, Any]], baseline: list[dict[str, Any
         elif m == "correct_refusal_rate":
             num, den = float(unanswerable.count("refused_unanswerable")), float(len(unanswerable))
         else:
-            acc = [r for r in rows if r.get("answerability") == "answered_answerable" and r.get("fact_coverage") == 1]
+            acc = [
+                r
+                for r in rows
+                if r.get("answerability") == "answered_answerable" and r.get("fact_coverage") == 1
+            ]
             num, den = float(len(acc)), float(len(answerable))
     elif m == "regressions":
         if baseline is None:
             raise ConfigError("rule 'regressions' needs a baseline run (rules `baseline` or --baseline)")
         base = _latest_per_case([r for r in baseline if _in_slice(r, rule.where)])
         now = _latest_per_case(rows)
-        regressed = sorted(c for c, r in now.items() if c in base and base[c]["root_cause"] == "ok" and r["root_cause"] != "ok")
+        regressed = sorted(
+            c
+            for c, r in now.items()
+            if c in base and base[c]["root_cause"] == "ok" and r["root_cause"] != "ok"
+        )
         num, den = float(len(regressed)), 1.0
         detail = ", ".join(f"{c} ({now[c]['root_cause']})" for c in regressed)
     else:  # pragma: no cover - validated in Rule
         raise ConfigError(f"unknown metric {m}")
     count_like = m.startswith(("layer:", "root_cause:")) or m in ("traces", "regressions")
     if not rows and rule.metric != "regressions" or (not count_like and not den):
-        return Outcome(rule, rule.if_empty == "pass", None, num, den, len(rows), "no applicable case in the slice")
+        return Outcome(
+            rule, rule.if_empty == "pass", None, num, den, len(rows), "no applicable case in the slice"
+        )
     value = num if count_like else num / den  # type: ignore[operator]
     ok = (rule.min is None or value >= rule.min) and (rule.max is None or value <= rule.max)
     if not detail and m.startswith("layer:"):

@@ -79,7 +79,9 @@ _DRAW_CACHE: dict[tuple[int, int, int], list[tuple[pa.Array, pa.Array]]] = {}
 _CACHE_DRAWS = 5_000_000  # draws kept for reuse (int32: 20 MB), e.g. 500 cases x 10,000 resamples
 
 
-def _resampled_sums(columns: Sequence[Sequence[float]], n: int, resamples: int, seed: int) -> list[list[float]]:
+def _resampled_sums(
+    columns: Sequence[Sequence[float]], n: int, resamples: int, seed: int
+) -> list[list[float]]:
     """For each of ``resamples`` draws of n cases with replacement, the sum of each column over
     the drawn cases. Vectorised with pyarrow's compute kernels: uniform draws from
     ``pyarrow.compute.random`` (seeded per block of resamples), taken, summed cumulatively and
@@ -93,7 +95,9 @@ def _resampled_sums(columns: Sequence[Sequence[float]], n: int, resamples: int, 
     return out
 
 
-def bootstrap_ci(pairs: Sequence[Pair], *, resamples: int = 10_000, seed: int = 0, level: float = 0.95) -> Interval | None:
+def bootstrap_ci(
+    pairs: Sequence[Pair], *, resamples: int = 10_000, seed: int = 0, level: float = 0.95
+) -> Interval | None:
     """Percentile interval of the paired difference, resampling cases with replacement.
 
     None without pairs. Each resample recomputes both values (ratios of sums; for macro metrics and

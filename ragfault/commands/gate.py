@@ -28,7 +28,9 @@ def _rows(args: argparse.Namespace, run_id: str | None) -> list[dict[str, Any]]:
     return [dict(zip(res["columns"], r, strict=True)) for r in res["rows"]]
 
 
-def _experiment_rows(args: argparse.Namespace, run_id: str | None, needed: set[str]) -> dict[str, list[dict[str, Any]]]:
+def _experiment_rows(
+    args: argparse.Namespace, run_id: str | None, needed: set[str]
+) -> dict[str, list[dict[str, Any]]]:
     from ragfault.experiments import experiment_rows
     from ragfault.experiments.config import load_experiment_settings
 
@@ -44,16 +46,27 @@ def run(args: argparse.Namespace) -> int:
     baseline_id = args.baseline or rules.baseline
     rows = _rows(args, run_id)
     baseline = _rows(args, baseline_id) if baseline_id else None
-    extra = _experiment_rows(args, run_id, {EXPERIMENT[r.metric] for r in rules.rule if r.metric in EXPERIMENT})
-    outcomes = [measure(r, rows, baseline, extra, resamples=rules.resamples, seed=rules.seed) for r in rules.rule]
+    extra = _experiment_rows(
+        args, run_id, {EXPERIMENT[r.metric] for r in rules.rule if r.metric in EXPERIMENT}
+    )
+    outcomes = [
+        measure(r, rows, baseline, extra, resamples=rules.resamples, seed=rules.seed) for r in rules.rule
+    ]
     out = []
     for o in outcomes:
         value = "n/a" if o.value is None else f"{o.value:.4g}"
         m = o.rule.metric
-        counts_only = m.startswith(("layer:", "root_cause:")) or m in ("traces", "regressions", "retrieval_hurt",
-                                                                    "affected_not_rerun")
-        count = "" if o.denominator in (None, 1.0) and counts_only else (
-            f"{o.numerator:g}/{o.denominator:g}" if o.denominator is not None else "")
+        counts_only = m.startswith(("layer:", "root_cause:")) or m in (
+            "traces",
+            "regressions",
+            "retrieval_hurt",
+            "affected_not_rerun",
+        )
+        count = (
+            ""
+            if o.denominator in (None, 1.0) and counts_only
+            else (f"{o.numerator:g}/{o.denominator:g}" if o.denominator is not None else "")
+        )
         out.append(["PASS" if o.passed else "FAIL", o.rule.title, value, count, o.cases, o.detail])
     print(f"run: {run_id or '(all)'}" + (f"   baseline: {baseline_id}" if baseline_id else ""))
     print(table(["result", "rule", "value", "num/den", "cases", "detail"], out, max_width=70))
@@ -61,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"\n{len(failed)} of {len(outcomes)} gates failed:")
         for o in failed:
-            print(f"  - {o.rule.title}: {o.detail or ('value ' + ('n/a' if o.value is None else f'{o.value:.4g}'))}")
+            print(
+                f"  - {o.rule.title}: {o.detail or ('value ' + ('n/a' if o.value is None else f'{o.value:.4g}'))}"
+            )
         return 1
     print(f"\nall {len(outcomes)} gates passed")
     return 0

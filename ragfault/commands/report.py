@@ -28,7 +28,13 @@ def run(args: argparse.Namespace) -> int:
     from ragfault.experiments.config import load_experiment_settings
 
     strong = load_experiment_settings(args.config).strong_categories
-    rep = report.build(q, run_id=args.run_id, dataset=args.dataset, since=args.since, until=args.until,
-                       strong_categories=strong)
+    rep = report.build(
+        q,
+        run_id=args.run_id,
+        dataset=args.dataset,
+        since=args.since,
+        until=args.until,
+        strong_categories=strong,
+    )
     print(report.render(rep, args.format), end="")
     return 0
