@@ -92,6 +92,13 @@ class GoldCase(BaseModel):
     user_scope: list[str] | None = None
     as_of: datetime | None = None
     notes: str | None = None
+    reliance: Literal["strong", "supplementary"] | None = Field(
+        None,
+        description=(
+            "strong: the answer must rest on the knowledge base (policy, prices); supplementary: the "
+            "knowledge base helps. Unset: the default of the case's category ([experiments] reliance)."
+        ),
+    )
 
     _norm_as_of = field_validator("as_of", mode="before")(classmethod(lambda cls, v: _parse_date(v)))
 

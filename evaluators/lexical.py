@@ -12,7 +12,9 @@ Deterministic rules for English and Chinese text:
 - ``is_refusal(text)``: the answer has at least one refusal or hedge clause and no claim.
 - ``support(claim, sentences, min_coverage)``: a claim is *supported* when one context sentence
   covers at least ``min_coverage`` of its content terms and matches every number (with its unit),
-  date, identifier and negation of the claim. It is *contradicted* when the best sentence that
+  date, identifier and negation of the claim, every period of a rate (``per hour``, ``a year``,
+  ``daily``, 每月) and every named thing in Latin script (an acronym such as PDF, a capitalized or
+  camel-case word past the first, such as Kubernetes or YubiKey). It is *contradicted* when the best sentence that
   conflicts with it — the same unit with another value, another date, an identifier with the same
   prefix and another number, or the opposite polarity on a shared term — still covers at least
   ``contradiction_coverage`` of its content terms; otherwise *unsupported*. Supported beats
@@ -552,6 +554,10 @@ class Analysis:
     quantities: tuple[Quantity, ...]
     dates: tuple[tuple[int | None, int | None, int | None], ...]
     identifiers: tuple[str, ...]
+    periods: frozenset[str] = (
+        frozenset()
+    )  # rate periods: "per hour", "a year", "daily", 每天 -> hour, year, day
+    names: frozenset[str] = frozenset()  # named things (stems): acronyms, capitalized words past the first
 
     @property
     def has_negation(self) -> bool:
@@ -569,6 +575,57 @@ _ID_PREFIX = re.compile(r"[A-Z]+")
 def _id_prefix(key: str) -> str:
     m = _ID_PREFIX.match(key)
     return m.group(0) if m else ""
+
+
+# A rate's period: "per hour", "an hour", "each day", "every month", "/s", "daily"; Chinese 每天, 每小时.
+# "every 6 hours" is a quantity (6 hours), not a period.
+_PERIOD_WORD = r"(second|sec|minute|min|hour|hr|day|week|month|year)s?"
+_EN_PERIOD_RE = re.compile(rf"(?:\bper|\ban?|\beach|\bevery|/)\s*{_PERIOD_WORD}\b", re.I)
+_EN_PERIOD_ADVERB = {"secondly": "second", "hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month",
+                     "yearly": "year", "annually": "year", "annual": "year"}  # fmt: skip
+_EN_PERIOD_ADVERB_RE = re.compile(r"\b(" + "|".join(_EN_PERIOD_ADVERB) + r")\b", re.I)
+_CN_PERIOD_RE = re.compile(r"每\s*(秒钟|秒|分钟|个小时|小时|天|日|周|星期|个月|月|年)")
+_PERIOD_ALIASES = {"sec": "second", "min": "minute", "hr": "hour"}
+
+
+def _periods(text: str) -> frozenset[str]:
+    """The periods of the rates in ``text`` (``per hour`` -> hour), as canonical unit names."""
+    if "per" not in text and "每" not in text and "/" not in text and not _EN_PERIOD_ADVERB_RE.search(text):
+        if not re.search(r"\b(?:an?|each|every)\s", text, re.I):
+            return frozenset()
+    out: set[str] = set()
+    for m in _EN_PERIOD_RE.finditer(text):
+        w = m.group(1).lower()
+        out.add(_PERIOD_ALIASES.get(w, w))
+    for m in _EN_PERIOD_ADVERB_RE.finditer(text):
+        if m.group(1).lower() != "annual":  # "the annual plan" names a plan, not a rate
+            out.add(_EN_PERIOD_ADVERB[m.group(1).lower()])
+    for m in _CN_PERIOD_RE.finditer(text):
+        out.add(_UNIT_ALIASES.get(m.group(1), m.group(1)))
+    return frozenset(out)
+
+
+_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*")
+_SENTENCE_START = re.compile(r"(^|[.!?。！？；;:\n]\s*|[\"“‘(\[]\s*)$")
+
+
+def _names(text: str) -> frozenset[str]:
+    """Named things in Latin script: acronyms (PDF, SMS) anywhere, and capitalized or camel-case
+    words (Kubernetes, YubiKey) that do not start a sentence; as stems of their first word part."""
+    out: set[str] = set()
+    for m in _NAME_RE.finditer(text):
+        tok = m.group(0)
+        if not any(c.isupper() for c in tok):
+            continue
+        word = re.split(r"[-']", tok)[0]
+        low = word.lower()
+        if low in _STOP_WORDS or low in _NEG_WORDS or len(low) < 2:
+            continue
+        acronym = word.isupper() and len(word) >= 2
+        camel = any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+        if acronym or camel or not _SENTENCE_START.search(text[: m.start()]):
+            out.add(_stem(low))
+    return frozenset(out)
 
 
 @lru_cache(maxsize=16384)
@@ -619,6 +676,8 @@ def analyze(text: str) -> Analysis:
     if pending_neg:
         bare = True
     return Analysis(
+        periods=_periods(text),
+        names=_names(t),
         text=text,
         terms=frozenset(terms),
         positive=frozenset(positive),
@@ -1047,7 +1106,11 @@ def _ignore_terms(ignore: str | Iterable[str] | None) -> frozenset[str]:
 
 
 def _qty_matches(q: Quantity, others: Sequence[Quantity]) -> bool:
-    return any(o.value == q.value and (q.unit is None or o.unit is None or o.unit == q.unit) for o in others)
+    """Same value, and the same unit when the claim's is a known one (time, money, size, percent,
+    count words): a claim's word after a number that is no unit ("600 API requests", "2026 took")
+    does not have to follow the number in the sentence too."""
+    qu = q.unit if q.unit in _UNIT_NAMES else None
+    return any(o.value == q.value and (qu is None or o.unit is None or o.unit == qu) for o in others)
 
 
 def _date_matches(d: tuple[int | None, ...], others: Sequence[tuple[int | None, ...]]) -> bool:
@@ -1109,6 +1172,12 @@ def _mismatches(claim: Analysis, sent: Analysis) -> tuple[list[str], list[str]]:
                 conflicts.append(
                     f"{ident} vs {', '.join(o for o in sent.identifiers if _id_prefix(o) == pre)}"
                 )
+    for p in sorted(claim.periods - sent.periods):
+        missing.append(f"per {p}")
+        if sent.periods:
+            conflicts.append(f"per {p} vs per {', '.join(sorted(sent.periods))}")
+    for name in sorted(claim.names - sent.terms - sent.names):
+        missing.append(name)  # a named thing the sentence never mentions
     negated_here = sent.negated & claim.terms  # the sentence negates something the claim is about
     if claim.has_negation:
         agree = bool(negated_here) or (claim.bare_negation and not claim.negated and sent.has_negation)
@@ -1157,7 +1226,7 @@ def support(
     nothing_to_check = not keys and not (ca.quantities or ca.dates or ca.identifiers)
     # a claim with no number, date, id or negation has nothing to mismatch in a sentence that
     # negates nothing (what _mismatches would find: no missing token, no conflict)
-    plain = not (ca.quantities or ca.dates or ca.identifiers or ca.has_negation)
+    plain = not (ca.quantities or ca.dates or ca.identifiers or ca.has_negation or ca.periods or ca.names)
     for i, s in enumerate(sentences):
         sa = analyze(s)
         if skip_disjoint and keys.isdisjoint(sa.terms):

@@ -54,6 +54,28 @@ def store_gold(write: WriteFn, text: str | bytes, dataset: str | None = None) ->
     return [c.case_id for c in cases]
 
 
+# A reload that changes a registry document's content, version or validity (or adds a document to a
+# registry that had some) is recorded in kb_changes, so the cases it affects can be listed for re-running
+# (queries/kb_affected.sql).
+_KB_CHANGES = """
+INSERT INTO kb_changes (doc_id, change, old_version, new_version, changed_at)
+SELECT n.doc_id,
+       concat_ws(',',
+           CASE WHEN o.doc_id IS NULL THEN 'added' END,
+           CASE WHEN o.doc_id IS NOT NULL AND o.content IS DISTINCT FROM n.content THEN 'content' END,
+           CASE WHEN o.doc_id IS NOT NULL AND o.version IS DISTINCT FROM n.version THEN 'version' END,
+           CASE WHEN o.doc_id IS NOT NULL AND (o.valid_from IS DISTINCT FROM n.valid_from
+                OR o.valid_to IS DISTINCT FROM n.valid_to OR o.superseded_by IS DISTINCT FROM n.superseded_by)
+                THEN 'validity' END),
+       o.version, n.version, n.loaded_at
+FROM _kb n LEFT JOIN kb_documents o ON o.doc_id = n.doc_id
+WHERE (o.doc_id IS NULL AND EXISTS (SELECT 1 FROM kb_documents))
+   OR (o.doc_id IS NOT NULL AND (o.content IS DISTINCT FROM n.content OR o.version IS DISTINCT FROM n.version
+       OR o.valid_from IS DISTINCT FROM n.valid_from OR o.valid_to IS DISTINCT FROM n.valid_to
+       OR o.superseded_by IS DISTINCT FROM n.superseded_by))
+"""
+
+
 def store_kb(write: WriteFn, text: str | bytes) -> list[str]:
     docs = parse_jsonl(text, KBDocument, "doc_id")
     if not docs:
@@ -65,6 +87,7 @@ def store_kb(write: WriteFn, text: str | bytes) -> list[str]:
     def job(con: duckdb.DuckDBPyConnection) -> None:
         con.register("_kb", tbl)
         try:
+            con.execute(_KB_CHANGES)  # before the rows are replaced: what this load changes
             con.execute(f"INSERT OR REPLACE INTO kb_documents ({cols}) SELECT {cols} FROM _kb")
         finally:
             con.unregister("_kb")

@@ -23,10 +23,21 @@ A rules file (TOML)::
     metric = "regressions"                   # cases ok in the baseline, failing now
     max = 0
 
+    [[rule]]
+    metric = "answer_accuracy"               # the paired difference against the baseline run
+    min_delta = 0
+    significant = true                       # fail only when the whole 95 % interval is below 0
+
 Metrics: ``layer:<layer>`` and ``root_cause:<cause>`` (trace counts), ``ok_rate``, ``traces``,
 ``recall@k`` (any configured k), ``candidate_recall``, ``context_recall``, ``context_retention``, ``fact_coverage``,
 ``citation_validity`` (macro over traces where they apply), ``answer_support`` (micro over claims),
-``answer_accuracy``, ``over_refusal_rate``, ``correct_refusal_rate``, ``regressions``.
+``answer_accuracy``, ``over_refusal_rate``, ``correct_refusal_rate``, ``regressions``; from the
+closed-book twin of the run: ``retrieval_hurt`` (cases right without retrieval, wrong with it) and
+``parametric_share``; from conflict samples: ``follows_stale_rate``; from knowledge-base changes:
+``affected_not_rerun`` (cases whose latest verdict predates a change to a document they depend on).
+``min_delta`` / ``max_delta`` bound the paired difference from the baseline run (``ragfault
+compare``); with ``significant = true`` a bound fails only when the whole 95 % bootstrap interval lies
+beyond it (for a bound of 0: when the interval excludes zero).
 ``where`` filters on case columns (category, risk, expected_behavior, answerable) with a value or a
 list of values. A rule whose slice has no applicable case fails unless ``if_empty = "pass"``.
 """
@@ -48,6 +59,10 @@ MACRO = ("candidate_recall", "context_recall", "context_retention", "fact_covera
 RECALL_AT = re.compile(r"recall@[1-9][0-9]*")
 RATES = ("answer_accuracy", "over_refusal_rate", "correct_refusal_rate")
 SLICE_COLUMNS = ("category", "risk", "expected_behavior", "answerable")
+DELTA = ("ok_rate", "answer_support", *MACRO, *RATES)
+# metrics over experiment rows (``measure``'s ``extra``), with the kind of rows each reads
+EXPERIMENT = {"retrieval_hurt": "closed_book", "parametric_share": "closed_book",
+              "follows_stale_rate": "conflicts", "affected_not_rerun": "affected"}  # fmt: skip
 
 
 class Rule(BaseModel):
@@ -58,35 +73,45 @@ class Rule(BaseModel):
     where: dict[str, Any] = Field(default_factory=dict)
     min: float | None = None
     max: float | None = None
+    min_delta: float | None = None
+    max_delta: float | None = None
+    significant: bool = False
     if_empty: Literal["fail", "pass"] = "fail"
 
     @model_validator(mode="after")
     def _check(self) -> Rule:
-        if self.min is None and self.max is None:
-            raise ValueError("a rule needs min or max")
+        if self.min is None and self.max is None and not self.is_delta:
+            raise ValueError("a rule needs min, max, min_delta or max_delta")
         known = (
             self.metric in MACRO
             or RECALL_AT.fullmatch(self.metric)
             or self.metric in RATES
-            or self.metric in ("answer_support", "ok_rate", "traces", "regressions")
+            or self.metric in ("answer_support", "ok_rate", "traces", "regressions", *EXPERIMENT)
             or self.metric.startswith(("layer:", "root_cause:"))
         )
         if not known:
             raise ValueError(f"unknown metric {self.metric!r}")
+        if self.is_delta and not (self.metric in DELTA or RECALL_AT.fullmatch(self.metric)):
+            raise ValueError(f"min_delta/max_delta need a per-case metric ({', '.join(DELTA)}, recall@k)")
+        if self.significant and not self.is_delta:
+            raise ValueError("significant = true needs min_delta or max_delta")
         bad = set(self.where) - set(SLICE_COLUMNS)
         if bad:
             raise ValueError(f"where: unknown columns {sorted(bad)}; use {list(SLICE_COLUMNS)}")
         return self
 
     @property
+    def is_delta(self) -> bool:
+        return self.min_delta is not None or self.max_delta is not None
+
+    @property
     def title(self) -> str:
         if self.name:
             return self.name
-        cond = " ".join(
-            f">= {self.min:g}" if k == "min" else f"<= {self.max:g}"
-            for k in ("min", "max")
-            if getattr(self, k) is not None
-        )
+        ops = {"min": ">=", "max": "<=", "min_delta": "delta >=", "max_delta": "delta <="}
+        cond = " ".join(f"{op} {getattr(self, k):g}" for k, op in ops.items() if getattr(self, k) is not None)
+        if self.significant:
+            cond += " (significant)"
         where = ", ".join(f"{k}={v}" for k, v in self.where.items())
         return f"{self.metric} {cond}" + (f" [{where}]" if where else "")
 
@@ -96,6 +121,8 @@ class Rules(BaseModel):
 
     run: str | None = None
     baseline: str | None = None
+    resamples: int = Field(10_000, ge=1, le=1_000_000, description="bootstrap resamples of delta rules")
+    seed: int = 0
     rule: list[Rule] = Field(..., min_length=1)
 
 
@@ -148,7 +175,22 @@ def _metric(row: dict[str, Any], name: str) -> float | None:
     return float(value) if value is not None else None
 
 
-def measure(rule: Rule, rows: list[dict[str, Any]], baseline: list[dict[str, Any]] | None) -> Outcome:
+def measure(
+    rule: Rule,
+    rows: list[dict[str, Any]],
+    baseline: list[dict[str, Any]] | None,
+    extra: dict[str, list[dict[str, Any]]] | None = None,
+    *,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> Outcome:
+    """One rule over a run's case results (``extra``: the experiment rows its metric may read)."""
+    if rule.is_delta or rule.metric in EXPERIMENT:
+        from ragfault.experiments import gates
+
+        if rule.is_delta:
+            return gates.measure_delta(rule, rows, baseline, resamples=resamples, seed=seed)
+        return gates.measure_experiment(rule, extra)
     rows = [r for r in rows if _in_slice(r, rule.where)]
     m = rule.metric
     num: float | None

@@ -55,8 +55,10 @@ def build(
     dataset: str | None = None,
     since: str | None = None,
     until: str | None = None,
+    strong_categories: str | None = None,
 ) -> dict[str, Any]:
-    """Run every section; returns {section: {title, note, columns, rows}}."""
+    """Run every section; returns {section: {title, note, columns, rows}} (``strong_categories``:
+    the categories of strong reliance, ``[experiments] reliance``)."""
     filters = {"run_id": run_id, "dataset": dataset, "since": since, "until": until}
     out: dict[str, Any] = {"filters": {k: v for k, v in filters.items() if v is not None}, "sections": {}}
     for key, title, note in SECTIONS:
@@ -84,6 +86,9 @@ def build(
         "note": "Micro value (numerator/denominator) per gold-case category; '-' where no case applies.",
         **_pivot(cat),
     }
+    from ragfault.experiments.report import sections as experiment_sections
+
+    out["sections"].update(experiment_sections(run, run_id, strong_categories))
     return out
 
 

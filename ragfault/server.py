@@ -43,6 +43,9 @@ def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
         pass
     else:
         hooks.append(register_judge)
+    from ragfault.experiments.api import register as register_experiments
+
+    hooks.append(register_experiments)
     from ragfault.ui import register as register_ui
 
     hooks.append(register_ui)

@@ -49,8 +49,10 @@ def rag_trace(
     convention: str = "openinference",
     tools: Sequence[dict[str, Any]] = (),
     error: bool = False,
+    attributes: dict[str, Any] | None = None,
 ) -> str:
-    """Emit one trace; returns its trace id (hex). ``context`` defaults to reranked, else candidates."""
+    """Emit one trace; returns its trace id (hex). ``context`` defaults to reranked, else candidates;
+    ``attributes`` are added to the root span."""
     if context is None:
         context = list(reranked) if reranked is not None else list(candidates)
     if not retrieve:
@@ -76,6 +78,7 @@ def rag_trace(
         root_attrs["ragfault.user_scope"] = list(user_scope)
     if explicit_context:
         root_attrs.update(_doc_attrs("ragfault.context.documents", context))
+    root_attrs.update(attributes or {})
     with tracer.start_as_current_span("rag.request", attributes=root_attrs) as root:
         trace_id = format(root.get_span_context().trace_id, "032x")
         if retrieve:

@@ -14,6 +14,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--db", default="./ragfault-demo.duckdb", help="database file to create (replaced if present)"
     )
     p.add_argument("--format", "-f", choices=["text", "markdown", "json"], default="text")
+    p.add_argument(
+        "--experiments",
+        action="store_true",
+        help="then run the experiments: a second run compared with the first, its closed-book "
+        "twin, conflict samples and a changed document",
+    )
     return p
 
 
@@ -25,16 +31,29 @@ def run(args: argparse.Namespace) -> int:
 
     print("ragfault demo: starting a collector, loading the helpdesk knowledge base and gold set,")
     print(f"running {len(SCENARIOS)} requests through the instrumented sample app ...")
-    result = run_demo(args.db)
+    result = run_demo(args.db, keep_server=args.experiments)
+    planted: dict = {}
+    if result.server is not None:
+        from ragfault.demo.experiments import run_experiments
+
+        try:
+            planted = run_experiments(f"http://127.0.0.1:{result.server.http_port}", result.traces)
+        finally:
+            result.server.stop()
     store = Store(result.db, read_only=True)
     try:
 
         def q(sql: str, params: dict) -> dict:
             return run_select(store.cursor(), sql, params, row_cap=100_000).as_dict()
 
-        rep = report.build(q, run_id=None)
+        rep = report.build(q, run_id=RUN_ID if args.experiments else None)
         print(report.render(rep, args.format))
-        found = {r[0]: r[1] for r in q("SELECT case_id, root_cause FROM attribution", {})["rows"]}
+        if args.experiments:
+            from ragfault.demo.experiments import print_experiments
+
+            print_experiments(q, planted.get("since"), "markdown" if args.format == "markdown" else "text")
+        found = {r[0]: r[1] for r in q("SELECT case_id, root_cause FROM attribution WHERE run_id = $r",
+                                        {"r": RUN_ID})["rows"]}  # fmt: skip
     finally:
         store.con.close()
     expected = {s.case_id: s.expected for s in SCENARIOS if s.case_id}

@@ -7,7 +7,7 @@ from typing import Any
 
 from queries import load_query
 from ragfault.client import sql
-from ragfault.gate import load_rules, measure
+from ragfault.gate import EXPERIMENT, load_rules, measure
 from ragfault.output import table
 
 
@@ -16,6 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--rules", required=True, help="TOML rules file")
     p.add_argument("--run", dest="run_id", help="run under test (overrides the rules file)")
     p.add_argument("--baseline", help="baseline run for regressions (overrides the rules file)")
+    p.add_argument("--config", help="TOML config file ([experiments] table: reliance by category)")
     p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
     return p
@@ -27,18 +28,40 @@ def _rows(args: argparse.Namespace, run_id: str | None) -> list[dict[str, Any]]:
     return [dict(zip(res["columns"], r, strict=True)) for r in res["rows"]]
 
 
+def _experiment_rows(
+    args: argparse.Namespace, run_id: str | None, needed: set[str]
+) -> dict[str, list[dict[str, Any]]]:
+    from ragfault.experiments import experiment_rows
+    from ragfault.experiments.config import load_experiment_settings
+
+    def q(text: str, params: dict[str, Any]) -> dict[str, Any]:
+        return sql(text, params, db=args.db, server=args.server, row_cap=1_000_000)
+
+    return experiment_rows(q, run_id, needed, load_experiment_settings(args.config).strong_categories)
+
+
 def run(args: argparse.Namespace) -> int:
     rules = load_rules(args.rules)
     run_id = args.run_id or rules.run
     baseline_id = args.baseline or rules.baseline
     rows = _rows(args, run_id)
     baseline = _rows(args, baseline_id) if baseline_id else None
-    outcomes = [measure(r, rows, baseline) for r in rules.rule]
+    extra = _experiment_rows(
+        args, run_id, {EXPERIMENT[r.metric] for r in rules.rule if r.metric in EXPERIMENT}
+    )
+    outcomes = [
+        measure(r, rows, baseline, extra, resamples=rules.resamples, seed=rules.seed) for r in rules.rule
+    ]
     out = []
     for o in outcomes:
         value = "n/a" if o.value is None else f"{o.value:.4g}"
         m = o.rule.metric
-        counts_only = m.startswith(("layer:", "root_cause:")) or m in ("traces", "regressions")
+        counts_only = m.startswith(("layer:", "root_cause:")) or m in (
+            "traces",
+            "regressions",
+            "retrieval_hurt",
+            "affected_not_rerun",
+        )
         count = (
             ""
             if o.denominator in (None, 1.0) and counts_only

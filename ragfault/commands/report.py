@@ -15,6 +15,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--since", help="only traces starting at or after (ISO time, UTC)")
     p.add_argument("--until", help="only traces starting before (ISO time, UTC)")
     p.add_argument("--format", "-f", choices=["text", "markdown", "json"], default="text")
+    p.add_argument("--config", help="TOML config file ([experiments] table: reliance by category)")
     p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
     return p
@@ -24,6 +25,16 @@ def run(args: argparse.Namespace) -> int:
     def q(text: str, params: dict) -> dict:
         return sql(text, params, db=args.db, server=args.server, row_cap=100_000)
 
-    rep = report.build(q, run_id=args.run_id, dataset=args.dataset, since=args.since, until=args.until)
+    from ragfault.experiments.config import load_experiment_settings
+
+    strong = load_experiment_settings(args.config).strong_categories
+    rep = report.build(
+        q,
+        run_id=args.run_id,
+        dataset=args.dataset,
+        since=args.since,
+        until=args.until,
+        strong_categories=strong,
+    )
     print(report.render(rep, args.format), end="")
     return 0

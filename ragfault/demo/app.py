@@ -143,6 +143,7 @@ class HelpdeskApp:
         case_id: str | None = None,
         run_id: str | None = None,
         session_id: str | None = None,
+        attributes: dict[str, str] | None = None,
     ) -> str:
         with self.tracer.start_as_current_span("helpdesk.answer") as root:
             root.set_attribute(SPAN_KIND, "AGENT")
@@ -153,6 +154,8 @@ class HelpdeskApp:
                 root.set_attribute("ragfault.case_id", case_id)
             if run_id:
                 root.set_attribute("ragfault.run_id", run_id)
+            for key, value in (attributes or {}).items():
+                root.set_attribute(key, value)
             with self.tracer.start_as_current_span("route") as route:
                 route.set_attribute(SPAN_KIND, "CHAIN")
                 route.set_attribute(INPUT, question)

@@ -1,0 +1,36 @@
+"""A document changed: what must be re-run (seed 002 §7).
+
+Every reload of the knowledge base records the documents whose content, version or validity it
+changed (``kb_changes``, written by ``store_kb``). The bundled ``kb_affected`` query lists, for each
+changed document, the gold cases whose evidence names it or whose latest trace retrieved it, and
+whether that trace was answered before the change (its verdicts predate it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from queries import load_query
+from ragfault.compare import QueryFn, rows_of
+
+_CHANGES = """
+SELECT doc_id, change, old_version, new_version, changed_at
+FROM kb_changes
+WHERE $since IS NULL OR changed_at >= CAST($since AS TIMESTAMP)
+ORDER BY changed_at DESC, doc_id
+"""
+
+
+def case_rows(run: QueryFn, run_id: str | None = None, since: str | None = None) -> list[dict[str, Any]]:
+    q = load_query("kb_affected")
+    return rows_of(run(q.sql, q.bind({"run_id": run_id, "since": since})))
+
+
+def changes(run: QueryFn, run_id: str | None = None, since: str | None = None) -> dict[str, Any]:
+    """The changes, and the cases each affects (``predates_change``: re-run them)."""
+    rows = case_rows(run, run_id, since)
+    waiting = sorted({r["case_id"] for r in rows if r["predates_change"]})
+    return {
+        "changes": rows_of(run(_CHANGES, {"since": since})),
+        "affected": rows,
+        "affected_not_rerun": waiting,
+    }
