@@ -9,7 +9,7 @@ import sys
 
 from collector.errors import ConfigError, RagfaultError
 
-COMMANDS = ["serve", "query", "demo", "load", "evaluate", "report", "gate", "export", "label", "judge"]
+COMMANDS = ["serve", "query", "demo", "load", "evaluate", "report", "gate", "export", "label", "judge", "doctor"]
 
 
 def build_parser() -> argparse.ArgumentParser:
