@@ -74,7 +74,9 @@ SETTLE_METRICS = {
 OBSERVE_SECONDS = 1.0  # how often the settle loop refreshes its gauges
 
 
-_CTX_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
+_CTX_COLS = (
+    "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
+)
 
 
 def utcnow() -> datetime:
@@ -111,7 +113,9 @@ def load_trace_parts(
             f"FROM steps WHERE trace_id IN (SELECT trace_id FROM _ids){extra}",
             params,
         ).fetchall():
-            steps[r[0]].append(StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), *r[11:]))
+            steps[r[0]].append(
+                StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), *r[11:])
+            )
         docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}
         for r in con.execute(_ASSEMBLY_DOCS.format(extra=extra), params).fetchall():
             docs[r[0]].append(DocView(*r[1:]))
@@ -314,7 +318,15 @@ class Settler:
         steps, docs = load_trace_parts(self.cursor, ids, window)
         asm_rows: dict[str, list[Any]] = {
             k: []
-            for k in ("trace_id", "query_text", "query_norm", "answer_text", "answer_span_id", "user_scope", "assembled_spans")
+            for k in (
+                "trace_id",
+                "query_text",
+                "query_norm",
+                "answer_text",
+                "answer_span_id",
+                "user_scope",
+                "assembled_spans",
+            )
         }
         ctx: dict[str, list[Any]] = {
             k: []
@@ -337,7 +349,17 @@ class Settler:
             for d in a.context + searched if searched else a.context:
                 ctx["trace_id"].append(trace_id)
                 ctx["received_at"].append(last_received[trace_id])  # inside the trace's window
-                for k in ("span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata", "source"):
+                for k in (
+                    "span_id",
+                    "stage",
+                    "position",
+                    "doc_id",
+                    "chunk_id",
+                    "content",
+                    "score",
+                    "metadata",
+                    "source",
+                ):
                     ctx[k].append(getattr(d, k))
         asm = pa.table(
             {

@@ -9,11 +9,25 @@ import sys
 
 from collector.errors import ConfigError, RagfaultError
 
-COMMANDS = ["serve", "query", "demo", "load", "evaluate", "report", "gate", "export", "label", "judge", "doctor"]
+COMMANDS = [
+    "serve",
+    "query",
+    "demo",
+    "load",
+    "evaluate",
+    "report",
+    "gate",
+    "export",
+    "label",
+    "judge",
+    "doctor",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ragfault", description="Attribute RAG and agent failures from traces.")
+    parser = argparse.ArgumentParser(
+        prog="ragfault", description="Attribute RAG and agent failures from traces."
+    )
     parser.add_argument("--version", action="version", version="ragfault 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
