@@ -16,7 +16,8 @@ from collector.textnorm import normalize, normalize_doc
 
 # Which row represents a document found in the prompt when it appears in several stages.
 # where a context document found in the prompt is named from first (``settle`` fetches by this too)
-STAGE_PRIORITY = {"reranked": 0, "candidate": 1, "rerank_input": 2}
+# (``opened``: a document a search agent fetched, ``collector.search_stages``, derived with the trace)
+STAGE_PRIORITY = {"reranked": 0, "candidate": 1, "rerank_input": 2, "opened": 3}
 
 
 @dataclass
@@ -31,6 +32,10 @@ class StepView:
     output_text: str | None
     user_scope: list[str] | None
     is_root: bool
+    tool_name: str | None = None
+    tool_arguments: str | None = None
+    tool_result: str | None = None
+    status_code: str | None = None
 
 
 @dataclass

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from collector.assemble import STAGE_PRIORITY, DocView, StepView, assemble
 from collector.metrics import Metrics
+from collector.search_stages import search_stages
 from collector.store.reader import Window, received_window, window_sql
 from collector.store.tx import transaction
 from collector.textnorm import normalize
@@ -108,10 +109,13 @@ def load_trace_parts(
         steps: dict[str, list[StepView]] = {t: [] for t in trace_ids}
         for r in con.execute(
             "SELECT trace_id, span_id, parent_span_id, step_type, start_time, end_time, query_text, "
-            f"input_text, output_text, user_scope, is_root FROM steps WHERE trace_id IN (SELECT trace_id FROM _ids){extra}",
+            f"input_text, output_text, user_scope, is_root, tool_name, tool_arguments, tool_result, status_code "
+            f"FROM steps WHERE trace_id IN (SELECT trace_id FROM _ids){extra}",
             params,
         ).fetchall():
-            steps[r[0]].append(StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10])))
+            steps[r[0]].append(
+                StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), *r[11:])
+            )
         docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}
         for r in con.execute(_ASSEMBLY_DOCS.format(extra=extra), params).fetchall():
             docs[r[0]].append(DocView(*r[1:]))
@@ -332,7 +336,9 @@ class Settler:
             )
         }  # fmt: skip
         for trace_id, count in ready:
-            a = assemble(steps[trace_id], docs[trace_id])
+            searched = search_stages(steps[trace_id])  # surfaced and opened rows (search agents)
+            opened = [d for d in searched if d.stage == "opened"]
+            a = assemble(steps[trace_id], docs[trace_id] + opened if opened else docs[trace_id])
             asm_rows["trace_id"].append(trace_id)
             asm_rows["query_text"].append(a.query_text)
             asm_rows["query_norm"].append(normalize(a.query_text) or None)
@@ -340,7 +346,7 @@ class Settler:
             asm_rows["answer_span_id"].append(a.answer_span_id)
             asm_rows["user_scope"].append(a.user_scope)
             asm_rows["assembled_spans"].append(count)
-            for d in a.context:
+            for d in a.context + searched if searched else a.context:
                 ctx["trace_id"].append(trace_id)
                 ctx["received_at"].append(last_received[trace_id])  # inside the trace's window
                 for k in (

@@ -90,7 +90,7 @@ class StepDoc(NamedTuple):
     documents are told apart by identity (``id``), never by value."""
 
     span_id: str
-    stage: str  # candidate, rerank_input, reranked, context
+    stage: str  # candidate, rerank_input, reranked, context, surfaced, opened
     position: int
     doc_id: str | None
     chunk_id: str | None
@@ -199,16 +199,25 @@ class TraceView:
         return [t for t in tools if t.span_id in with_docs and t.span_id not in self.retrieval_wrappers]
 
     @cached_property
+    def opening_tools(self) -> list[StepInfo]:
+        """Tool steps that opened documents a search listed (stage ``opened``, DESIGN §3)."""
+        opened = {d.span_id for d in self.documents if d.stage == "opened"}
+        if not opened:
+            return []
+        return [t for t in self.steps_of("tool") if t.span_id in opened]
+
+    @cached_property
     def candidates_by_step(self) -> list[tuple[StepInfo, list[StepDoc]]]:
         """Each retrieval step (and retrieving tool step) with its candidates in rank order; rerank
-        inputs when nothing else."""
+        inputs when nothing else. A document a search agent opened is a candidate of the tool step
+        that opened it (its text was retrieved); one only listed by a search (``surfaced``) is not."""
         steps = self.retrieval_steps
-        if self.retrieving_tools:
+        if self.retrieving_tools or self.opening_tools:
             steps = sorted(
-                steps + self.retrieving_tools,
+                steps + self.retrieving_tools + self.opening_tools,
                 key=lambda s: (s.start_time is None, s.start_time or datetime.min),
             )
-        out = [(s, self.docs("candidate", s.span_id)) for s in steps]
+        out = [(s, self.docs("candidate", s.span_id) or self.docs("opened", s.span_id)) for s in steps]
         if not any(docs for _, docs in out):
             for s in self.steps_of("rerank"):
                 docs = self.docs("rerank_input", s.span_id)

@@ -2,15 +2,19 @@
 -- view: attribution
 -- description: Root cause and every failing layer per evaluated trace that has a gold case (DESIGN §6).
 --   The root cause is the first failing layer in the order: permission_violation, no_retrieval,
---   evidence_not_in_kb, stale_context, candidate_miss, dropped_before_context, answered_unanswerable,
---   over_refusal, unsupported_claims, incomplete_answer, invalid_citation; else ok.
+--   evidence_not_in_kb, stale_context, candidate_miss, not_opened, dropped_before_context, answered_unanswerable,
+--   over_refusal, unsupported_claims, incomplete_answer, invalid_citation, insufficient_trace; else ok.
+--   insufficient_trace comes after every real layer: no layer failed, but some could not be checked
+--   because the trace lacks what they need (trace_sufficiency failed); missing_fields names them
+--   (answer, answer_llm_input, retrieval_step, document_text). A trace that cannot tell is never ok.
 --   A layer fails when its evaluator's verdict (evaluations.passed) is false under the configured policy.
 --   Unsupported claims use the judge's verdict when the judge scored the trace, else the lexical checker's.
 -- grain: one row per trace_id with a gold case
 -- params: none
 -- returns: trace_id, case_id, run_id, root_cause, failing_layers, evidence (JSON object: for each
 --   failing layer, the evaluator details behind it), category, risk, service_name, start_time, query_text, answer_text,
---   candidate_recall, context_recall, context_retention, answer_support, fact_coverage
+--   candidate_recall, context_recall, context_retention, answer_support, fact_coverage,
+--   missing_fields (VARCHAR[]: the fields the trace lacks, empty when none)
 WITH layer_rows AS (
     SELECT
         trace_id,
@@ -21,6 +25,7 @@ WITH layer_rows AS (
         bool_or(metric = 'evidence_in_kb' AND passed = false) AS evidence_not_in_kb,
         bool_or(metric = 'stale_context' AND span_id IS NULL AND passed = false) AS stale_context,
         bool_or(metric = 'candidate_recall' AND passed = false) AS candidate_miss,
+        bool_or(metric = 'evidence_opened' AND passed = false) AS not_opened,
         bool_or(metric = 'context_retention' AND passed = false) AS dropped_before_context,
         bool_or(metric = 'answerability' AND label = 'answered_unanswerable') AS answered_unanswerable,
         bool_or(metric = 'answerability' AND label = 'refused_answerable') AS refused_answerable,
@@ -30,17 +35,20 @@ WITH layer_rows AS (
         bool_or(metric = 'answer_support' AND passed = false) AS lexical_unsupported,
         bool_or(metric = 'facts_missing_in_context' AND passed = false) AS incomplete_answer,
         bool_or(metric IN ('citation_validity', 'judge_citation_support') AND passed = false) AS invalid_citation,
+        bool_or(metric = 'trace_sufficiency' AND passed = false) AS insufficient_trace,
         any_value(details) FILTER (WHERE metric = 'permission_violations' AND span_id IS NULL) AS d_permission,
         any_value(details) FILTER (WHERE metric = 'retrieval_decision') AS d_retrieval,
         any_value(details) FILTER (WHERE metric = 'evidence_in_kb') AS d_kb,
         any_value(details) FILTER (WHERE metric = 'stale_context' AND span_id IS NULL) AS d_stale,
         any_value(details) FILTER (WHERE metric = 'candidate_recall') AS d_recall,
+        any_value(details) FILTER (WHERE metric = 'evidence_opened') AS d_opened,
         any_value(details) FILTER (WHERE metric = 'context_retention') AS d_retention,
         any_value(details) FILTER (WHERE metric = 'answerability') AS d_answerability,
         any_value(details) FILTER (WHERE metric = 'judge_answer_support') AS d_judge_support,
         any_value(details) FILTER (WHERE metric = 'answer_support') AS d_support,
         any_value(details) FILTER (WHERE metric = 'facts_missing_in_context') AS d_facts,
         any_value(details) FILTER (WHERE metric = 'citation_validity') AS d_citations,
+        any_value(details) FILTER (WHERE metric = 'trace_sufficiency') AS d_sufficiency,
         any_value(value) FILTER (WHERE metric = 'candidate_recall') AS candidate_recall,
         any_value(value) FILTER (WHERE metric = 'context_recall') AS context_recall,
         any_value(value) FILTER (WHERE metric = 'context_retention') AS context_retention,
@@ -67,12 +75,14 @@ flags AS (
                 CASE WHEN evidence_not_in_kb THEN 'evidence_not_in_kb' END,
                 CASE WHEN stale_context THEN 'stale_context' END,
                 CASE WHEN candidate_miss THEN 'candidate_miss' END,
+                CASE WHEN not_opened THEN 'not_opened' END,
                 CASE WHEN dropped_before_context THEN 'dropped_before_context' END,
                 CASE WHEN answered_unanswerable THEN 'answered_unanswerable' END,
                 CASE WHEN over_refusal THEN 'over_refusal' END,
                 CASE WHEN unsupported_claims THEN 'unsupported_claims' END,
                 CASE WHEN incomplete_answer THEN 'incomplete_answer' END,
-                CASE WHEN invalid_citation THEN 'invalid_citation' END
+                CASE WHEN invalid_citation THEN 'invalid_citation' END,
+                CASE WHEN insufficient_trace THEN 'insufficient_trace' END
             ],
             lambda x: x IS NOT NULL
         ) AS failing_layers
@@ -90,12 +100,14 @@ SELECT
         'evidence_not_in_kb', CASE WHEN f.evidence_not_in_kb THEN f.d_kb END,
         'stale_context', CASE WHEN f.stale_context THEN f.d_stale END,
         'candidate_miss', CASE WHEN f.candidate_miss THEN f.d_recall END,
+        'not_opened', CASE WHEN f.not_opened THEN f.d_opened END,
         'dropped_before_context', CASE WHEN f.dropped_before_context THEN f.d_retention END,
         'answered_unanswerable', CASE WHEN f.answered_unanswerable THEN f.d_answerability END,
         'over_refusal', CASE WHEN f.over_refusal THEN f.d_answerability END,
         'unsupported_claims', CASE WHEN f.unsupported_claims THEN coalesce(CASE WHEN f.judged THEN f.d_judge_support END, f.d_support) END,
         'incomplete_answer', CASE WHEN f.incomplete_answer THEN f.d_facts END,
-        'invalid_citation', CASE WHEN f.invalid_citation THEN f.d_citations END
+        'invalid_citation', CASE WHEN f.invalid_citation THEN f.d_citations END,
+        'insufficient_trace', CASE WHEN f.insufficient_trace THEN f.d_sufficiency END
     )) AS evidence,
     g.category,
     g.risk,
@@ -107,7 +119,8 @@ SELECT
     f.context_recall,
     f.context_retention,
     f.answer_support,
-    f.fact_coverage
+    f.fact_coverage,
+    coalesce(CAST(json_extract(f.d_sufficiency, '$.missing_fields') AS VARCHAR[]), []::VARCHAR[]) AS missing_fields
 FROM flags f
 LEFT JOIN gold_cases g ON g.case_id = f.case_id
 LEFT JOIN traces t ON t.trace_id = f.trace_id

@@ -17,5 +17,5 @@ WHERE ($run_id IS NULL OR run_id = $run_id)
 GROUP BY run_id, root_cause
 ORDER BY run_id, array_position(
     ['permission_violation', 'no_retrieval', 'evidence_not_in_kb', 'stale_context', 'candidate_miss',
-     'dropped_before_context', 'answered_unanswerable', 'over_refusal', 'unsupported_claims',
-     'incomplete_answer', 'invalid_citation', 'ok'], root_cause)
+     'not_opened', 'dropped_before_context', 'answered_unanswerable', 'over_refusal', 'unsupported_claims',
+     'incomplete_answer', 'invalid_citation', 'insufficient_trace', 'ok'], root_cause)

@@ -23,6 +23,7 @@ COMMANDS = [
     "compare",
     "kb",
     "affected",
+    "doctor",
 ]
 
 

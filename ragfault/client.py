@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,26 @@ def post(
     if content_type:
         headers["Content-Type"] = content_type
     req = urllib.request.Request(url + path, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")
+        try:
+            detail = json.loads(detail).get("detail", detail)
+        except (ValueError, AttributeError):
+            pass
+        if exc.code == 400:
+            raise QueryRefused(str(detail)) from exc
+        raise ConfigError(f"server answered {exc.code}: {detail}") from exc
+
+
+def get(
+    url: str, path: str, params: dict[str, Any] | None = None, token: str | None = None, timeout: float = 120
+) -> dict[str, Any]:
+    """GET a JSON answer from the server's API."""
+    query = urllib.parse.urlencode({k: v for k, v in (params or {}).items() if v is not None})
+    req = urllib.request.Request(url + path + (f"?{query}" if query else ""), headers=_headers(token))
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return json.loads(resp.read() or b"{}")

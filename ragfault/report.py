@@ -43,8 +43,8 @@ WHERE ($run_id IS NULL OR run_id = $run_id)
   AND ($dataset IS NULL OR case_id IN (SELECT case_id FROM gold_cases WHERE dataset = $dataset))
 ORDER BY array_position(
     ['permission_violation', 'no_retrieval', 'evidence_not_in_kb', 'stale_context', 'candidate_miss',
-     'dropped_before_context', 'answered_unanswerable', 'over_refusal', 'unsupported_claims',
-     'incomplete_answer', 'invalid_citation', 'ok'], root_cause), case_id
+     'not_opened', 'dropped_before_context', 'answered_unanswerable', 'over_refusal', 'unsupported_claims',
+     'incomplete_answer', 'invalid_citation', 'insufficient_trace', 'ok'], root_cause), case_id
 """
 
 

@@ -31,6 +31,9 @@ def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
     from collector.retention import register as register_retention
 
     hooks.append(register_retention)
+    from collector.coverage import register as register_coverage
+
+    hooks.append(register_coverage)
     try:
         from evaluators.service import register as register_evaluators
     except ImportError:

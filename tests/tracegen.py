@@ -293,3 +293,64 @@ def agent_trace(
         with tracer.start_as_current_span("llm answer", attributes=attrs):
             pass
     return trace_id
+
+
+def search_agent_trace(
+    tracer: Tracer,
+    *,
+    query: str,
+    answer: str,
+    results: Sequence[dict[str, Any]],
+    opened: Sequence[tuple[str, str]],
+    case_id: str | None = None,
+    convention: str = "openinference",
+    open_by: str = "url",
+) -> str:
+    """Emit a deep-search agent's trace; returns its trace id (hex).
+
+    An agent root; a planning LLM call; a ``web_search`` tool whose result lists ``results`` (each
+    ``{id, url, title, snippet}``, no text); for each ``(name, text)`` of ``opened`` a ``fetch``
+    tool call whose argument is that result's url (``open_by="url"``) or id (``"id"``) and whose
+    result is the document's text; and the answering LLM call, whose prompt holds the opened texts.
+    """
+    if convention == "openinference":
+        root_attrs: dict[str, Any] = {
+            "openinference.span.kind": "AGENT",
+            "input.value": query,
+            "output.value": answer,
+        }
+    else:
+        root_attrs = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.input.messages": json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": query}]}]
+            ),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+            ),
+        }
+    if case_id:
+        root_attrs["ragfault.case_id"] = case_id
+    with tracer.start_as_current_span("agent.run", attributes=root_attrs) as root:
+        trace_id = format(root.get_span_context().trace_id, "032x")
+        with tracer.start_as_current_span(
+            "llm plan", attributes=_llm_attrs(convention, query, "call web_search")
+        ):
+            pass
+        listed = json.dumps({"results": list(results)}, ensure_ascii=False)
+        with tracer.start_as_current_span(
+            "tool web_search", attributes=_tool_attrs(convention, "web_search", {"query": query}, listed)
+        ):
+            pass
+        texts = []
+        for name, text in opened:
+            texts.append({"content": text})
+            with tracer.start_as_current_span(
+                "tool fetch", attributes=_tool_attrs(convention, "fetch", {open_by: name}, text)
+            ):
+                pass
+        with tracer.start_as_current_span(
+            "llm answer", attributes=_llm_attrs(convention, prompt_for(query, texts), answer)
+        ):
+            pass
+    return trace_id

@@ -22,6 +22,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, not_applicable, ratio
+from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text, context_sentences, query_text
 from evaluators.lexical import (
     DEFAULT_CONTRADICTION_COVERAGE,
@@ -64,7 +65,7 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     sid = step.span_id if step is not None else None
     answer = answer_text(inp)
     if not answer.strip():
-        return [not_applicable("answer_support", "no answer", span_id=sid)]
+        return [needs.missing("answer_support", needs.ANSWER, span_id=sid)]
     claims = split_claims(answer, config.extra_refusal_patterns)
     if not claims:
         return [
@@ -77,7 +78,12 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
         ]
     ctx = context_sentences(inp)
     if ctx.source == "none":
-        return [not_applicable("answer_support", "no context recorded", span_id=sid, claims=len(claims))]
+        return [
+            not_applicable(
+                "answer_support", needs.reason(needs.ANSWER_LLM_INPUT, "no context recorded"), span_id=sid,
+                claims=len(claims), missing_fields=[needs.ANSWER_LLM_INPUT],
+            )
+        ]  # fmt: skip
     ignore = query_text(inp) if config.ignore_query_terms else None
     rows = []
     counts = {"supported": 0, "contradicted": 0, "unsupported": 0}

@@ -21,10 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
+from evaluators.builtin import _trace_needs as needs
 
-NO_CONTEXT_STAGE = (
-    "no context stage: the trace has neither explicit context documents "
-    "nor the input of the answering LLM call"
+NO_CONTEXT_STAGE = needs.reason(
+    needs.ANSWER_LLM_INPUT,
+    "no context stage: the trace has neither explicit context documents nor the input of the answering LLM call",
 )
 
 
@@ -61,7 +62,7 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
     if not units:
         return [not_applicable(n, "no gold evidence") for n in names]
     if not m.has_context_stage:
-        return [not_applicable(n, NO_CONTEXT_STAGE) for n in names]
+        return [not_applicable(n, NO_CONTEXT_STAGE, missing_fields=[needs.ANSWER_LLM_INPUT]) for n in names]
 
     in_context = m.in_context
     in_cands = m.in_candidates
@@ -82,6 +83,11 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
 
     if not in_cands:
         out.append(not_applicable("context_retention", "no evidence unit among the candidates"))
+        return out
+    if (in_cands - in_context) & needs.unverifiable_units(inp)[1]:
+        # found among the candidates by id only, in documents without text: whether they reached
+        # the prompt cannot be told
+        out.append(needs.missing("context_retention", needs.DOCUMENT_TEXT))
         return out
     kept = in_cands & in_context
     dropped = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
+from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text, context_norm, context_sentences
 from evaluators.lexical import DEFAULT_MIN_COVERAGE, fact_expressed, support
 from evaluators.text import normalize
@@ -63,7 +64,7 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
         return [not_applicable(n, "no required facts") for n in NAMES]
     answer = answer_text(inp)
     if not answer.strip():
-        return [not_applicable(n, "no answer") for n in NAMES]
+        return [needs.missing(n, needs.ANSWER) for n in NAMES]
     ctx_norm = context_norm(inp)
     ctx = context_sentences(inp)
     rows = []

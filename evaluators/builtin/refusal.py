@@ -20,6 +20,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, not_applicable
+from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text
 from evaluators.lexical import is_refusal, sentences, split_claims
 
@@ -49,7 +50,7 @@ def classify(answer: str, config: Config) -> str:
 def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     answer = answer_text(inp)
     if not answer.strip():
-        return [not_applicable("refusal", "no answer"), not_applicable("answerability", "no answer")]
+        return [needs.missing("refusal", needs.ANSWER), needs.missing("answerability", needs.ANSWER)]
     kind = classify(answer, config)
     refused = kind != "answer"
     label = "refused" if refused else "answered"

@@ -8,7 +8,11 @@ Per retrieval step (``span_id`` = the step) and per trace (``span_id`` NULL):
 - ``mrr``: 1 / rank of the first candidate matching a unit, 0 when none does.
 - ``ndcg@k``: gains 2^grade - 1, log2 discount, ideal ranking from all gold units (ranx
   ``ndcg_burges``; trec_eval ``ndcg_cut`` with binary grades). A unit counts once, at its first match.
-- ``candidate_recall`` (trace): units among all candidates, no cut-off.
+- ``candidate_recall`` (trace): units among all candidates, no cut-off. Not applicable, naming the
+  missing field, when the trace retrieved without tracing it (``retrieval_step``) or when a unit
+  was not found while some candidates carry neither text nor a registry entry (``document_text``).
+  ``passed`` when every unit is found, bar units a search agent's search listed (``surfaced``) and
+  it never opened: those fail the layer ``not_opened`` (``evaluators.builtin.search``) instead.
 Trace rows of precision@k, mrr and ndcg@k are the mean over the trace's retrieval steps (numerator:
 sum, denominator: steps). Everything is not applicable without a gold case or without evidence.
 """
@@ -20,6 +24,8 @@ import math
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
+from evaluators.builtin import _trace_needs as needs
+from evaluators.builtin import search
 
 
 class Config(BaseModel):
@@ -136,18 +142,35 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
                 na_reason="no retrieval step",
             )
         )
-    found_all = inp.matching.in_candidates
-    missed_units = [inp.matching.unit(u).describe() for u in range(n_units) if u not in found_all]
-    out.append(
-        ratio(
-            "candidate_recall",
-            len(found_all),
-            n_units,
-            passed=len(found_all) == n_units,
-            details={"missed": missed_units, "retrieval_steps": len(inp.trace.retrieval_steps)},
-        )
-    )
+    out.append(candidate_recall(inp))
     return out
+
+
+def candidate_recall(inp: EvalInput) -> Metric:
+    """Units among all candidates / units (the layer ``candidate_miss``); not applicable when the
+    trace cannot tell (a retrieval that was not traced, documents without text hiding a unit)."""
+    untraced = needs.untraced_retrieval(inp)
+    if untraced:
+        return needs.missing("candidate_recall", needs.RETRIEVAL_STEP, why=untraced)
+    m = inp.matching
+    found_all = m.in_candidates
+    missed = [u for u in range(len(m.units)) if u not in found_all]
+    surfaced = search.surfaced_not_opened(inp) if missed else set()
+    if set(missed) - surfaced and needs.unverifiable_units(inp)[0]:
+        return needs.missing("candidate_recall", needs.DOCUMENT_TEXT)
+    details: dict[str, object] = {
+        "missed": [m.unit(u).describe() for u in missed if u not in surfaced],
+        "retrieval_steps": len(inp.trace.retrieval_steps),
+    }
+    if surfaced:  # listed by a search, never opened: layer not_opened, no retrieval miss
+        details["surfaced_not_opened"] = [m.unit(u).label for u in sorted(surfaced)]
+    return ratio(
+        "candidate_recall",
+        len(found_all),
+        len(m.units),
+        passed=not (set(missed) - surfaced),
+        details=details,
+    )
 
 
 SPEC = EvaluatorSpec(

@@ -5,7 +5,10 @@
   ``retrieved`` | ``skipped``; value and numerator = retrieval calls. ``passed`` unless the case must
   retrieve and no retrieval ran. Retrieval calls are retrieval steps, plus tool steps whose tool
   name matches one of ``retrieval_tools`` or whose result listed documents (an agent's search tool
-  is a retrieval; one that wraps a retrieval step is that step's call, counted once).
+  is a retrieval; one that wraps a retrieval step is that step's call, counted once). When no
+  retrieval call was traced but the trace shows that one ran (``_trace_needs.untraced_retrieval``:
+  the answering LLM's prompt holds evidence or registry text), the row is not applicable with label
+  ``{must}×untraced`` and a reason naming the missing ``retrieval_step``.
 - Value rows: ``retrieval_calls``, ``tool_calls``, ``llm_calls``, ``total_tokens`` (sum over LLM
   steps of the total, else input + output; not applicable when no LLM step reports tokens),
   ``latency_ms`` (the root span's duration, else the trace's span; not applicable without times),
@@ -19,6 +22,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, StepInfo, not_applicable
+from evaluators.builtin import _trace_needs as needs
 
 
 class Config(BaseModel):
@@ -69,19 +73,31 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     else:
         must = "must_retrieve" if case.must_retrieve else "may_skip"
     did = "retrieved" if calls else "skipped"
-    out = [
-        Metric(
+    details = {
+        "must_retrieve": case.must_retrieve if case is not None else None,
+        "retrieval_steps": retrieval_steps,
+        "retrieval_tool_calls": [t.tool_name or t.name for t in retrieval_tools],
+    }
+    untraced = needs.untraced_retrieval(inp) if not calls else None
+    if untraced:  # the app retrieved, it did not trace it: whether it skipped retrieval cannot be said
+        decision = Metric(
+            "retrieval_decision",
+            "not_applicable",
+            label=f"{must}×untraced",
+            reason=needs.reason(needs.RETRIEVAL_STEP, untraced),
+            details={**details, "missing_fields": [needs.RETRIEVAL_STEP]},
+        )
+    else:
+        decision = Metric(
             "retrieval_decision",
             value=float(calls),
             numerator=float(calls),
             passed=not (must == "must_retrieve" and did == "skipped"),
             label=f"{must}×{did}",
-            details={
-                "must_retrieve": case.must_retrieve if case is not None else None,
-                "retrieval_steps": retrieval_steps,
-                "retrieval_tool_calls": [t.tool_name or t.name for t in retrieval_tools],
-            },
-        ),
+            details=details,
+        )
+    out = [
+        decision,
         _value("retrieval_calls", calls),
         _value("tool_calls", len(tools)),
     ]

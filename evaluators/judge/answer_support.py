@@ -19,7 +19,7 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
     span = answer_span(inp)
     answer = answer_text(inp)
     if not answer.strip():
-        return [not_applicable(METRIC, "no answer", span)]
+        return [not_applicable(METRIC, "missing answer: the trace captured no answer", span)]
     claims = inp.judge.claims(inp.trace.query_text or "", answer, context_sentences(inp))
     counts = {
         v: sum(1 for c in claims if c.verdict == v) for v in ("supported", "contradicted", "unsupported")

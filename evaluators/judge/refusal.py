@@ -31,7 +31,7 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
     span = answer_span(inp)
     answer = answer_text(inp)
     if not answer.strip():
-        return [not_applicable(METRIC, "no answer", span)]
+        return [not_applicable(METRIC, "missing answer: the trace captured no answer", span)]
     out = inp.judge.refusal(inp.trace.query_text or "", answer)
     refused = out.label == "refused"
     extra: dict[str, Any] = {"reason": out.reason, "rule_refused": _rule(answer)}

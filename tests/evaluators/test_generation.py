@@ -518,7 +518,11 @@ def test_answer_support_no_claims_and_no_context() -> None:
     s = one(run_all(trace("q?", "I don't know."), None), "answer_support")
     assert s.status == "not_applicable" and s.reason == "no claims" and s.details == {"refusal": True}
     s = one(run_all(trace("q?", "Logs are retained for 7 days.", None, llm=False), None), "answer_support")
-    assert s.status == "not_applicable" and s.reason == "no context recorded" and s.span_id is None
+    assert (
+        s.status == "not_applicable"
+        and s.reason == "missing answer_llm_input: no context recorded"
+        and s.span_id is None
+    )
 
 
 def test_answer_support_threshold_from_config() -> None:

@@ -1,0 +1,57 @@
+"""ragfault doctor: what the stored traces carry that attribution needs, and how to fill each gap.
+
+Through the server when one runs (``GET /api/v1/coverage``), else on the database file read-only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from collector.errors import ConfigError
+from ragfault.client import get, server_up, server_url
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "doctor", help="what the traces carry that attribution needs, and how to fill the gaps"
+    )
+    p.add_argument("--service", help="only this service")
+    p.add_argument("--since", help="only traces that started at or after this time (ISO)")
+    p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
+    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--format", "-f", choices=["text", "json"], default="text")
+    return p
+
+
+def load(service: str | None, since: str | None, db: str | None, server: str | None) -> dict[str, Any]:
+    url = server_url(server)
+    if server_up(url):
+        return get(url, "/api/v1/coverage", {"service": service, "since": since})
+    from collector.coverage import coverage
+    from collector.store import Store
+
+    path = db or "./ragfault.duckdb"
+    if not Path(path).exists():
+        raise ConfigError(f"no server at {url} and no database file {path}")
+    try:
+        store = Store(path, read_only=True)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (is a server running on this file? pass --server)") from exc
+    try:
+        return coverage(store.cursor(), service, since)
+    finally:
+        store.con.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    from collector.coverage import render
+
+    rep = load(args.service, args.since, args.db, args.server)
+    print(
+        json.dumps(rep, indent=2) if args.format == "json" else render(rep),
+        end="" if args.format == "text" else "\n",
+    )
+    return 0
