@@ -39,10 +39,12 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
         "applied_at TIMESTAMP DEFAULT current_timestamp)"
     )
-    done = current_version(con)
+    # every migration not recorded yet, not only those above the highest: numbers are assigned ahead,
+    # so a database may hold a later one before an earlier one exists in the package
+    done = {int(r[0]) for r in con.execute("SELECT version FROM schema_migrations").fetchall()}
     applied = []
     for version, name, sql in migrations():
-        if version <= done:
+        if version in done:
             continue
         with transaction(con):
             con.execute(sql)
@@ -81,7 +83,7 @@ _STEP_TYPES = {
     "is_root": pa.bool_(),
     "received_at": _TS,
 }
-_DOC_TYPES = {"position": pa.int32(), "score": pa.float64(), "received_at": _TS}
+_DOC_TYPES = {"position": pa.int64(), "score": pa.float64(), "received_at": _TS}
 
 SPAN_SCHEMA = pa.schema([(c, _SPAN_TYPES.get(c, _S)) for c in SPAN_COLUMNS])
 STEP_SCHEMA = pa.schema([(c, _STEP_TYPES.get(c, _S)) for c in STEP_COLUMNS])
