@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from collector.config import explain
 from collector.errors import ConfigError
 
 MACRO = ("candidate_recall", "context_recall", "context_retention", "fact_coverage", "citation_validity")
@@ -68,7 +69,9 @@ class Rule(BaseModel):
             "answer_support", "ok_rate", "traces", "regressions"
         ) or self.metric.startswith(("layer:", "root_cause:"))
         if not known:
-            raise ValueError(f"unknown metric {self.metric!r}")
+            allowed = [*MACRO, "recall@K", *RATES, "answer_support", "ok_rate", "traces", "regressions",
+                       "layer:<layer>", "root_cause:<root cause>"]  # fmt: skip
+            raise ValueError(f"unknown metric {self.metric!r}; the metrics are: {', '.join(allowed)}")
         bad = set(self.where) - set(SLICE_COLUMNS)
         if bad:
             raise ValueError(f"where: unknown columns {sorted(bad)}; use {list(SLICE_COLUMNS)}")
@@ -100,7 +103,7 @@ def load_rules(path: str | Path) -> Rules:
     try:
         return Rules(**data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid rules {path}: {exc}") from exc
+        raise ConfigError(f"invalid rules {path}: {explain(exc)}") from exc
 
 
 @dataclass

@@ -11,16 +11,22 @@ from ragfault import report
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run the sample helpdesk app through ragfault and print the attribution")
     p.add_argument("--db", default="./ragfault-demo.duckdb", help="database file to create (replaced if present)")
-    p.add_argument("--format", "-f", choices=["text", "markdown", "json"], default="text")
+    p.add_argument("--format", "-f", choices=["text", "markdown", "json"], default="text", help="report format")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from collector.errors import ConfigError
     from collector.store import Store
     from collector.store.reader import run_select
     from ragfault.demo.run import run_demo
     from ragfault.demo.scenarios import RUN_ID, SCENARIOS
 
+    parent = Path(args.db).parent
+    if not parent.is_dir():
+        raise ConfigError(f"cannot create {args.db}: the directory {parent} does not exist")
     print("ragfault demo: starting a collector, loading the helpdesk knowledge base and gold set,")
     print(f"running {len(SCENARIOS)} requests through the instrumented sample app ...")
     result = run_demo(args.db)
