@@ -42,7 +42,9 @@ def _table_rows(table: str) -> str:
     [(t, n) for t, model in TABLE_MODELS.items() for n in model.model_fields],
 )
 def test_every_setting_of_every_table_is_documented(table: str, name: str) -> None:
-    assert f"| `{name}` |" in _table_rows(table), f"[{table}] {name} is missing from the README's configuration"
+    assert f"| `{name}` |" in _table_rows(table), (
+        f"[{table}] {name} is missing from the README's configuration"
+    )
 
 
 def test_every_table_of_the_settings_tree_has_its_readme_table() -> None:

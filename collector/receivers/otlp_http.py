@@ -92,5 +92,3 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
         return Response(encode_response(result.rejected, result.message, kind), 200, media_type=media)
 
     return router
-
-

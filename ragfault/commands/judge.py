@@ -15,7 +15,11 @@ from ragfault.client import _headers, post, server_up, server_url
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("judge", help="LLM judge calibration")
-    p.add_argument("action", choices=["calibrate"], help="calibrate: the judge's agreement with human labels and its drift")
+    p.add_argument(
+        "action",
+        choices=["calibrate"],
+        help="calibrate: the judge's agreement with human labels and its drift",
+    )
     p.add_argument("--model", help="only this judge model")
     p.add_argument("--prompt-version", help="only this prompt version")
     p.add_argument(
