@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
-from collector.errors import RagfaultError, RetryableError, Unauthorized
+from collector.errors import RagfaultError, status_of
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import run_select
 
@@ -80,14 +80,8 @@ def api_router(runtime: Any) -> APIRouter:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RagfaultError)
     async def _ragfault_error(request: Request, exc: RagfaultError) -> JSONResponse:
-        headers = {}
-        if isinstance(exc, RetryableError) and exc.http_status == 503:
-            headers["Retry-After"] = str(max(1, int(exc.retry_after)))
-        if isinstance(exc, Unauthorized):
-            headers["WWW-Authenticate"] = "Bearer"
-        return JSONResponse(
-            {"error": type(exc).__name__, "detail": str(exc)}, exc.http_status, headers=headers
-        )
+        st = status_of(exc)
+        return JSONResponse({"error": st.error, "detail": st.message}, st.http, headers=st.headers)
 
 
 def health_router(runtime: Any) -> APIRouter:

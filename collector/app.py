@@ -9,8 +9,10 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 
 from collector.api import api_router, health_router, install_error_handlers
+from collector.docs import docs_router
 from collector.receivers.otlp_http import make_router
 from collector.runtime import Runtime
+from collector.web import WebGuard
 
 RouterFactory = Callable[[Runtime], APIRouter]
 
@@ -35,8 +37,13 @@ def create_app(
         summary="Trace-ingesting evaluation for RAG and agent systems",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # FastAPI's pages load their scripts from a CDN: /docs is collector.docs's
+        redoc_url=None,
     )
+    # every route, including those added below by other packages, is behind the guard
+    app.add_middleware(WebGuard, settings=runtime.settings, metrics=runtime.metrics)
     install_error_handlers(app)
+    app.include_router(docs_router(app))
     app.include_router(make_router(runtime.settings, runtime.pipeline, runtime.metrics))
     app.include_router(health_router(runtime))
     app.include_router(api_router(runtime))

@@ -9,6 +9,8 @@ is kept.
 from __future__ import annotations
 
 import base64
+import json
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -96,8 +98,24 @@ def carries_feedback(attrs: dict[str, Any], events: Any) -> bool:
     return any(e.name == FEEDBACK_EVENT for e in events) if len(events) else False
 
 
+def _non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_non_finite(v) for v in value)
+    return False
+
+
 def _json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    """Attributes as JSON. NaN and ±Infinity are kept as the tokens ``NaN``, ``Infinity`` and
+    ``-Infinity`` (orjson writes ``null``): DuckDB's JSON reads them as DOUBLE, and
+    ``collector.jsonvalue.loads`` reads them back."""
+    out = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    if b"null" in out and _non_finite(value):
+        return json.dumps(value, allow_nan=True, ensure_ascii=False, separators=(",", ":"))
+    return out.decode()
 
 
 @dataclass

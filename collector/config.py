@@ -43,6 +43,16 @@ class ServerSettings(BaseModel):
     )
     ingest_token: str | None = Field(None, description="Bearer token required on /v1/traces and gRPC.")
     api_token: str | None = Field(None, description="Bearer token required on /api/*.")
+    protect_ui: bool = Field(
+        False,
+        description="With api_token set, the pages (/ui, /docs, /openapi.json) require it too (HTTP Basic, the token as password).",
+    )
+    protect_metrics: bool = Field(False, description="With api_token set, /metrics requires it too.")
+    trusted_hosts: tuple[str, ...] | None = Field(
+        None,
+        description="Host names the API and pages answer to (DNS-rebinding defence); default localhost, "
+        "127.0.0.1, ::1 and host; '*.example.com' matches subdomains, '*' any.",
+    )
     sql_row_cap: int = Field(10_000, gt=0, description="Most rows one SQL API call returns.")
     sql_timeout_seconds: float = Field(30.0, gt=0, description="Time limit of one SQL API call.")
     memory_limit: str | None = Field("4GB", description="DuckDB memory limit.")
@@ -73,6 +83,32 @@ class ServerSettings(BaseModel):
         return self
 
 
+def explain(exc: ValidationError, table: str | None = None) -> str:
+    """A validation error as one line a field: the field, the value given and what is allowed
+    (pydantic's own text carries its documentation links and internal names)."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        field = f"[{table}] {loc}" if table else loc
+        kind = err.get("type", "")
+        ctx = err.get("ctx") or {}
+        if kind == "extra_forbidden":
+            lines.append(f"{field}: unknown setting")
+            continue
+        if kind == "missing":
+            lines.append(f"{field}: required")
+            continue
+        allowed = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        if "expected" in ctx:
+            allowed = f"allowed: {ctx['expected']}"
+        given = err.get("input")
+        if kind == "value_error" or isinstance(given, dict):  # a check of the whole table or rule
+            lines.append(f"{field or 'settings'}: {allowed}")
+        else:
+            lines.append(f"{field} = {given!r}: {allowed}")
+    return "; ".join(lines)
+
+
 def load_toml(path: str | Path | None) -> dict[str, Any]:
     if not path:
         return {}
@@ -92,7 +128,8 @@ def env_values(model: type[BaseModel], prefix: str = "RAGFAULT_") -> dict[str, A
         if raw is None:
             continue
         ann = field.annotation
-        out[name] = tuple(s.strip() for s in raw.split(",") if s.strip()) if ann == tuple[str, ...] else raw
+        is_list = ann in (tuple[str, ...], tuple[str, ...] | None)
+        out[name] = tuple(s.strip() for s in raw.split(",") if s.strip()) if is_list else raw
     return out
 
 
@@ -108,4 +145,4 @@ def build_settings(
     try:
         return ServerSettings(**data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid settings: {exc}") from exc
+        raise ConfigError(f"invalid settings: {explain(exc, 'server')}") from exc

@@ -9,8 +9,10 @@ What a worker returns is plain data: three Arrow IPC streams (spans, steps, docu
 number of rejected spans and their reasons. A ``PermanentError`` raised in a worker (bad
 protobuf, bad JSON, a body that inflates past the limit) is pickled back and raised again in the
 server, so it maps to the same 4xx as in-process decoding. A worker that dies (killed, out of
-memory) breaks the executor: every request that was in it is answered with ``RetryableError``
-(503 / UNAVAILABLE, the exporter re-sends) and the next request gets a fresh pool.
+memory) breaks the pool: every request that was in it is answered with ``RetryableError``
+(503 / UNAVAILABLE, the exporter re-sends) and the next request gets a fresh pool. The pool is
+``collector.procpool.WorkerPool``, not ``ProcessPoolExecutor``, whose exit can hang after a worker
+died on Python 3.11 before 3.11.5 (see that module).
 
 Workers start with ``forkserver``, never ``fork``: the server process runs DuckDB, uvicorn and
 gRPC threads, which a fork would copy in an undefined state. A worker exits by itself when the
@@ -25,15 +27,15 @@ import multiprocessing
 import os
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime
-from typing import Any
 
 import pyarrow as pa
 
 from collector.batch import ArrowBatch
 from collector.errors import RetryableError
+from collector.procpool import WorkerPool
 
 log = logging.getLogger("ragfault.decode")
 
@@ -162,7 +164,7 @@ def _from_result(res: WorkerResult) -> ArrowBatch:
 
 
 class DecodePool:
-    """A ProcessPoolExecutor that is recreated when a worker dies.
+    """A worker pool that is recreated when a worker dies.
 
     Callers bound how many requests they hand over at once (``max_pending``), so bodies do not
     pile up in the executor's queue.
@@ -178,17 +180,17 @@ class DecodePool:
             ["collector.decode_pool", "collector.batch", "collector.store.schema"]
         )
         self._lock = threading.Lock()
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: WorkerPool | None = None
         self._closed = False
         self.restarts = 0
 
-    def _executor(self) -> ProcessPoolExecutor:
+    def _executor(self) -> WorkerPool:
         with self._lock:
             if self._closed:
                 raise RetryableError("decode pool is shut down", retry_after=5)
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    self.workers, mp_context=self._ctx, initializer=_init_worker, initargs=(os.getpid(),)
+                self._pool = WorkerPool(
+                    self.workers, self._ctx, _init_worker, (os.getpid(),), name="ragfault-decode"
                 )
             return self._pool
 
@@ -198,7 +200,7 @@ class DecodePool:
         for f in [pool.submit(_noop) for _ in range(self.workers)]:
             f.result(60)
 
-    def _replace(self, broken: ProcessPoolExecutor) -> None:
+    def _replace(self, broken: WorkerPool) -> None:
         with self._lock:
             if self._pool is broken:
                 self._pool = None
@@ -241,8 +243,7 @@ class DecodePool:
 
     def worker_pids(self) -> list[int]:
         pool = self._pool
-        procs: dict[int, Any] = getattr(pool, "_processes", None) or {}
-        return sorted(procs)
+        return sorted(pool._processes) if pool is not None else []
 
     def shutdown(self) -> None:
         with self._lock:

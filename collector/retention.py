@@ -34,7 +34,7 @@ import pyarrow as pa
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from collector.config import load_toml
+from collector.config import explain, load_toml
 from collector.errors import ConfigError, PermanentError
 from collector.export import KEEP_OUT, export_traces, trace_tables
 from collector.receivers.otlp_http import check_bearer
@@ -92,7 +92,7 @@ def load_retention_settings(config_file: str | Path | None) -> RetentionSettings
     try:
         return RetentionSettings(**data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid [retention] settings: {exc}") from exc
+        raise ConfigError(f"invalid settings: {explain(exc, 'retention')}") from exc
 
 
 def utcnow() -> datetime:
@@ -294,6 +294,8 @@ def _confined(out_dir: str, root: str | None) -> str:
             "exporting through the API needs [retention] export_dir on the server; "
             "or stop the server and run `ragfault export --db FILE` locally"
         )
+    if "\x00" in out_dir:
+        raise PermanentError("out_dir must not contain a NUL byte")
     base = Path(root).resolve()
     target = (base / out_dir).resolve()
     if target != base and base not in target.parents:

@@ -377,7 +377,7 @@ class Settler:
                 "trace_id": pa.array(ctx["trace_id"], pa.string()),
                 "span_id": pa.array(ctx["span_id"], pa.string()),
                 "stage": pa.array(ctx["stage"], pa.string()),
-                "position": pa.array(ctx["position"], pa.int32()),
+                "position": pa.array(ctx["position"], pa.int64()),
                 "doc_id": pa.array(ctx["doc_id"], pa.string()),
                 "chunk_id": pa.array(ctx["chunk_id"], pa.string()),
                 "content": pa.array(ctx["content"], pa.string()),

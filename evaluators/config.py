@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from collector.config import load_toml
+from collector.config import explain, load_toml
 from collector.errors import ConfigError
 from evaluators.base import EvaluatorSpec
 
@@ -41,7 +41,7 @@ def load_evaluation_settings(config_file: str | Path | None) -> EvaluationSettin
     try:
         return EvaluationSettings(**data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid [evaluation] settings: {exc}") from exc
+        raise ConfigError(f"invalid settings: {explain(exc, 'evaluation')}") from exc
 
 
 def evaluator_configs(settings: EvaluationSettings, specs: dict[str, EvaluatorSpec]) -> dict[str, BaseModel]:

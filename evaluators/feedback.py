@@ -41,6 +41,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from collector.batch import FEEDBACK_EVENT, FEEDBACK_KEYS
+from collector.jsonvalue import loads as loads_json
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import Window, received_window, traces_in_range, window_sql
 from collector.store.tx import transaction
@@ -186,8 +187,8 @@ def _loads(raw: Any) -> Any:
     if raw is None:
         return None
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        return loads_json(raw)
+    except ValueError:
         return None
 
 

@@ -15,6 +15,8 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    StrictBool,
+    StrictInt,
     Tag,
     ValidationError,
     field_validator,
@@ -33,7 +35,7 @@ class Evidence(BaseModel):
     doc_id: str | None = None
     quote: str | None = None
     chunk_id: str | None = None
-    grade: int = Field(1, ge=0, le=10, description="Graded relevance; nDCG gain is 2^grade - 1.")
+    grade: StrictInt = Field(1, ge=0, le=10, description="Graded relevance; nDCG gain is 2^grade - 1.")
 
     @model_validator(mode="after")
     def _some_key(self) -> Evidence:
@@ -81,11 +83,12 @@ class GoldCase(BaseModel):
 
     case_id: str = Field(..., min_length=1)
     query: str = Field(..., min_length=1)
-    answerable: bool = True
+    # strict: a bad field is refused, not coerced ("yes", "false" and 1 are not booleans here)
+    answerable: StrictBool = True
     expected_behavior: Literal["answer", "refuse", "correct_premise", "clarify"] = "answer"
     category: str | None = None
     risk: Literal["high", "normal"] = "normal"
-    must_retrieve: bool | None = None
+    must_retrieve: StrictBool | None = None
     evidence: list[EvidenceItem] = Field(default_factory=list)
     required_facts: list[RequiredFact] = Field(default_factory=list)
     negative_doc_ids: list[str] = Field(default_factory=list)
@@ -163,9 +166,9 @@ def parse_jsonl(text: str | bytes, model: type[BaseModel], key: str) -> list[Any
         try:
             item = model.model_validate(obj)
         except ValidationError as exc:
-            err = exc.errors()[0]
+            err = exc.errors(include_url=False)[0]
             field = _field_path(err["loc"])
-            raise PermanentError(f"line {lineno}: field {field}: {err['msg']}") from exc
+            raise PermanentError(f"line {lineno}: field {field}{_given(err)}: {_allowed(err)}") from exc
         ident = getattr(item, key)
         if ident in seen:
             raise PermanentError(
@@ -174,6 +177,27 @@ def parse_jsonl(text: str | bytes, model: type[BaseModel], key: str) -> list[Any
         seen[ident] = lineno
         items.append(item)
     return items
+
+
+def _given(err: Any) -> str:
+    """`` = <value>`` for an error about one value (not for a missing or unknown field)."""
+    if err.get("type") in ("missing", "extra_forbidden") or isinstance(err.get("input"), dict):
+        return ""
+    return f" = {orjson.dumps(err.get('input'), default=str).decode()}"
+
+
+def _allowed(err: Any) -> str:
+    kind, ctx = err.get("type", ""), err.get("ctx") or {}
+    if kind == "missing":
+        return "required"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "bool_type":
+        return "must be true or false"
+    if "expected" in ctx:
+        return f"allowed: {ctx['expected']}"
+    msg = str(err.get("msg", "invalid"))
+    return msg.removeprefix("Value error, ")
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:

@@ -20,7 +20,8 @@ Workers run niced (``WORKER_NICE``), so in a server they take the CPU that inges
 
 Workers start with ``forkserver``, never ``fork`` (a server process runs threads, which a fork
 would copy in an undefined state), and exit by themselves when the process that started them is
-gone.
+gone. The pool is ``collector.procpool.WorkerPool``, not ``ProcessPoolExecutor``, whose exit can
+hang after a worker died on Python 3.11 before 3.11.5 (see that module).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import shutil
 import tempfile
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime
 from types import TracebackType
@@ -41,6 +42,7 @@ from typing import Any
 
 from collector.decode_pool import default_workers as default_workers  # the same policy for a long run
 from collector.decode_pool import process_start_time
+from collector.procpool import WorkerPool
 from evaluators.runner import EvalTables, References, Runner, TraceTables, evaluate_tables
 
 log = logging.getLogger("ragfault.evaluate")
@@ -114,7 +116,7 @@ class EvalPool:
         configs = {n: runner.configs[n] for n in runner.specs}
         self._runner_state = pickle.dumps((runner.specs, configs, runner.tier, tuple(source_keys)))
         self._ctx = multiprocessing.get_context("forkserver")
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: WorkerPool | None = None
         self._dir = tempfile.mkdtemp(prefix="ragfault-eval-")
         self._refs_stamp: Any = None
         self._refs_path: str | None = None
@@ -122,13 +124,14 @@ class EvalPool:
 
     # lifecycle
 
-    def _executor(self) -> ProcessPoolExecutor:
+    def _executor(self) -> WorkerPool:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(
+            self._pool = WorkerPool(
                 self.workers,
-                mp_context=self._ctx,
-                initializer=_init_worker,
-                initargs=(os.getpid(), process_start_time(os.getpid()), self._runner_state),
+                self._ctx,
+                _init_worker,
+                (os.getpid(), process_start_time(os.getpid()), self._runner_state),
+                name="ragfault-eval",
             )
         return self._pool
 
@@ -142,6 +145,13 @@ class EvalPool:
     def usable(self) -> bool:
         """False once the pool broke more than ``max_restarts`` times (the run goes on in-process)."""
         return self.restarts <= self.max_restarts
+
+    def worker_pids(self) -> list[int]:
+        """The worker processes' pids (none before the first batch or ``start``)."""
+        return sorted(self._pool._processes) if self._pool is not None else []
+
+    def worker_processes(self) -> list[Any]:
+        return list(self._pool._processes.values()) if self._pool is not None else []
 
     def broken(self, generation: int | None = None) -> None:
         """A worker of this executor generation (default: the current one) died: drop the executor;

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ValidationError
 
+from collector.jsonvalue import loads as loads_json
 from collector.store.reader import Window, first_received_range, received_window, traces_in_range, window_sql
 from collector.store.tx import transaction
 from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
@@ -140,8 +141,8 @@ def _loads(value: Any) -> Any:
     if value is None or isinstance(value, (dict, list)):
         return value
     try:
-        return orjson.loads(value)
-    except orjson.JSONDecodeError:
+        return loads_json(value)
+    except ValueError:
         return None
 
 

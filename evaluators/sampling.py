@@ -31,7 +31,7 @@ import orjson
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from collector.config import load_toml
+from collector.config import explain, load_toml
 from collector.errors import ConfigError
 from collector.store.reader import Window, received_window, traces_in_range, window_sql
 from evaluators.runner import verdicts_since_sql
@@ -140,7 +140,7 @@ def load_sampling_settings(config_file: str | Path | None) -> SamplingSettings:
     try:
         return SamplingSettings(**data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid [sampling] settings: {exc}") from exc
+        raise ConfigError(f"invalid settings: {explain(exc, 'sampling')}") from exc
 
 
 def bucket(trace_id: str, salt: str = "") -> float:

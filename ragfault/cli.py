@@ -27,6 +27,21 @@ COMMANDS = [
 ]
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Each option's help ends with its default, unless it has none or says it already."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            action.option_strings
+            and default not in (None, False, argparse.SUPPRESS, [])
+            and "default" not in text
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ragfault", description="Attribute RAG and agent failures from traces."
@@ -42,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         p = module.add_parser(sub)
         p.set_defaults(_run=module.run)
+        p.formatter_class = _HelpFormatter
+        if not p.description:  # the one-line help of the command list, on its own page too
+            p.description = next((a.help for a in sub._choices_actions if a.dest == name), None)
     return parser
 
 
@@ -59,6 +77,17 @@ def main(argv: list[str] | None = None) -> int:
     except RagfaultError as exc:
         print(f"ragfault: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a file that is missing, unreadable or cannot be written: one line
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"ragfault: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        import duckdb
+
+        if isinstance(exc, (duckdb.IOException, duckdb.PermissionException)):
+            print(f"ragfault: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 1
+        raise
     except KeyboardInterrupt:
         return 130
 

@@ -53,6 +53,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from collector.config import explain
 from collector.errors import ConfigError
 
 MACRO = ("candidate_recall", "context_recall", "context_retention", "fact_coverage", "citation_validity")
@@ -90,7 +91,9 @@ class Rule(BaseModel):
             or self.metric.startswith(("layer:", "root_cause:"))
         )
         if not known:
-            raise ValueError(f"unknown metric {self.metric!r}")
+            allowed = [*MACRO, "recall@K", *RATES, "answer_support", "ok_rate", "traces", "regressions",
+                       *EXPERIMENT, "layer:<layer>", "root_cause:<root cause>"]  # fmt: skip
+            raise ValueError(f"unknown metric {self.metric!r}; the metrics are: {', '.join(allowed)}")
         if self.is_delta and not (self.metric in DELTA or RECALL_AT.fullmatch(self.metric)):
             raise ValueError(f"min_delta/max_delta need a per-case metric ({', '.join(DELTA)}, recall@k)")
         if self.significant and not self.is_delta:
@@ -134,7 +137,7 @@ def load_rules(path: str | Path) -> Rules:
     try:
         return Rules(**data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid rules {path}: {exc}") from exc
+        raise ConfigError(f"invalid rules {path}: {explain(exc)}") from exc
 
 
 @dataclass

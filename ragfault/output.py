@@ -42,7 +42,8 @@ def render(result: dict[str, Any], fmt: str = "table") -> str:
         ).decode()
     if fmt == "csv":
         buf = io.StringIO()
-        w = csv.writer(buf)
+        # "\n": print() writes the platform's newline for it (csv's default ends lines with CRLF)
+        w = csv.writer(buf, lineterminator="\n")
         w.writerow(columns)
         for r in rows:
             w.writerow([orjson.dumps(v).decode() if isinstance(v, (list, dict)) else v for v in r])

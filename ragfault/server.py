@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -12,6 +13,7 @@ import uvicorn
 
 from collector.app import create_app
 from collector.config import ServerSettings
+from collector.errors import ConfigError
 from collector.runtime import Runtime
 
 
@@ -92,7 +94,26 @@ class ServerThread:
         self.thread.join(30)
 
 
+def check_ports(settings: ServerSettings) -> None:
+    """Refuse to start when a port is taken, before anything is created (the database file included)."""
+    host = settings.host.strip("[]")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    for port, what in ((settings.http_port, "http_port"), (settings.grpc_port, "grpc_port")):
+        if not port:
+            continue
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do
+            try:
+                s.bind((host, port))
+            except OSError as exc:
+                raise ConfigError(
+                    f"cannot listen on {settings.host}:{port} ({what}): {exc.strerror}; "
+                    "another server may be running there: pass --http-port / --grpc-port"
+                ) from exc
+
+
 def serve(settings: ServerSettings) -> None:
+    check_ports(settings)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

@@ -10,15 +10,15 @@ the request is parsed once, off the server's GIL.
 
 from __future__ import annotations
 
-import hmac
 import logging
 from concurrent import futures
 
 import grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
+from collector.auth import check_token
 from collector.config import ServerSettings
-from collector.errors import PermanentError, RetryableError
+from collector.errors import GRPC_UNAVAILABLE, RagfaultError, Unauthorized, status_of
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
 from collector.receivers.payload import PROTOBUF
@@ -26,6 +26,8 @@ from collector.receivers.payload import PROTOBUF
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 
 log = logging.getLogger("ragfault.grpc")
+
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 
 class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
@@ -35,16 +37,12 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         self.metrics = metrics
 
     def _authorized(self, context: grpc.ServicerContext) -> bool:
-        token = self.settings.ingest_token
-        if not token:
-            return True
-        for key, value in context.invocation_metadata():
-            if key == "authorization":
-                scheme, _, given = str(value).partition(" ")
-                return scheme.lower() == "bearer" and hmac.compare_digest(
-                    given.strip().encode(), token.encode()
-                )
-        return False
+        values = [str(v) for k, v in context.invocation_metadata() if k.lower() == "authorization"]
+        try:
+            check_token(values, self.settings.ingest_token)
+        except Unauthorized:
+            return False
+        return True
 
     def Export(  # noqa: N802 (generated name)
         self,
@@ -61,12 +59,11 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
                 result = self.pipeline.export_body(request, PROTOBUF, None, limit)
             else:
                 result = self.pipeline.export(request)
-        except PermanentError as exc:
-            self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="invalid")
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except (RetryableError, futures.TimeoutError) as exc:
-            self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="unavailable")
-            context.abort(grpc.StatusCode.UNAVAILABLE, str(exc) or "commit timed out")
+        except (RagfaultError, futures.TimeoutError) as exc:
+            st = status_of(exc)
+            outcome = "unavailable" if st.grpc == GRPC_UNAVAILABLE else "invalid"
+            self.metrics.inc("ragfault_requests_total", transport="grpc", outcome=outcome)
+            context.abort(_CODES[st.grpc], st.message)
         self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="ok")
         resp = trace_service_pb2.ExportTraceServiceResponse()
         if result.rejected or result.message:

@@ -9,29 +9,31 @@ can never succeed, 413 when the body is too large, 415 for an unknown content ty
 from __future__ import annotations
 
 import asyncio
-import hmac
 
 import anyio
 from fastapi import APIRouter, Request, Response
 
+from collector.auth import check_token
 from collector.config import ServerSettings
-from collector.errors import PayloadTooLarge, PermanentError, RetryableError, Unauthorized
+from collector.errors import (
+    GRPC_INVALID_ARGUMENT,
+    GRPC_UNAUTHENTICATED,
+    GRPC_UNAVAILABLE,
+    PayloadTooLarge,
+    RagfaultError,
+    RetryableError,
+    status_of,
+)
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
 from collector.receivers.payload import JSON, PROTOBUF, encode_response, encode_status
 
-GRPC_INVALID_ARGUMENT = 3
-GRPC_UNAVAILABLE = 14
-GRPC_UNAUTHENTICATED = 16
+__all__ = ["GRPC_INVALID_ARGUMENT", "GRPC_UNAUTHENTICATED", "GRPC_UNAVAILABLE", "check_bearer", "make_router"]
 
 
 def check_bearer(request: Request, token: str | None) -> None:
-    if not token:
-        return
-    header = request.headers.get("authorization", "")
-    scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-        raise Unauthorized("missing or invalid bearer token")
+    """``collector.auth.check_token`` over every Authorization header of ``request``."""
+    check_token(request.headers.getlist("authorization"), token)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -80,23 +82,12 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
                 else:
                     batch = await anyio.to_thread.run_sync(pipeline.decode_here, body, ctype, cenc, limit)
             result = await pipeline.export_batch(batch)
-        except Unauthorized as exc:
-            metrics.inc("ragfault_requests_total", transport="http", outcome="unauthorized")
-            return Response(encode_status(GRPC_UNAUTHENTICATED, str(exc), kind), 401, media_type=media)
-        except PermanentError as exc:
-            metrics.inc("ragfault_requests_total", transport="http", outcome=str(exc.http_status))
-            return Response(
-                encode_status(GRPC_INVALID_ARGUMENT, str(exc), kind), exc.http_status, media_type=media
-            )
-        except (TimeoutError, RetryableError) as exc:
-            metrics.inc("ragfault_requests_total", transport="http", outcome="503")
-            retry_after = getattr(exc, "retry_after", 5)
-            return Response(
-                encode_status(GRPC_UNAVAILABLE, str(exc) or "commit timed out", kind),
-                503,
-                media_type=media,
-                headers={"Retry-After": str(max(1, int(retry_after)))},
-            )
+        except (RagfaultError, TimeoutError) as exc:
+            st = status_of(exc)
+            outcome = "unauthorized" if st.http == 401 else str(st.http)
+            metrics.inc("ragfault_requests_total", transport="http", outcome=outcome)
+            body = encode_status(st.grpc, st.message, kind)
+            return Response(body, st.http, media_type=media, headers=st.headers)
         metrics.inc("ragfault_requests_total", transport="http", outcome="200")
         return Response(encode_response(result.rejected, result.message, kind), 200, media_type=media)
 

@@ -83,7 +83,7 @@ _STEP_TYPES = {
     "is_root": pa.bool_(),
     "received_at": _TS,
 }
-_DOC_TYPES = {"position": pa.int32(), "score": pa.float64(), "received_at": _TS}
+_DOC_TYPES = {"position": pa.int64(), "score": pa.float64(), "received_at": _TS}
 
 SPAN_SCHEMA = pa.schema([(c, _SPAN_TYPES.get(c, _S)) for c in SPAN_COLUMNS])
 STEP_SCHEMA = pa.schema([(c, _STEP_TYPES.get(c, _S)) for c in STEP_COLUMNS])

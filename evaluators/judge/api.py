@@ -9,10 +9,21 @@ from typing import Any
 
 import anyio
 from fastapi import APIRouter, Depends, HTTPException, Request
+from pydantic import BaseModel, ConfigDict, Field
 
 from collector.errors import ConfigError, PermanentError
 from collector.receivers.otlp_http import check_bearer
 from evaluators.judge.calibration import accept, calibration_report, parse_labels, store_labels
+
+
+class AcceptRequest(BaseModel):
+    """The judge version to trust; a JSON body, never query parameters (a cross-site form could
+    send those)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(..., min_length=1)
+    prompt_version: str = Field(..., min_length=1)
 
 
 def router(runtime: Any) -> APIRouter:
@@ -67,8 +78,10 @@ def router(runtime: Any) -> APIRouter:
         except ConfigError as exc:
             raise HTTPException(409, str(exc)) from exc
 
-    @r.post("/judge/accept", summary="Trust a judge version after reading its drift report")
-    async def accept_version(model: str, prompt_version: str) -> dict[str, Any]:
+    @r.post("/judge/accept", summary="Trust a judge version after reading its drift report (JSON body)")
+    async def accept_version(body: AcceptRequest) -> dict[str, Any]:
+        model, prompt_version = body.model, body.prompt_version
+
         def work() -> dict[str, Any]:
             con = runtime.store.cursor()
             try:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from collector.config import load_toml
+from collector.config import explain, load_toml
 from collector.errors import ConfigError
 
 
@@ -82,4 +82,4 @@ def load_judge_settings(config_file: str | Path | None) -> JudgeSettings | None:
     try:
         return JudgeSettings(**data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid [judge] settings: {exc}") from exc
+        raise ConfigError(f"invalid settings: {explain(exc, 'judge')}") from exc

@@ -13,7 +13,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--db", default="./ragfault-demo.duckdb", help="database file to create (replaced if present)"
     )
-    p.add_argument("--format", "-f", choices=["text", "markdown", "json"], default="text")
+    p.add_argument(
+        "--format", "-f", choices=["text", "markdown", "json"], default="text", help="report format"
+    )
     p.add_argument(
         "--experiments",
         action="store_true",
@@ -24,11 +26,17 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from collector.errors import ConfigError
     from collector.store import Store
     from collector.store.reader import run_select
     from ragfault.demo.run import run_demo
     from ragfault.demo.scenarios import RUN_ID, SCENARIOS
 
+    parent = Path(args.db).parent
+    if not parent.is_dir():
+        raise ConfigError(f"cannot create {args.db}: the directory {parent} does not exist")
     print("ragfault demo: starting a collector, loading the helpdesk knowledge base and gold set,")
     print(f"running {len(SCENARIOS)} requests through the instrumented sample app ...")
     result = run_demo(args.db, keep_server=args.experiments)

@@ -63,10 +63,11 @@ def run(args: argparse.Namespace) -> int:
     from evaluators.registry import discover
     from evaluators.runner import Runner, StoreRunner
     from evaluators.service import select_traces_received
-    from ragfault.local import LocalStore
+    from ragfault.local import LocalStore, require_database
 
     settings = load_evaluation_settings(args.config)
     specs = discover()
+    require_database(args.db)
     local = LocalStore(args.db)
     try:
         settled = local.settle_all()

@@ -15,7 +15,11 @@ from ragfault.client import _headers, post, server_up, server_url
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("judge", help="LLM judge calibration")
-    p.add_argument("action", choices=["calibrate"])
+    p.add_argument(
+        "action",
+        choices=["calibrate"],
+        help="calibrate: the judge's agreement with human labels and its drift",
+    )
     p.add_argument("--model", help="only this judge model")
     p.add_argument("--prompt-version", help="only this prompt version")
     p.add_argument(
@@ -87,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             report = json.loads(resp.read())
         if args.accept and report.get("drift"):
             v = report["drift"]["version"]
-            post(url, "/api/v1/judge/accept?" + urlencode(v), b"")
+            post(url, "/api/v1/judge/accept", json.dumps(v).encode())
     else:
         report = _local(args)
     print(json.dumps(report, indent=2, default=str, ensure_ascii=False) if args.json else render(report))

@@ -10,7 +10,7 @@ from ragfault.client import post, server_up, server_url
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("label", help="human labels for judge calibration")
-    p.add_argument("action", choices=["import"])
+    p.add_argument("action", choices=["import"], help="import: store the labels of a JSONL file")
     p.add_argument("file", help="labels: trace_id, metric, label, annotator, optional claim, span_id, anchor")
     p.add_argument("--db", default="./ragfault.duckdb", help="database file when no server runs")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")

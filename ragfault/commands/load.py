@@ -10,7 +10,7 @@ from ragfault.client import post, server_up, server_url
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("load", help="load gold cases or knowledge-base documents from JSONL")
-    p.add_argument("kind", choices=["gold", "kb"])
+    p.add_argument("kind", choices=["gold", "kb"], help="gold cases or knowledge-base documents")
     p.add_argument("file", help="JSONL file, one case or document a line")
     p.add_argument("--db", default="./ragfault.duckdb", help="database file when no server runs")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
@@ -30,8 +30,9 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     from evaluators.loading import store_gold, store_kb
-    from ragfault.local import LocalStore
+    from ragfault.local import LocalStore, require_database
 
+    require_database(args.db)
     local = LocalStore(args.db)
     try:
         if args.kind == "gold":

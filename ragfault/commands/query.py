@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
+from collector.errors import ConfigError
 from ragfault.client import sql
 from ragfault.output import render
 
@@ -18,8 +20,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
-    p.add_argument("--format", "-f", choices=["table", "json", "csv"], default="table")
-    p.add_argument("--max-rows", type=int, default=10_000)
+    p.add_argument("--format", "-f", choices=["table", "json", "csv"], default="table", help="output format")
+    p.add_argument("--max-rows", type=int, default=10_000, help="most rows to return")
     return p
 
 
@@ -35,15 +37,20 @@ def parse_params(items: list[str]) -> dict[str, Any]:
 
 def resolve_sql(text: str) -> str:
     """SQL text itself, the contents of a .sql file, or a bundled query by name."""
-    if text.endswith(".sql") and Path(text).is_file():
+    if text.endswith(".sql"):
+        if not Path(text).is_file():
+            raise ConfigError(f"no file {text}")
         return Path(text).read_text(encoding="utf-8")
-    if " " not in text.strip():
-        try:
-            from queries import load_query
+    name = text.strip()
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):  # one word: a bundled query, never SQL
+        from queries import all_queries
 
-            return load_query(text).sql
-        except (ImportError, KeyError):
-            pass
+        queries = all_queries()
+        if name not in queries:
+            raise ConfigError(
+                f"no bundled query {name!r}; the bundled queries are: {', '.join(sorted(queries))}"
+            )
+        return queries[name].sql
     return text
 
 

@@ -14,7 +14,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--dataset", help="only cases loaded from this dataset (file name)")
     p.add_argument("--since", help="only traces starting at or after (ISO time, UTC)")
     p.add_argument("--until", help="only traces starting before (ISO time, UTC)")
-    p.add_argument("--format", "-f", choices=["text", "markdown", "json"], default="text")
+    p.add_argument(
+        "--format", "-f", choices=["text", "markdown", "json"], default="text", help="report format"
+    )
     p.add_argument("--config", help="TOML config file ([experiments] table: reliance by category)")
     p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")

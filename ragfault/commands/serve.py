@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from collector.config import build_settings
-
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the collector (OTLP/HTTP + API and OTLP/gRPC)")
@@ -22,8 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ragfault.server import serve
+    from ragfault.settings import load_settings
 
-    settings = build_settings(
+    tree = load_settings(
         args.config,
         {
             "db": args.db,
@@ -33,5 +32,5 @@ def run(args: argparse.Namespace) -> int:
             "settle_seconds": args.settle_seconds,
         },
     )
-    serve(settings)
+    serve(tree.server)
     return 0

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import jsonable, run_select
+from collector.web import html_page
 
 _TEXT_CAP = 6000
 
@@ -154,7 +155,7 @@ def router(runtime: Any) -> APIRouter:
         check_bearer(request, runtime.settings.api_token)
 
     r = APIRouter()
-    page = resources.files("ragfault.ui").joinpath("index.html").read_text(encoding="utf-8")
+    page = html_page(resources.files("ragfault.ui").joinpath("index.html").read_text(encoding="utf-8"))
 
     @r.get("/", include_in_schema=False)
     async def root() -> RedirectResponse:
@@ -162,7 +163,7 @@ def router(runtime: Any) -> APIRouter:
 
     @r.get("/ui", include_in_schema=False)
     async def ui() -> HTMLResponse:
-        return HTMLResponse(page)
+        return page()
 
     @r.get("/api/v1/traces/{trace_id}/view", dependencies=[Depends(auth)], summary="A trace ready to draw")
     async def view(trace_id: str) -> dict[str, Any]:

@@ -51,6 +51,7 @@ def test_query_through_the_server(server: Server, tmp_path: Path, capsys: pytest
     monkeypatch.setenv("RAGFAULT_SERVER", server.url)
     code, out, _ = run(capsys, "query", str(sql_file), "--db", nowhere, "--format", "csv")
     assert code == 0
+    assert "\r" not in out and out.count("\n") == 4  # lines end with the platform's newline
     assert list(csv.reader(io.StringIO(out))) == [
         ["name", "n"],
         ["span-0", "0"],

@@ -184,7 +184,7 @@ from evaluators.runner import Runner
 specs = discover()
 pool = EvalPool(2, Runner(specs, evaluator_configs(EvaluationSettings(), specs)))
 pool.start()
-print(" ".join(str(p) for p in pool._pool._processes), flush=True)
+print(" ".join(str(p) for p in pool.worker_pids()), flush=True)
 time.sleep(300)
 """
 

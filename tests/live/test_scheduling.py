@@ -127,8 +127,9 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
     )
     svc = srv.runtime.evaluation
     pool = svc._pool
-    assert pool is not None and pool._pool is not None
-    workers = list(pool._pool._processes.values())
+    assert pool is not None
+    workers = pool.worker_processes()
+    assert workers
     monkeypatch.setattr(service, "POOL_IDLE_SECONDS", 0.0)
     deadline = time.monotonic() + 30
     while svc._pool is not None and time.monotonic() < deadline:

@@ -1,0 +1,77 @@
+"""The settings tree: every table of the config file, read once at startup into one frozen model.
+
+``load_settings(config_file, overrides)`` reads the TOML file once and validates every table
+against its component's model (each a frozen pydantic model with ``extra="forbid"``, beside its
+component): an unknown table or key is a ``ConfigError`` naming it, and a bad value names the
+field, the value and what is allowed. ``ragfault serve`` calls it before anything starts.
+
+A new table is one entry in ``Settings`` (its model, default and description) and one row per
+setting in the README's configuration section (``tests/test_docs.py`` checks every setting).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from collector.config import ServerSettings, build_settings, explain, load_toml
+from collector.errors import ConfigError
+from collector.retention import RetentionSettings
+from evaluators.config import EvaluationSettings
+from evaluators.judge.settings import JudgeSettings
+from evaluators.sampling import SamplingSettings
+from ragfault.experiments.config import ExperimentSettings
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    server: ServerSettings = Field(
+        default_factory=ServerSettings, description="The collector: ports, limits, tokens."
+    )
+    evaluation: EvaluationSettings = Field(
+        default_factory=EvaluationSettings, description="Which evaluators run and their options."
+    )
+    sampling: SamplingSettings = Field(
+        default_factory=SamplingSettings, description="Which live traces the judge tier sees."
+    )
+    judge: JudgeSettings | None = Field(None, description="The LLM judge; none without the table.")
+    retention: RetentionSettings = Field(
+        default_factory=RetentionSettings, description="Deleting and exporting old traces."
+    )
+    experiments: ExperimentSettings = Field(
+        default_factory=ExperimentSettings, description="Run comparisons and gold-case reliance."
+    )
+
+
+TABLES = tuple(n for n in Settings.model_fields)
+_MODELS: dict[str, type[BaseModel]] = {
+    "evaluation": EvaluationSettings, "sampling": SamplingSettings, "judge": JudgeSettings,
+    "retention": RetentionSettings, "experiments": ExperimentSettings,
+}  # fmt: skip
+
+
+def load_settings(config_file: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """The whole tree: defaults < config file < ``RAGFAULT_*`` environment (``[server]``) < flags."""
+    data = load_toml(config_file)
+    unknown = [k for k in data if k not in TABLES]
+    if unknown:
+        raise ConfigError(
+            f"unknown table [{unknown[0]}] in {config_file}; the tables are "
+            + ", ".join(f"[{t}]" for t in TABLES)
+        )
+    for name, value in data.items():
+        if not isinstance(value, dict):
+            raise ConfigError(f"[{name}] in {config_file} must be a table, not a value")
+    server = build_settings(config_file, overrides)
+    tables: dict[str, Any] = {"server": server}
+    for name, model in _MODELS.items():
+        if name not in data:
+            continue
+        try:
+            tables[name] = model(**data[name])
+        except ValidationError as exc:
+            raise ConfigError(f"invalid settings: {explain(exc, name)}") from exc
+    return Settings(**tables)
