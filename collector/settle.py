@@ -26,6 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.assemble import STAGE_PRIORITY, DocView, StepView, assemble
+from collector.content_events import load_fills, write_fills
 from collector.metrics import Metrics
 from collector.store.reader import Window, received_window, window_sql
 from collector.store.tx import transaction
@@ -34,11 +35,15 @@ from collector.textnorm import normalize
 log = logging.getLogger("ragfault.settle")
 
 # a trace not assembled yet, or not with all its spans
-_WAITING = "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count)"
+# (content events: GenAI content log records stored for it since, ``collector.content_events``)
+_WAITING = (
+    "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count "
+    "OR coalesce(assembled_events, 0) < coalesce(content_events, 0))"
+)
 # ... and complete: its root came and nothing since for settle_seconds, or max_wait_seconds passed
 _COMPLETE = "((has_root AND last_received_at <= $settled) OR last_received_at <= $expired)"
 _READY = f"""
-SELECT trace_id, span_count, first_received_at, last_received_at FROM traces
+SELECT trace_id, span_count, first_received_at, last_received_at, coalesce(content_events, 0) FROM traces
 WHERE {_WAITING} AND {_COMPLETE}{{recent}}
 ORDER BY last_received_at
 LIMIT $limit
@@ -276,7 +281,7 @@ class Settler:
     def ready(self, now: datetime | None = None) -> list[tuple[str, int]]:
         return [(r[0], r[1]) for r in self._ready(now)]
 
-    def _ready(self, now: datetime | None = None) -> list[tuple[str, int, datetime | None, datetime | None]]:
+    def _ready(self, now: datetime | None = None) -> list[tuple[str, int, datetime | None, datetime | None, int]]:
         sweep = now is not None or time.monotonic() - self._swept_at >= FULL_SWEEP_SECONDS
         now = now or utcnow()
         params: dict[str, Any] = {**self._complete_params(now), "limit": self.batch_limit}
@@ -286,7 +291,7 @@ class Settler:
         rows = self.cursor.execute(_READY.format(recent="" if sweep else _RECENT), params).fetchall()
         if sweep and len(rows) < self.batch_limit:
             self._swept_at = started  # (with a full batch, the next round looks at everything again)
-        return [(r[0], int(r[1]), r[2], r[3]) for r in rows]
+        return [(r[0], int(r[1]), r[2], r[3], int(r[4])) for r in rows]
 
     def run_once(self, now: datetime | None = None, force: bool = False) -> int:
         """Assemble every ready trace (all unassembled ones with ``force``); returns how many."""
@@ -296,11 +301,12 @@ class Settler:
     def _run_once(self, now: datetime | None, force: bool) -> int:
         if force:
             rows = self.cursor.execute(
-                "SELECT trace_id, span_count, first_received_at, last_received_at FROM traces "
-                "WHERE settled_at IS NULL OR assembled_spans < span_count LIMIT $limit",
+                "SELECT trace_id, span_count, first_received_at, last_received_at, coalesce(content_events, 0) "
+                "FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count "
+                "OR coalesce(assembled_events, 0) < coalesce(content_events, 0) LIMIT $limit",
                 {"limit": self.batch_limit},
             ).fetchall()
-            found = [(r[0], int(r[1]), r[2], r[3]) for r in rows]
+            found = [(r[0], int(r[1]), r[2], r[3], int(r[4])) for r in rows]
         else:
             found = self._ready(now)
         if not found:
@@ -310,6 +316,8 @@ class Settler:
         last_received = {r[0]: r[3] for r in found}
         window = received_window([(r[2], r[3]) for r in found])
         steps, docs = load_trace_parts(self.cursor, ids, window)
+        fills = load_fills(self.cursor, ids, steps, window)  # GenAI content sent as log records
+        events = pa.table({"trace_id": pa.array(ids, pa.string()), "n": pa.array([r[4] for r in found], pa.int64())})
         asm_rows: dict[str, list[Any]] = {
             k: []
             for k in ("trace_id", "query_text", "query_norm", "answer_text", "answer_span_id", "user_scope", "assembled_spans")
@@ -366,8 +374,16 @@ class Settler:
         def write(con: duckdb.DuckDBPyConnection) -> None:
             con.register("_asm", asm)
             con.register("_ctx", ctx_tbl)
+            con.register("_events", events)
             try:
                 with transaction(con):
+                    write_fills(con, fills)
+                    # content that came after the trace was evaluated re-queues it for evaluation
+                    con.execute(
+                        "UPDATE traces SET evaluated_spans = CASE WHEN coalesce(assembled_events, 0) <> e.n "
+                        "THEN NULL ELSE evaluated_spans END, assembled_events = e.n "
+                        "FROM _events e WHERE traces.trace_id = e.trace_id"
+                    )
                     extra, params = window_sql(window)
                     con.execute(
                         "DELETE FROM step_documents WHERE source = 'derived' AND trace_id IN (SELECT trace_id FROM _asm)"
@@ -385,6 +401,7 @@ class Settler:
             finally:
                 con.unregister("_asm")
                 con.unregister("_ctx")
+                con.unregister("_events")
 
         self.write(write)
         self.settled_total += len(ids)
