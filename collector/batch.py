@@ -40,7 +40,7 @@ STEP_COLUMNS = (
     "start_time", "end_time", "duration_ms", "status_code", "model", "input_tokens",
     "output_tokens", "total_tokens", "query_text", "input_text", "output_text", "tool_name",
     "tool_arguments", "tool_result", "top_k", "case_id", "run_id", "session_id", "user_id",
-    "user_scope", "citations", "is_root", "received_at",
+    "user_scope", "citations", "is_root", "received_at", "data_source_id",
 )  # fmt: skip
 
 DOC_COLUMNS = (
@@ -260,7 +260,7 @@ def flatten(
                     duration, status, step.model, step.input_tokens, step.output_tokens, step.total_tokens,
                     step.query_text, step.input_text, step.output_text, step.tool_name, step.tool_arguments,
                     step.tool_result, step.top_k, case_id, run_id, session_id, user_id, step.user_scope,
-                    step.citations, parent is None, now,
+                    step.citations, parent is None, now, step.data_source_id,
                 ))  # fmt: skip
                 for d in step.docs:
                     meta = d.metadata

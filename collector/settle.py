@@ -35,15 +35,15 @@ from collector.textnorm import normalize
 log = logging.getLogger("ragfault.settle")
 
 # a trace not assembled yet, or not with all its spans
-# (content events: GenAI content log records stored for it since, ``collector.content_events``)
+# (``assembled_spans`` counts the GenAI content log records the assembly saw too, ``content_events``:
+# one that comes later re-opens the trace as a late span does; ``collector.content_events``)
 _WAITING = (
-    "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count "
-    "OR coalesce(assembled_events, 0) < coalesce(content_events, 0))"
+    "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count + coalesce(content_events, 0))"
 )
 # ... and complete: its root came and nothing since for settle_seconds, or max_wait_seconds passed
 _COMPLETE = "((has_root AND last_received_at <= $settled) OR last_received_at <= $expired)"
 _READY = f"""
-SELECT trace_id, span_count, first_received_at, last_received_at, coalesce(content_events, 0) FROM traces
+SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at FROM traces
 WHERE {_WAITING} AND {_COMPLETE}{{recent}}
 ORDER BY last_received_at
 LIMIT $limit
@@ -91,13 +91,28 @@ def utcnow() -> datetime:
 # as a candidate, a reranker input and a reranker output: that is less than half the rows.
 _RANK = "CASE stage " + " ".join(f"WHEN '{st}' THEN {p}" for st, p in STAGE_PRIORITY.items()) + " END"
 _RANKED = ", ".join(f"'{st}'" for st in STAGE_PRIORITY)
+#
+# A document sent without text (the GenAI spec's ``{id, score}``) reads its text from the
+# knowledge-base registry, by its id: its content is then known for the derived context, and
+# ``REGISTRY_TEXT`` stores it in ``step_documents`` (``content_source = 'registry'``) for the evaluators.
 _ASSEMBLY_DOCS = (
-    "SELECT trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source "
-    "FROM step_documents WHERE trace_id IN (SELECT trace_id FROM _ids) AND source <> 'derived'{extra} "
-    f"AND ((stage = 'context' AND source = 'span') OR (stage IN ({_RANKED}) AND content <> '')) "
+    "WITH d AS (SELECT d.trace_id, d.span_id, d.stage, d.position, d.doc_id, d.chunk_id, "
+    "coalesce(nullif(d.content, ''), k.content) AS content, d.score, d.metadata, d.source FROM step_documents d "
+    "LEFT JOIN kb_documents k ON (d.content IS NULL OR d.content = '') AND k.doc_id = coalesce(d.doc_id, d.chunk_id) "
+    "WHERE d.trace_id IN (SELECT trace_id FROM _ids) AND d.source <> 'derived'{extra}) "
+    "SELECT trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source FROM d "
+    f"WHERE ((stage = 'context' AND source = 'span') OR (stage IN ({_RANKED}) AND content <> '')) "
     "QUALIFY stage = 'context' OR row_number() OVER "
     f"(PARTITION BY trace_id, stage = 'context', content ORDER BY {_RANK}, span_id, stage, position) = 1 "
     "ORDER BY trace_id, span_id, stage, position"
+)
+
+
+REGISTRY_TEXT = (
+    "UPDATE step_documents SET content = k.content, content_source = 'registry' FROM kb_documents k "
+    "WHERE step_documents.trace_id IN (SELECT trace_id FROM _asm){extra} AND step_documents.source = 'span' "
+    "AND (step_documents.content IS NULL OR step_documents.content = '') "
+    "AND k.doc_id = coalesce(step_documents.doc_id, step_documents.chunk_id) AND k.content <> ''"
 )
 
 
@@ -281,7 +296,7 @@ class Settler:
     def ready(self, now: datetime | None = None) -> list[tuple[str, int]]:
         return [(r[0], r[1]) for r in self._ready(now)]
 
-    def _ready(self, now: datetime | None = None) -> list[tuple[str, int, datetime | None, datetime | None, int]]:
+    def _ready(self, now: datetime | None = None) -> list[tuple[str, int, datetime | None, datetime | None]]:
         sweep = now is not None or time.monotonic() - self._swept_at >= FULL_SWEEP_SECONDS
         now = now or utcnow()
         params: dict[str, Any] = {**self._complete_params(now), "limit": self.batch_limit}
@@ -291,7 +306,7 @@ class Settler:
         rows = self.cursor.execute(_READY.format(recent="" if sweep else _RECENT), params).fetchall()
         if sweep and len(rows) < self.batch_limit:
             self._swept_at = started  # (with a full batch, the next round looks at everything again)
-        return [(r[0], int(r[1]), r[2], r[3], int(r[4])) for r in rows]
+        return [(r[0], int(r[1]), r[2], r[3]) for r in rows]
 
     def run_once(self, now: datetime | None = None, force: bool = False) -> int:
         """Assemble every ready trace (all unassembled ones with ``force``); returns how many."""
@@ -301,12 +316,12 @@ class Settler:
     def _run_once(self, now: datetime | None, force: bool) -> int:
         if force:
             rows = self.cursor.execute(
-                "SELECT trace_id, span_count, first_received_at, last_received_at, coalesce(content_events, 0) "
-                "FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count "
-                "OR coalesce(assembled_events, 0) < coalesce(content_events, 0) LIMIT $limit",
+                "SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at "
+                "FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count + coalesce(content_events, 0) "
+                "LIMIT $limit",
                 {"limit": self.batch_limit},
             ).fetchall()
-            found = [(r[0], int(r[1]), r[2], r[3], int(r[4])) for r in rows]
+            found = [(r[0], int(r[1]), r[2], r[3]) for r in rows]
         else:
             found = self._ready(now)
         if not found:
@@ -317,7 +332,6 @@ class Settler:
         window = received_window([(r[2], r[3]) for r in found])
         steps, docs = load_trace_parts(self.cursor, ids, window)
         fills = load_fills(self.cursor, ids, steps, window)  # GenAI content sent as log records
-        events = pa.table({"trace_id": pa.array(ids, pa.string()), "n": pa.array([r[4] for r in found], pa.int64())})
         asm_rows: dict[str, list[Any]] = {
             k: []
             for k in ("trace_id", "query_text", "query_norm", "answer_text", "answer_span_id", "user_scope", "assembled_spans")
@@ -374,17 +388,11 @@ class Settler:
         def write(con: duckdb.DuckDBPyConnection) -> None:
             con.register("_asm", asm)
             con.register("_ctx", ctx_tbl)
-            con.register("_events", events)
             try:
                 with transaction(con):
-                    write_fills(con, fills)
-                    # content that came after the trace was evaluated re-queues it for evaluation
-                    con.execute(
-                        "UPDATE traces SET evaluated_spans = CASE WHEN coalesce(assembled_events, 0) <> e.n "
-                        "THEN NULL ELSE evaluated_spans END, assembled_events = e.n "
-                        "FROM _events e WHERE traces.trace_id = e.trace_id"
-                    )
                     extra, params = window_sql(window)
+                    write_fills(con, fills)
+                    con.execute(REGISTRY_TEXT.format(extra=extra), params)
                     con.execute(
                         "DELETE FROM step_documents WHERE source = 'derived' AND trace_id IN (SELECT trace_id FROM _asm)"
                         + extra,
@@ -401,7 +409,6 @@ class Settler:
             finally:
                 con.unregister("_asm")
                 con.unregister("_ctx")
-                con.unregister("_events")
 
         self.write(write)
         self.settled_total += len(ids)

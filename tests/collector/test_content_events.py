@@ -115,7 +115,7 @@ def trace_row(srv: Server, ctx: SpanContext) -> dict[str, Any]:
     tid = format(ctx.trace_id, "032x")
     row = srv.sql(
         "SELECT t.query_text, t.answer_text, t.answer_span_id, s.input_text, s.output_text, s.query_text, "
-        "t.content_events, t.assembled_events FROM traces t JOIN steps s ON s.trace_id = t.trace_id "
+        "t.content_events, t.assembled_spans FROM traces t JOIN steps s ON s.trace_id = t.trace_id "
         "AND s.span_id = $s WHERE t.trace_id = $t",
         t=tid,
         s=format(ctx.span_id, "016x"),
@@ -174,7 +174,7 @@ def test_log_records_after_the_trace_settled_make_it_settle_again(srv: Server) -
     # the settle loop itself picks the trace up again (no forced round)
     srv.wait_for("SELECT answer_text FROM traces WHERE trace_id = $t", ANSWER, t=tid)
     t = assert_filled(srv, ctx, DOCS)
-    assert (t["events"], t["assembled"]) == (3, 3)
+    assert (t["events"], t["assembled"]) == (3, 3 + 3)  # three spans, three content events
     # and it is evaluated again with the answer it now has
     srv.wait_for(
         "SELECT count(*) FROM evaluations WHERE trace_id = $t AND evaluator = 'answer_support' AND status <> 'not_applicable'",

@@ -65,10 +65,14 @@ CREATE TABLE metric_points (
 );
 
 -- GenAI content events (log records of collector.normalize.genai_events.CONTENT_EVENTS) stored for
--- a trace, and how many of them its last assembly saw: one that arrives after the trace settled
--- makes it settle again, as a late span does.
+-- a trace after its first span. assembled_spans counts them with the spans: one that arrives after
+-- the trace settled makes it settle (and be evaluated) again, as a late span does.
 ALTER TABLE traces ADD COLUMN content_events BIGINT DEFAULT 0;
-ALTER TABLE traces ADD COLUMN assembled_events BIGINT DEFAULT 0;
 
 -- the knowledge source a retrieval searched (gen_ai.data_source.id)
 ALTER TABLE steps ADD COLUMN data_source_id VARCHAR;
+
+-- where a document's content came from: NULL as the span sent it; 'registry' when the span sent
+-- only its id (the GenAI spec's {id, score}) and the text is the knowledge-base registry's, filled
+-- in when the trace settled
+ALTER TABLE step_documents ADD COLUMN content_source VARCHAR;
