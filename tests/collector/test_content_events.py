@@ -226,3 +226,57 @@ def test_span_attributes_win_over_events() -> None:
         {"role": "assistant", "parts": [{"type": "text", "content": "plain choice text"}]}
     ]
     assert "gen_ai.system_instructions" not in found
+
+
+def test_documents_without_text_take_the_registry_text(srv: Server) -> None:
+    """``{id, score}`` documents (the GenAI spec's shape): the text comes from ``kb_documents`` at
+    settle time, the context is derived from it and a citation of the kept document is valid."""
+    kb = [
+        {"doc_id": "kb-refund", "content": "Refunds are possible within 30 days."},
+        {"doc_id": "kb-shipping", "content": "Orders ship within 2 business days."},
+    ]
+    assert srv.http.post("/api/v1/kb", content="\n".join(json.dumps(d) for d in kb)).json()["loaded"] == 2
+    provider = http_provider(srv.url, service="registry-text")
+    tracer = provider.get_tracer("tests")
+    with tracer.start_as_current_span("answer") as root:
+        with tracer.start_as_current_span("retrieve") as r:
+            r.set_attribute("gen_ai.operation.name", "retrieval")
+            r.set_attribute("gen_ai.retrieval.query.text", "refund?")
+            r.set_attribute("gen_ai.request.top_k", 2)  # the older name, read when top_k is absent
+            r.set_attribute("gen_ai.data_source.id", "kb-main")
+            r.set_attribute("gen_ai.retrieval.documents", json.dumps([
+                {"id": "kb-refund", "score": 0.8}, {"id": "kb-shipping", "score": 0.3}, {"id": "unknown", "score": 0.1},
+            ]))  # fmt: skip
+        with tracer.start_as_current_span("chat") as chat:
+            chat.set_attribute("gen_ai.operation.name", "chat")
+            chat.set_attribute(
+                "gen_ai.input.messages",
+                json.dumps(
+                    [{"role": "user", "content": "Context: Refunds are possible within 30 days.\nrefund?"}]
+                ),
+            )
+            chat.set_attribute(
+                "gen_ai.output.messages", json.dumps([{"role": "assistant", "content": "Yes [kb-refund]."}])
+            )
+        tid = format(root.get_span_context().trace_id, "032x")
+    provider.shutdown()
+    srv.settle()
+    assert srv.sql(
+        "SELECT top_k, data_source_id FROM steps WHERE trace_id = $t AND step_type = 'retrieval'", t=tid
+    ) == [[2, "kb-main"]]
+    docs = srv.sql(
+        "SELECT stage, doc_id, content, content_source, source FROM step_documents WHERE trace_id = $t "
+        "ORDER BY stage, position",
+        t=tid,
+    )
+    assert docs == [
+        ["candidate", "kb-refund", kb[0]["content"], "registry", "span"],
+        ["candidate", "kb-shipping", kb[1]["content"], "registry", "span"],
+        ["candidate", "unknown", None, None, "span"],  # neither text nor a registry entry: left as sent
+        ["context", "kb-refund", kb[0]["content"], None, "derived"],
+    ]
+    srv.wait_for(
+        "SELECT bool_or(passed) FROM evaluations WHERE trace_id = $t AND metric = 'citation_validity'",
+        True,
+        t=tid,
+    )
