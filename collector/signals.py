@@ -13,7 +13,7 @@ the GenAI content events among them fill their span's step when the trace settle
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -76,13 +76,17 @@ def _json(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
+_EPOCH = datetime(1970, 1, 1)
+
+
 def _ts(ns: int) -> datetime | None:
-    """Nanoseconds since the epoch -> a naive UTC datetime (microseconds); 0 is not set."""
+    """Nanoseconds since the epoch -> a naive UTC datetime, rounded to the nearest microsecond as span
+    times are; 0 is not set, and so is a time past what a timestamp holds (the raw value is kept)."""
     if not ns:
         return None
     try:
-        return datetime.fromtimestamp(ns // 1000 / 1e6, UTC).replace(tzinfo=None)
-    except (OverflowError, OSError, ValueError):
+        return _EPOCH + timedelta(microseconds=(ns + 500) // 1000)
+    except OverflowError:
         return None
 
 
@@ -130,9 +134,11 @@ def flatten_logs(req: ExportLogsServiceRequest, received_at: datetime | None = N
         res_json = _json(res_attrs)
         service = res_attrs.get("service.name")
         service = str(service) if service is not None else None
+        res_key = rl.resource.SerializeToString(deterministic=True)
         for sl in rl.scope_logs:
             scope = sl.scope
             scope_json = _json(attributes(scope.attributes)) if len(scope.attributes) else None
+            scope_key = scope.SerializeToString(deterministic=True)
             for rec in sl.log_records:
                 tid, sid = rec.trace_id, rec.span_id
                 if len(tid) not in (0, 16) or len(sid) not in (0, 8):
@@ -151,11 +157,7 @@ def flatten_logs(req: ExportLogsServiceRequest, received_at: datetime | None = N
                 event = rec.event_name or attrs.get("event.name")
                 event = str(event) if event else None
                 t_ns, o_ns = rec.time_unix_nano, rec.observed_time_unix_nano
-                record_id = _hash(
-                    rec.SerializeToString(deterministic=True),
-                    rl.resource.SerializeToString(deterministic=True),
-                    scope.SerializeToString(deterministic=True),
-                )
+                record_id = _hash(rec.SerializeToString(deterministic=True), res_key, scope_key)
                 rows.append((
                     record_id, trace_id, span_id, _ts(t_ns or o_ns), t_ns, o_ns, rec.severity_number,
                     rec.severity_text or None, event, body_json, body_text, attrs_json,

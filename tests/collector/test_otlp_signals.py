@@ -124,7 +124,7 @@ def test_sdk_log_exporter_records_are_stored_losslessly_and_joined_to_their_span
     assert event[4] is None  # a structured body has no text form
     assert orjson.loads(event[5]) == {"gen_ai.system": "openai", "k": 3}
     assert event[6:9] == [9, "INFO", 1_700_000_000_123_456_789]
-    assert event[9].startswith("2023-11-14T22:13:20.123456")
+    assert event[9] == "2023-11-14T22:13:20.123457"  # rounded to the microsecond, as span times are
     assert event[10:] == ["tests.logs", "1.2", service]
     assert plain[0] is None and plain[1] is None and plain[2] is None  # no span: no ids
     assert plain[3] == '"plain text line"' and plain[4] == "plain text line"
