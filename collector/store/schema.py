@@ -39,10 +39,12 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
         "applied_at TIMESTAMP DEFAULT current_timestamp)"
     )
-    done = current_version(con)
+    # every bundled migration not recorded yet, in order (not only those past the highest recorded:
+    # a database whose record of one migration was removed gets that one again, whatever came after)
+    done = {int(r[0]) for r in con.execute("SELECT version FROM schema_migrations").fetchall()}
     applied = []
     for version, name, sql in migrations():
-        if version <= done:
+        if version in done:
             continue
         with transaction(con):
             con.execute(sql)
