@@ -37,9 +37,7 @@ log = logging.getLogger("ragfault.settle")
 # a trace not assembled yet, or not with all its spans
 # (``assembled_spans`` counts the GenAI content log records the assembly saw too, ``content_events``:
 # one that comes later re-opens the trace as a late span does; ``collector.content_events``)
-_WAITING = (
-    "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count + coalesce(content_events, 0))"
-)
+_WAITING = "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count + coalesce(content_events, 0))"
 # ... and complete: its root came and nothing since for settle_seconds, or max_wait_seconds passed
 _COMPLETE = "((has_root AND last_received_at <= $settled) OR last_received_at <= $expired)"
 _READY = f"""
@@ -78,7 +76,9 @@ SETTLE_METRICS = {
 OBSERVE_SECONDS = 1.0  # how often the settle loop refreshes its gauges
 
 
-_CTX_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
+_CTX_COLS = (
+    "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
+)
 
 
 def utcnow() -> datetime:
@@ -334,7 +334,15 @@ class Settler:
         fills = load_fills(self.cursor, ids, steps, window)  # GenAI content sent as log records
         asm_rows: dict[str, list[Any]] = {
             k: []
-            for k in ("trace_id", "query_text", "query_norm", "answer_text", "answer_span_id", "user_scope", "assembled_spans")
+            for k in (
+                "trace_id",
+                "query_text",
+                "query_norm",
+                "answer_text",
+                "answer_span_id",
+                "user_scope",
+                "assembled_spans",
+            )
         }
         ctx: dict[str, list[Any]] = {
             k: []
@@ -355,7 +363,17 @@ class Settler:
             for d in a.context:
                 ctx["trace_id"].append(trace_id)
                 ctx["received_at"].append(last_received[trace_id])  # inside the trace's window
-                for k in ("span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata", "source"):
+                for k in (
+                    "span_id",
+                    "stage",
+                    "position",
+                    "doc_id",
+                    "chunk_id",
+                    "content",
+                    "score",
+                    "metadata",
+                    "source",
+                ):
                     ctx[k].append(getattr(d, k))
         asm = pa.table(
             {
