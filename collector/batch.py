@@ -20,6 +20,7 @@ import pyarrow as pa
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from collector.normalize import DEFAULT_SOURCE_KEYS, normalize_span
+from collector.normalize.genai_events import CONTENT_EVENTS, span_content_events, with_content
 
 SPAN_KIND = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUS_CODE = ("UNSET", "OK", "ERROR")
@@ -41,7 +42,7 @@ STEP_COLUMNS = (
     "start_time", "end_time", "duration_ms", "status_code", "model", "input_tokens",
     "output_tokens", "total_tokens", "query_text", "input_text", "output_text", "tool_name",
     "tool_arguments", "tool_result", "top_k", "case_id", "run_id", "session_id", "user_id",
-    "user_scope", "citations", "is_root", "received_at",
+    "user_scope", "citations", "is_root", "received_at", "data_source_id",
 )  # fmt: skip
 
 DOC_COLUMNS = (
@@ -152,9 +153,22 @@ class ArrowBatch:
     errors: list[str] = field(default_factory=list)
     # one row a trace (``collector.store.schema.trace_summary``); summed up on demand when not given
     traces: pa.Table | None = None
+    # log records and metric data points (``collector.signals``): OTLP logs and metrics requests
+    logs: pa.Table | None = None
+    points: pa.Table | None = None
 
     def __len__(self) -> int:
         return int(self.spans.num_rows)
+
+    @property
+    def size(self) -> int:
+        """Spans, log records and data points: what the writer's queue counts."""
+        n = int(self.spans.num_rows)
+        if self.logs is not None:
+            n += self.logs.num_rows
+        if self.points is not None:
+            n += self.points.num_rows
+        return n
 
     def trace_table(self) -> pa.Table:
         if self.traces is None:
@@ -170,12 +184,16 @@ class ArrowBatch:
     def merge(batches: list[ArrowBatch]) -> ArrowBatch:
         if len(batches) == 1:
             return batches[0]
+        logs = [b.logs for b in batches if b.logs is not None]
+        points = [b.points for b in batches if b.points is not None]
         return ArrowBatch(
             pa.concat_tables([b.spans for b in batches]),
             pa.concat_tables([b.steps for b in batches]),
             pa.concat_tables([b.docs for b in batches]),
             sum(b.rejected for b in batches),
             traces=pa.concat_tables([b.trace_table() for b in batches]),
+            logs=pa.concat_tables(logs) if logs else None,
+            points=pa.concat_tables(points) if points else None,
         )
 
 
@@ -229,8 +247,12 @@ def flatten(
                 trace_id, span_id = tid.hex(), sid.hex()
                 parent = pid.hex() if pid and pid != _ZERO8 else None
                 attrs = attributes(span.attributes)
+                read = attrs
+                if len(span.events) and any(e.name in CONTENT_EVENTS for e in span.events):
+                    # GenAI content events on the span: read as if they were its message attributes
+                    read = with_content(attrs, span_content_events(span.events))
                 try:
-                    step = normalize_span(attrs, source_keys)
+                    step = normalize_span(read, source_keys)
                 except Exception as exc:  # a convention reader must never lose a span
                     from collector.normalize.common import Step
 
@@ -265,7 +287,7 @@ def flatten(
                     duration, status, step.model, step.input_tokens, step.output_tokens, step.total_tokens,
                     step.query_text, step.input_text, step.output_text, step.tool_name, step.tool_arguments,
                     step.tool_result, step.top_k, case_id, run_id, session_id, user_id, step.user_scope,
-                    step.citations, parent is None, now,
+                    step.citations, parent is None, now, step.data_source_id,
                 ))  # fmt: skip
                 for d in step.docs:
                     meta = d.metadata

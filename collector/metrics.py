@@ -10,6 +10,29 @@ _HELP = {
     "ragfault_spans_stored_total": ("counter", "Spans committed to the store (new ones)."),
     "ragfault_spans_duplicate_total": ("counter", "Re-sent spans ignored because already stored."),
     "ragfault_spans_rejected_total": ("counter", "Spans rejected as invalid (partial success)."),
+    "ragfault_log_records_received_total": ("counter", "Log records received by the OTLP receivers."),
+    "ragfault_log_records_stored_total": ("counter", "Log records committed to the store (new ones)."),
+    "ragfault_log_records_duplicate_total": (
+        "counter",
+        "Re-sent log records ignored because already stored.",
+    ),
+    "ragfault_log_records_rejected_total": ("counter", "Log records rejected as invalid (partial success)."),
+    "ragfault_metric_points_received_total": (
+        "counter",
+        "Metric data points received by the OTLP receivers.",
+    ),
+    "ragfault_metric_points_stored_total": (
+        "counter",
+        "Metric data points committed to the store (new ones).",
+    ),
+    "ragfault_metric_points_duplicate_total": (
+        "counter",
+        "Re-sent data points ignored because already stored.",
+    ),
+    "ragfault_metric_points_rejected_total": (
+        "counter",
+        "Data points rejected as invalid (partial success).",
+    ),
     "ragfault_requests_total": ("counter", "OTLP export requests by transport and outcome."),
     "ragfault_ingest_throttled_total": ("counter", "Export requests refused because the queue was full."),
     "ragfault_write_errors_total": ("counter", "Store writes that failed and were reported as retryable."),

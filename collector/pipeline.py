@@ -1,5 +1,8 @@
 """The one export path both receivers call: decode + flatten, queue for the writer, wait for the commit.
 
+Traces, logs and metrics all go this way: the same writer queue (bounded, 503 when full), the same
+group commit, the same acknowledgement after COMMIT.
+
 Decoding and flattening run in a pool of worker processes when ``decode_workers`` > 0 (the Python
 work of ingest then uses more than one core), else in the calling thread.
 """
@@ -98,6 +101,29 @@ class Pipeline:
         assert self.pool is not None
         return self.pool.submit(body, content_type, encoding, max_bytes, self.source_keys)
 
+    def decode_signal_here(
+        self, signal: str, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
+    ) -> ArrowBatch:
+        """Decode + flatten a logs or metrics request body in this thread (``collector.signals``).
+
+        These requests are small next to trace exports, so they are not handed to the decode pool."""
+        from collector.receivers.payload import LOGS, decode_signal
+        from collector.signals import flatten_logs, flatten_metrics
+
+        req = decode_signal(signal, body, content_type, encoding, max_bytes)
+        batch = flatten_logs(req) if signal == LOGS else flatten_metrics(req)
+        unit = "log_records" if signal == LOGS else "metric_points"
+        self.metrics.inc(f"ragfault_{unit}_received_total", batch.size + batch.rejected)
+        if batch.rejected:
+            self.metrics.inc(f"ragfault_{unit}_rejected_total", batch.rejected)
+        return batch
+
+    def export_signal_body(
+        self, signal: str, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
+    ) -> ExportResult:
+        """Blocking export of a logs or metrics request body (gRPC worker threads)."""
+        return self.commit(self.decode_signal_here(signal, body, content_type, encoding, max_bytes))
+
     def export(self, req: ExportTraceServiceRequest) -> ExportResult:
         """Blocking export of a decoded request (gRPC worker threads)."""
         return self.commit(self.prepare(req))
@@ -114,13 +140,13 @@ class Pipeline:
         return self.commit(batch)
 
     def commit(self, batch: ArrowBatch) -> ExportResult:
-        if len(batch):
+        if batch.size:
             self.writer.submit(batch).result(self.commit_timeout)
-        return ExportResult(len(batch), batch.rejected, batch.error_message())
+        return ExportResult(batch.size, batch.rejected, batch.error_message())
 
     async def export_batch(self, batch: ArrowBatch) -> ExportResult:
         """Async export of an already flattened batch (HTTP event loop)."""
-        if len(batch):
+        if batch.size:
             fut = self.writer.submit(batch)
             await asyncio.wait_for(asyncio.wrap_future(fut), self.commit_timeout)
-        return ExportResult(len(batch), batch.rejected, batch.error_message())
+        return ExportResult(batch.size, batch.rejected, batch.error_message())

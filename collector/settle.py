@@ -26,6 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.assemble import STAGE_PRIORITY, DocView, StepView, assemble
+from collector.content_events import load_fills, write_fills
 from collector.metrics import Metrics
 from collector.search_stages import search_stages
 from collector.store.reader import Window, received_window, window_sql
@@ -35,11 +36,13 @@ from collector.textnorm import normalize
 log = logging.getLogger("ragfault.settle")
 
 # a trace not assembled yet, or not with all its spans
-_WAITING = "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count)"
+# (``assembled_spans`` counts the GenAI content log records the assembly saw too, ``content_events``:
+# one that comes later re-opens the trace as a late span does; ``collector.content_events``)
+_WAITING = "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count + coalesce(content_events, 0))"
 # ... and complete: its root came and nothing since for settle_seconds, or max_wait_seconds passed
 _COMPLETE = "((has_root AND last_received_at <= $settled) OR last_received_at <= $expired)"
 _READY = f"""
-SELECT trace_id, span_count, first_received_at, last_received_at FROM traces
+SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at FROM traces
 WHERE {_WAITING} AND {_COMPLETE}{{recent}}
 ORDER BY last_received_at
 LIMIT $limit
@@ -89,13 +92,28 @@ def utcnow() -> datetime:
 # as a candidate, a reranker input and a reranker output: that is less than half the rows.
 _RANK = "CASE stage " + " ".join(f"WHEN '{st}' THEN {p}" for st, p in STAGE_PRIORITY.items()) + " END"
 _RANKED = ", ".join(f"'{st}'" for st in STAGE_PRIORITY)
+#
+# A document sent without text (the GenAI spec's ``{id, score}``) reads its text from the
+# knowledge-base registry, by its id: its content is then known for the derived context, and
+# ``REGISTRY_TEXT`` stores it in ``step_documents`` (``content_source = 'registry'``) for the evaluators.
 _ASSEMBLY_DOCS = (
-    "SELECT trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source "
-    "FROM step_documents WHERE trace_id IN (SELECT trace_id FROM _ids) AND source <> 'derived'{extra} "
-    f"AND ((stage = 'context' AND source = 'span') OR (stage IN ({_RANKED}) AND content <> '')) "
+    "WITH d AS (SELECT d.trace_id, d.span_id, d.stage, d.position, d.doc_id, d.chunk_id, "
+    "coalesce(nullif(d.content, ''), k.content) AS content, d.score, d.metadata, d.source FROM step_documents d "
+    "LEFT JOIN kb_documents k ON (d.content IS NULL OR d.content = '') AND k.doc_id = coalesce(d.doc_id, d.chunk_id) "
+    "WHERE d.trace_id IN (SELECT trace_id FROM _ids) AND d.source <> 'derived'{extra}) "
+    "SELECT trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source FROM d "
+    f"WHERE ((stage = 'context' AND source = 'span') OR (stage IN ({_RANKED}) AND content <> '')) "
     "QUALIFY stage = 'context' OR row_number() OVER "
     f"(PARTITION BY trace_id, stage = 'context', content ORDER BY {_RANK}, span_id, stage, position) = 1 "
     "ORDER BY trace_id, span_id, stage, position"
+)
+
+
+REGISTRY_TEXT = (
+    "UPDATE step_documents SET content = k.content, content_source = 'registry' FROM kb_documents k "
+    "WHERE step_documents.trace_id IN (SELECT trace_id FROM _asm){extra} AND step_documents.source = 'span' "
+    "AND (step_documents.content IS NULL OR step_documents.content = '') "
+    "AND k.doc_id = coalesce(step_documents.doc_id, step_documents.chunk_id) AND k.content <> ''"
 )
 
 
@@ -302,8 +320,9 @@ class Settler:
     def _run_once(self, now: datetime | None, force: bool) -> int:
         if force:
             rows = self.cursor.execute(
-                "SELECT trace_id, span_count, first_received_at, last_received_at FROM traces "
-                "WHERE settled_at IS NULL OR assembled_spans < span_count LIMIT $limit",
+                "SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at "
+                "FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count + coalesce(content_events, 0) "
+                "LIMIT $limit",
                 {"limit": self.batch_limit},
             ).fetchall()
             found = [(r[0], int(r[1]), r[2], r[3]) for r in rows]
@@ -316,6 +335,7 @@ class Settler:
         last_received = {r[0]: r[3] for r in found}
         window = received_window([(r[2], r[3]) for r in found])
         steps, docs = load_trace_parts(self.cursor, ids, window)
+        fills = load_fills(self.cursor, ids, steps, window)  # GenAI content sent as log records
         asm_rows: dict[str, list[Any]] = {
             k: []
             for k in (
@@ -395,6 +415,8 @@ class Settler:
             try:
                 with transaction(con):
                     extra, params = window_sql(window)
+                    write_fills(con, fills)
+                    con.execute(REGISTRY_TEXT.format(extra=extra), params)
                     con.execute(
                         "DELETE FROM step_documents WHERE source = 'derived' AND trace_id IN (SELECT trace_id FROM _asm)"
                         + extra,

@@ -56,6 +56,7 @@ class Step:
     run_id: str | None = None
     user_scope: list[str] | None = None
     citations: list[str] | None = None
+    data_source_id: str | None = None  # the knowledge source a retrieval searched
     docs: list[Doc] = field(default_factory=list)
 
 

@@ -82,7 +82,10 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
 
     if step.step_type == "retrieval":
         step.query_text = as_str(attrs.get("gen_ai.retrieval.query.text")) or step.query_text
-        step.top_k = as_int(attrs.get("gen_ai.request.top_k"))
+        step.top_k = as_int(attrs.get("gen_ai.retrieval.top_k"))
+        if step.top_k is None:
+            step.top_k = as_int(attrs.get("gen_ai.request.top_k"))
+        step.data_source_id = as_str(attrs.get("gen_ai.data_source.id"))
         if "gen_ai.retrieval.documents" in attrs:
             # a JSON string, or structured (an array of kvlists) from SDKs that support it
             step.docs = json_docs(attrs["gen_ai.retrieval.documents"], "candidate", source_keys)

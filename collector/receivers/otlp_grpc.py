@@ -1,4 +1,5 @@
-"""OTLP/gRPC receiver: ``opentelemetry.proto.collector.trace.v1.TraceService/Export``.
+"""OTLP/gRPC receiver: ``TraceService/Export``, ``LogsService/Export`` and ``MetricsService/Export``
+(``opentelemetry.proto.collector.{trace,logs,metrics}.v1``).
 
 gzip is handled by gRPC itself. Invalid requests end with INVALID_ARGUMENT, saturation with
 UNAVAILABLE (retryable per the OTLP specification), a wrong token with UNAUTHENTICATED.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from concurrent import futures
+from typing import Any
 
 import grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
@@ -21,9 +23,11 @@ from collector.config import ServerSettings
 from collector.errors import GRPC_UNAVAILABLE, RagfaultError, Unauthorized, status_of
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
-from collector.receivers.payload import PROTOBUF
+from collector.receivers.payload import LOGS, METRICS, PROTOBUF, signal_response
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
+METRICS_SERVICE = "opentelemetry.proto.collector.metrics.v1.MetricsService"
 
 log = logging.getLogger("ragfault.grpc")
 
@@ -72,6 +76,30 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         return resp
 
 
+class SignalService:
+    """``LogsService`` or ``MetricsService``: the same checks and export path as traces."""
+
+    def __init__(self, signal: str, traces: TraceService) -> None:
+        self.signal = signal
+        self.traces = traces
+
+    def Export(self, request: bytes, context: grpc.ServicerContext) -> Any:  # noqa: N802 (generated name)
+        t = self.traces
+        if not t._authorized(context):
+            t.metrics.inc("ragfault_requests_total", transport="grpc", outcome="unauthenticated")
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+        try:
+            limit = t.settings.max_decompressed_bytes
+            result = t.pipeline.export_signal_body(self.signal, request, PROTOBUF, None, limit)
+        except (RagfaultError, futures.TimeoutError) as exc:
+            st = status_of(exc)
+            outcome = "unavailable" if st.grpc == GRPC_UNAVAILABLE else "invalid"
+            t.metrics.inc("ragfault_requests_total", transport="grpc", outcome=outcome)
+            context.abort(_CODES[st.grpc], st.message)
+        t.metrics.inc("ragfault_requests_total", transport="grpc", outcome="ok")
+        return signal_response(self.signal, result.rejected, result.message)
+
+
 def start_grpc(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) -> tuple[grpc.Server, int]:
     """Start the gRPC server; returns it and the bound port."""
     server = grpc.server(
@@ -88,7 +116,15 @@ def start_grpc(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) -
         request_deserializer=None,  # raw bytes: decoded by the pipeline
         response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString,
     )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Export": handler}),))
+    handlers = [grpc.method_handlers_generic_handler(SERVICE, {"Export": handler})]
+    for signal, name in ((LOGS, LOGS_SERVICE), (METRICS, METRICS_SERVICE)):
+        signal_handler = grpc.unary_unary_rpc_method_handler(
+            SignalService(signal, service).Export,
+            request_deserializer=None,  # raw bytes: decoded by the pipeline
+            response_serializer=lambda resp: resp.SerializeToString(),
+        )
+        handlers.append(grpc.method_handlers_generic_handler(name, {"Export": signal_handler}))
+    server.add_generic_rpc_handlers(tuple(handlers))
     port = server.add_insecure_port(f"{settings.host}:{settings.grpc_port}")
     if port == 0:
         raise OSError(f"cannot bind gRPC port {settings.grpc_port}")

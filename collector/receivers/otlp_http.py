@@ -1,4 +1,5 @@
-"""OTLP/HTTP receiver: ``POST /v1/traces`` (protobuf or JSON, gzip or deflate).
+"""OTLP/HTTP receiver: ``POST /v1/traces``, ``/v1/logs`` and ``/v1/metrics`` (protobuf or JSON, gzip
+or deflate).
 
 Status codes follow https://opentelemetry.io/docs/specs/otlp/#otlphttp-response: 200 with an
 ``ExportTraceServiceResponse`` (``partial_success`` when spans were rejected), 400 for a payload that
@@ -9,11 +10,13 @@ can never succeed, 413 when the body is too large, 415 for an unknown content ty
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import anyio
 from fastapi import APIRouter, Request, Response
 
 from collector.auth import check_token
+from collector.batch import ArrowBatch
 from collector.config import ServerSettings
 from collector.errors import (
     GRPC_INVALID_ARGUMENT,
@@ -26,9 +29,20 @@ from collector.errors import (
 )
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
-from collector.receivers.payload import JSON, PROTOBUF, encode_response, encode_status
+from collector.receivers.payload import (
+    JSON,
+    LOGS,
+    METRICS,
+    PROTOBUF,
+    encode_response,
+    encode_signal_response,
+    encode_status,
+)
 
 __all__ = ["GRPC_INVALID_ARGUMENT", "GRPC_UNAUTHENTICATED", "GRPC_UNAVAILABLE", "check_bearer", "make_router"]
+
+# body, Content-Type, Content-Encoding, inflated size limit -> the flattened batch
+Decode = Callable[[bytes, str | None, str | None, int], Awaitable[ArrowBatch]]
 
 
 def check_bearer(request: Request, token: str | None) -> None:
@@ -61,8 +75,25 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
     # requests decoding at once: threads in-process, or bodies handed to the worker pool
     limiter = anyio.CapacityLimiter(pipeline.pool.max_pending if pipeline.pool is not None else 4)
 
-    @router.post("/v1/traces", include_in_schema=True, summary="OTLP/HTTP trace export")
-    async def export_traces(request: Request) -> Response:
+    async def decode_traces(body: bytes, ctype: str | None, cenc: str | None, limit: int) -> ArrowBatch:
+        async with limiter:  # decode + flatten off the event loop
+            if pipeline.pool is not None:
+                fut = pipeline.decode_in_pool(body, ctype, cenc, limit)
+                return pipeline.received(await asyncio.wrap_future(fut))
+            return await anyio.to_thread.run_sync(pipeline.decode_here, body, ctype, cenc, limit)
+
+    def decode_signal(signal: str) -> Decode:
+        async def decode(body: bytes, ctype: str | None, cenc: str | None, limit: int) -> ArrowBatch:
+            async with limiter:
+                return await anyio.to_thread.run_sync(
+                    pipeline.decode_signal_here, signal, body, ctype, cenc, limit
+                )
+
+        return decode
+
+    async def export(
+        request: Request, decode: Decode, encode_ok: Callable[[int, str, str], bytes]
+    ) -> Response:
         kind = _kind_of(request)
         media = "application/json" if kind == JSON else "application/x-protobuf"
         try:
@@ -73,14 +104,7 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
             body = await read_body(request, settings.max_body_bytes)
             ctype = request.headers.get("content-type")
             cenc = request.headers.get("content-encoding")
-
-            limit = settings.max_decompressed_bytes
-            async with limiter:  # decode + flatten off the event loop
-                if pipeline.pool is not None:
-                    fut = pipeline.decode_in_pool(body, ctype, cenc, limit)
-                    batch = pipeline.received(await asyncio.wrap_future(fut))
-                else:
-                    batch = await anyio.to_thread.run_sync(pipeline.decode_here, body, ctype, cenc, limit)
+            batch = await decode(body, ctype, cenc, settings.max_decompressed_bytes)
             result = await pipeline.export_batch(batch)
         except (RagfaultError, TimeoutError) as exc:
             st = status_of(exc)
@@ -89,6 +113,20 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
             body = encode_status(st.grpc, st.message, kind)
             return Response(body, st.http, media_type=media, headers=st.headers)
         metrics.inc("ragfault_requests_total", transport="http", outcome="200")
-        return Response(encode_response(result.rejected, result.message, kind), 200, media_type=media)
+        return Response(encode_ok(result.rejected, result.message, kind), 200, media_type=media)
+
+    decode_logs, decode_metrics = decode_signal(LOGS), decode_signal(METRICS)
+
+    @router.post("/v1/traces", include_in_schema=True, summary="OTLP/HTTP trace export")
+    async def export_traces(request: Request) -> Response:
+        return await export(request, decode_traces, encode_response)
+
+    @router.post("/v1/logs", include_in_schema=True, summary="OTLP/HTTP logs export")
+    async def export_logs(request: Request) -> Response:
+        return await export(request, decode_logs, lambda r, m, k: encode_signal_response(LOGS, r, m, k))
+
+    @router.post("/v1/metrics", include_in_schema=True, summary="OTLP/HTTP metrics export")
+    async def export_metrics(request: Request) -> Response:
+        return await export(request, decode_metrics, lambda r, m, k: encode_signal_response(METRICS, r, m, k))
 
     return router

@@ -1,4 +1,4 @@
-"""Decoding of OTLP trace payloads: content encodings, protobuf and OTLP/JSON.
+"""Decoding of OTLP payloads (traces, logs, metrics): content encodings, protobuf and OTLP/JSON.
 
 OTLP/JSON differs from the canonical protobuf JSON mapping in one way that matters here: trace and
 span ids are hex strings, not base64 (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding).
@@ -14,7 +14,15 @@ from typing import Any
 
 import orjson
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -98,18 +106,28 @@ def _hex_to_b64(value: Any, field: str) -> str:
     return base64.b64encode(raw).decode()
 
 
-def _fix_ids(node: Any, depth: int = 0) -> None:
-    """Rewrite hex ids to base64 in place, where the protobuf JSON mapping expects bytes."""
+_SPAN_CONTAINERS = frozenset(
+    {"resourceSpans", "resource_spans", "scopeSpans", "scope_spans", "spans", "links"}
+)
+
+
+def _fix_ids(node: Any, depth: int = 0, containers: frozenset[str] = _SPAN_CONTAINERS) -> None:
+    """Rewrite hex ids to base64 in place, where the protobuf JSON mapping expects bytes.
+
+    Only the fields under ``containers`` (the request's nesting down to the messages that carry
+    ids) are visited, never attribute values."""
     if depth > 8:
         return
     if isinstance(node, dict):
         for key, value in node.items():
             if key in _ID_FIELDS:
                 node[key] = _hex_to_b64(value, key)
-            elif key in ("resourceSpans", "resource_spans", "scopeSpans", "scope_spans", "spans", "links"):
+            elif key in containers:
                 if isinstance(value, list):
                     for item in value:
-                        _fix_ids(item, depth + 1)
+                        _fix_ids(item, depth + 1, containers)
+                elif isinstance(value, dict):
+                    _fix_ids(value, depth + 1, containers)
 
 
 def parse_json(data: bytes) -> ExportTraceServiceRequest:
@@ -158,4 +176,83 @@ def encode_status(code: int, message: str, kind: str) -> bytes:
     if kind == JSON:
         return orjson.dumps({"code": code, "message": message})
     out: bytes = st.SerializeToString()
+    return out
+
+
+# --- logs and metrics ------------------------------------------------------------------------
+
+LOGS, METRICS = "logs", "metrics"
+
+
+class _Signal:
+    def __init__(
+        self,
+        request: type[Message],
+        response: type[Message],
+        rejected_field: str,
+        top: str,
+        containers: tuple[str, ...],
+    ) -> None:
+        self.request, self.response, self.rejected_field, self.top = request, response, rejected_field, top
+        self.containers = frozenset(containers)
+
+
+SIGNALS = {
+    LOGS: _Signal(
+        ExportLogsServiceRequest, ExportLogsServiceResponse, "rejected_log_records", "resourceLogs",
+        ("resourceLogs", "resource_logs", "scopeLogs", "scope_logs", "logRecords", "log_records"),
+    ),
+    METRICS: _Signal(
+        ExportMetricsServiceRequest, ExportMetricsServiceResponse, "rejected_data_points", "resourceMetrics",
+        ("resourceMetrics", "resource_metrics", "scopeMetrics", "scope_metrics", "metrics", "gauge", "sum",
+         "histogram", "exponentialHistogram", "exponential_histogram", "summary", "dataPoints", "data_points",
+         "exemplars"),
+    ),
+}  # fmt: skip
+
+
+def decode_signal(
+    signal: str, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
+) -> Any:
+    """Body bytes of a logs or metrics export -> its request message. Raises PermanentError subclasses."""
+    spec = SIGNALS[signal]
+    kind = media_type(content_type)
+    data = inflate(body, encoding, max_bytes)
+    req = spec.request()
+    name = spec.request.__name__
+    if kind == PROTOBUF:
+        try:
+            req.ParseFromString(data)
+        except (DecodeError, RecursionError, ValueError) as exc:
+            raise PermanentError(f"invalid protobuf {name}: {exc}") from exc
+        return req
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise PermanentError(f"invalid JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise PermanentError(f"OTLP/JSON body must be an object with {spec.top}")
+    _fix_ids(doc, containers=spec.containers)
+    try:
+        json_format.ParseDict(doc, req, ignore_unknown_fields=True, max_recursion_depth=64)
+    except (json_format.ParseError, RecursionError, ValueError, TypeError, AttributeError) as exc:
+        raise PermanentError(f"invalid OTLP/JSON: {str(exc)[:300]}") from exc
+    return req
+
+
+def signal_response(signal: str, rejected: int, message: str) -> Any:
+    """The Export…ServiceResponse of a logs or metrics export, ``partial_success`` when some were rejected."""
+    spec = SIGNALS[signal]
+    resp = spec.response()
+    if rejected or message:
+        setattr(resp.partial_success, spec.rejected_field, rejected)
+        resp.partial_success.error_message = message
+    return resp
+
+
+def encode_signal_response(signal: str, rejected: int, message: str, kind: str) -> bytes:
+    resp = signal_response(signal, rejected, message)
+    if kind == JSON:
+        return orjson.dumps(json_format.MessageToDict(resp))
+    out: bytes = resp.SerializeToString()
     return out

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError
+from collector.signals import LOG_COLUMNS, POINT_COLUMNS
 from collector.store.schema import (
     DOC_SCHEMA,
     SPAN_SCHEMA,
@@ -35,6 +36,8 @@ _SPAN_COLS = ", ".join(SPAN_COLUMNS)
 _STEP_COLS = ", ".join(STEP_COLUMNS)
 _DOC_COLS = ", ".join(DOC_COLUMNS)
 _DOC_KEY = ", ".join(c for c in DOC_COLUMNS if c != "received_at")
+_LOG_COLS = ", ".join(LOG_COLUMNS)
+_POINT_COLS = ", ".join(POINT_COLUMNS)
 
 _TRACE_COLS = (
     "trace_id, first_received_at, last_received_at, span_count, error_count, has_root, root_span_id, "
@@ -293,6 +296,69 @@ class Store:
                 con.unregister("_new")
             except duckdb.Error:
                 pass
+
+    def write_signals(self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch) -> tuple[int, int]:
+        """Append a batch's log records and metric data points in one transaction; returns how many
+        of each were new (a re-sent record has the same id and is ignored).
+
+        New GenAI content events count towards their trace's ``content_events`` and bump its
+        ``last_received_at``, so a trace that settled before its content arrived settles again."""
+        logs = batch.logs if batch.logs is not None and batch.logs.num_rows else None
+        points = batch.points if batch.points is not None and batch.points.num_rows else None
+        if logs is None and points is None:
+            return 0, 0
+        for attempt in range(CONFLICT_RETRIES + 1):
+            try:
+                with transaction(con):
+                    return self._append_signals(con, logs, points)
+            except duckdb.TransactionException:
+                if attempt == CONFLICT_RETRIES:
+                    raise
+                time.sleep(0.002 * (2**attempt))
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _append_signals(
+        con: duckdb.DuckDBPyConnection, logs: pa.Table | None, points: pa.Table | None
+    ) -> tuple[int, int]:
+        from collector.signals import content_event_traces
+
+        n_logs = n_points = 0
+        if logs is not None:
+            con.register("_in_logs", logs)
+            try:
+                new = con.execute(
+                    f"INSERT OR IGNORE INTO log_records ({_LOG_COLS}) SELECT DISTINCT ON (record_id) {_LOG_COLS} "
+                    "FROM _in_logs RETURNING trace_id, event_name, received_at"
+                ).fetchall()
+            finally:
+                con.unregister("_in_logs")
+            n_logs = len(new)
+            events = content_event_traces(new)
+            if events.num_rows:
+                now = max(r[2] for r in new)
+                con.register("_in_events", events)
+                try:
+                    con.execute(
+                        "UPDATE traces SET content_events = coalesce(traces.content_events, 0) + e.n, "
+                        "last_received_at = greatest(traces.last_received_at, $now) "
+                        "FROM _in_events e WHERE traces.trace_id = e.trace_id",
+                        {"now": now},
+                    )
+                finally:
+                    con.unregister("_in_events")
+        if points is not None:
+            con.register("_in_points", points)
+            try:
+                n_points = len(
+                    con.execute(
+                        f"INSERT OR IGNORE INTO metric_points ({_POINT_COLS}) "
+                        f"SELECT DISTINCT ON (point_id) {_POINT_COLS} FROM _in_points RETURNING point_id"
+                    ).fetchall()
+                )
+            finally:
+                con.unregister("_in_points")
+        return n_logs, n_points
 
     def _inputs(self, con: duckdb.DuckDBPyConnection) -> _Inputs:
         """The ``_in_*`` views of this connection, registered once (registering costs ~1 ms a table)."""

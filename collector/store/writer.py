@@ -183,7 +183,7 @@ class Writer:
         if isinstance(batch, SpanBatch):
             batch = batch_to_arrow(batch)
         fut: Future[int] = Future()
-        n = len(batch)
+        n = batch.size
         with self._lock:
             if self._stopped.is_set():
                 raise RetryableError("writer is stopping", retry_after=5)
@@ -236,7 +236,7 @@ class Writer:
                     self._idle(con, self.jobs_checkpoint_bytes)
                 continue
             pending = [item]
-            size = len(item[0])
+            size = item[0].size
             jobs = []
             while size < self.max_batch_spans:  # coalesce what else is already queued
                 try:
@@ -248,7 +248,7 @@ class Writer:
                     break
                 if isinstance(nxt[0], ArrowBatch):
                     pending.append(nxt)
-                    size += len(nxt[0])
+                    size += nxt[0].size
                 else:
                     jobs.append(nxt)
             with self._gate.commit():
@@ -280,10 +280,13 @@ class Writer:
             fut.set_exception(exc)
 
     def _write(self, con: duckdb.DuckDBPyConnection, pending: list[tuple[ArrowBatch, Future[int]]]) -> None:
-        n = sum(len(b) for b, _ in pending)
+        n = sum(b.size for b, _ in pending)
+        spans = sum(len(b) for b, _ in pending)
         t0 = time.perf_counter()
         try:
-            stored = self.store.write_spans(con, ArrowBatch.merge([b for b, _ in pending]))
+            merged = ArrowBatch.merge([b for b, _ in pending])
+            stored = self.store.write_spans(con, merged)
+            logs, points = self.store.write_signals(con, merged)
         except Exception as exc:
             log.exception("write of %d spans failed", n)
             self.metrics.inc("ragfault_write_errors_total")
@@ -296,13 +299,19 @@ class Writer:
         self._last_write = time.monotonic()
         self.metrics.observe("ragfault_write_seconds", elapsed)
         self.metrics.inc("ragfault_spans_stored_total", stored)
-        self.metrics.inc("ragfault_spans_duplicate_total", n - stored)
+        self.metrics.inc("ragfault_spans_duplicate_total", spans - stored)
+        if merged.logs is not None:
+            self.metrics.inc("ragfault_log_records_stored_total", logs)
+            self.metrics.inc("ragfault_log_records_duplicate_total", merged.logs.num_rows - logs)
+        if merged.points is not None:
+            self.metrics.inc("ragfault_metric_points_stored_total", points)
+            self.metrics.inc("ragfault_metric_points_duplicate_total", merged.points.num_rows - points)
         self._release(n)
         for b, fut in pending:
-            fut.set_result(len(b))
+            fut.set_result(b.size)
         for listener in self.listeners:
             try:
-                listener(stored)
+                listener(stored + logs)
             except Exception:
                 log.exception("writer listener failed")
 
