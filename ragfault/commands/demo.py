@@ -47,4 +47,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"  ragfault query --db {result.db} \"SELECT stage, doc_id, content FROM step_documents "
           "WHERE trace_id = (SELECT trace_id FROM attribution WHERE case_id = 'api-rate-limit')\"")
     print(f"  ragfault report --db {result.db} --format markdown")
+    print("\nOpen the results in the web UI (dashboard, traces, SQL):")
+    print(f"  ragfault serve --db {result.db}    # then open http://127.0.0.1:4318/ui")
     return 0 if agree == len(expected) else 1

@@ -1,9 +1,12 @@
-"""The web UI: a trace view (steps as a waterfall; candidates against context with evidence
-highlighted and drops marked; per-step verdicts), the attribution per run, and a SQL console.
+"""The web UI: the attribution dashboard, the trace list and the trace view (steps as a waterfall;
+candidates against context with evidence highlighted and drops marked; verdicts failing first), run
+comparison, the review queue for human labels and the judge's calibration, a SQL console and a
+first-run page.
 
-One static page (``index.html``, no build step, no third-party script) over the HTTP API, plus
-``GET /api/v1/traces/{trace_id}/view``: a trace joined with its gold case, the registry and its
-verdicts, ready to draw.
+Static files served by this package (``index.html``, ``static/*.css`` and ES modules ``static/*.js``;
+no build step, no third-party script, no inline script or style attribute) over the HTTP API, plus
+``GET /api/v1/traces/{trace_id}/view`` (a trace joined with its gold case, the registry and its
+verdicts, ready to draw) and the routes of ``ragfault.ui.api``.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ from typing import Any
 
 import anyio
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import jsonable, run_select
 
 _TEXT_CAP = 6000
+_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 
 
 def _cap(text: str | None) -> str | None:
@@ -123,6 +127,11 @@ def router(runtime: Any) -> APIRouter:
 
     r = APIRouter()
     page = resources.files("ragfault.ui").joinpath("index.html").read_text(encoding="utf-8")
+    static = {
+        entry.name: entry.read_bytes()
+        for entry in resources.files("ragfault.ui").joinpath("static").iterdir()
+        if entry.name.endswith(tuple(_TYPES))
+    }
 
     @r.get("/", include_in_schema=False)
     async def root() -> RedirectResponse:
@@ -131,6 +140,14 @@ def router(runtime: Any) -> APIRouter:
     @r.get("/ui", include_in_schema=False)
     async def ui() -> HTMLResponse:
         return HTMLResponse(page)
+
+    @r.get("/ui/static/{name}", include_in_schema=False)
+    async def static_file(name: str) -> Response:
+        body = static.get(name)
+        if body is None:
+            raise HTTPException(404, f"no file {name}")
+        media = _TYPES[name[name.rindex(".") :]]
+        return Response(body, media_type=media, headers={"Cache-Control": "no-cache"})
 
     @r.get("/api/v1/traces/{trace_id}/view", dependencies=[Depends(auth)], summary="A trace ready to draw")
     async def view(trace_id: str) -> dict[str, Any]:
@@ -143,4 +160,7 @@ def router(runtime: Any) -> APIRouter:
 
 
 def register(routers: list[Any], extensions: list[Any]) -> None:
+    from ragfault.ui.api import router as api_router
+
     routers.append(router)
+    routers.append(api_router)
