@@ -179,10 +179,18 @@ def test_sql_console(ui: Page, ui_server: Server) -> None:
     lines = text.splitlines()
     caret = next(i for i, line in enumerate(lines) if line.strip() and set(line.strip()) == {"^"})
     assert lines[caret - 1][lines[caret].index("^") :].startswith("case_idd")
+    # a saved query one click away
+    page.fill("#sql", "SELECT 42 AS answer")
+    page.fill("#save-name", "the answer")
+    page.click("#save")
+    page.fill("#sql", "SELECT 1")
+    page.click("#saved button[data-s]:has-text('the answer')")
+    page.wait_for_selector("#status:has-text('1 row in')")
+    assert page.input_value("#sql") == "SELECT 42 AS answer" and page.inner_text("#out tbody") == "42"
     # a bundled query one click away
     page.click("button[data-b]:has-text('root_causes')")
-    page.wait_for_selector("#out table")
-    assert "root_cause" in page.inner_text("#out thead")
+    page.wait_for_selector("#out thead:has-text('run_traces')")
+    assert "root_causes" in page.input_value("#sql")
 
 
 def test_compare_runs(ui: Page, ui_server: Server) -> None:
@@ -195,11 +203,10 @@ def test_compare_runs(ui: Page, ui_server: Server) -> None:
         "ORDER BY run_id"
     )
     assert links == [f"#/trace/{ids[0][1]}", f"#/trace/{ids[1][1]}"]
-    ok_all = page.eval_on_selector_all(
-        "#cmp table:first-of-type tbody tr",
-        "rs => rs.filter(r => r.cells[0].innerText === '(all)' && r.cells[1].innerText === 'share of traces ok').map(r => r.cells[6].innerText)",
-    )
-    assert ok_all == ["0"]  # one case fixed and one regressed: 5 of 17 ok in both runs
+    ok_all = page.inner_text('#slices tr[data-slice="(all)"] td[data-metric=ok_share] [data-role=delta]')
+    retention = page.inner_text('#slices tr[data-slice="(all)"] td[data-metric=context_retention]')
+    assert ok_all == "0"  # one case fixed and one regressed: 5 of 17 ok in both runs
+    assert retention.startswith("+0.091") and "n 11 / 10" in retention  # 10/11 -> 10/10, each with its n
 
 
 def calibrate(server: Server) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 // Two runs side by side: metric deltas per slice, and the cases that regressed and improved, each
 // linking to the trace of both runs.
-import {$, api, esc, num, go, hashParams, causeBadge} from "./util.js";
+import {$, api, esc, num, go, hashParams, paint, causeBadge} from "./util.js";
 
 const METRIC_NAMES = {ok_share: "share of traces ok", candidate_recall: "candidate recall", context_recall: "context recall",
   context_retention: "context retention", answer_support: "answer support", fact_coverage: "fact coverage"};
@@ -21,10 +21,17 @@ export async function comparePage(main, _arg, current) {
   const c = await api("/api/v1/ui/compare?" + new URLSearchParams({base, new: nw}));
   if (!current()) return;
   const cats = [...new Set(c.slices.map((s) => s.category))];
-  const deltaCell = (s) => s.delta === null ? '<td class="num muted">n/a</td>' : `<td class="num ${s.delta > 0 ? "up" : s.delta < 0 ? "down" : ""}">${s.delta > 0 ? "+" : ""}${num(s.delta)}</td>`;
-  const slices = `<table><thead><tr><th>slice</th><th>metric</th><th class="num">base</th><th class="num">n</th><th class="num">new</th><th class="num">n</th><th class="num">Δ</th></tr></thead><tbody>
-    ${cats.map((cat) => c.slices.filter((s) => s.category === cat).map((s) => `<tr><td>${esc(cat)}</td><td>${esc(METRIC_NAMES[s.metric] || s.metric)}</td>
-      <td class="num">${num(s.base)}</td><td class="num muted">${s.base_n}</td><td class="num">${num(s.new)}</td><td class="num muted">${s.new_n}</td>${deltaCell(s)}</tr>`).join("")).join("")}</tbody></table>`;
+  const metrics = Object.keys(METRIC_NAMES).filter((m) => c.slices.some((s) => s.metric === m));
+  const cell = (cat, m) => {
+    const s = c.slices.find((x) => x.category === cat && x.metric === m);
+    if (!s) return '<td class="num muted">—</td>';
+    const cls = s.delta === null ? "" : s.delta > 0 ? "up" : s.delta < 0 ? "down" : "";
+    const delta = s.delta === null ? "n/a" : `${s.delta > 0 ? "+" : ""}${num(s.delta)}`;
+    return `<td class="num" data-metric="${esc(m)}"><span class="${cls}" data-role="delta">${delta}</span><br><span class="muted small">${num(s.base)} → ${num(s.new)} · n ${s.base_n} / ${s.new_n}</span></td>`;
+  };
+  const slices = `<table id="slices"><thead><tr><th>slice</th>${metrics.map((m) => `<th class="num">${esc(METRIC_NAMES[m])}</th>`).join("")}</tr></thead><tbody>
+    ${cats.map((cat) => `<tr data-slice="${esc(cat)}"><td>${esc(cat)}</td>${metrics.map((m) => cell(cat, m)).join("")}</tr>`).join("")}</tbody></table>
+    <p class="small muted">Each cell: Δ = new − base, then base → new and the traces each mean is over (n). Metric means are macro over traces where the metric applies.</p>`;
   const link = (id, label) => id ? `<a href="#/trace/${esc(id)}">${esc(label)}</a>` : '<span class="muted">—</span>';
   const caseRows = (change) => c.cases.filter((r) => r.change === change).map((r) => `<tr><td>${esc(r.case_id)}</td><td>${esc(r.category)}</td>
     <td>${causeBadge(r.base_root_cause)} ${link(r.base_trace_id, "base trace")}</td><td>${causeBadge(r.new_root_cause)} ${link(r.new_trace_id, "new trace")}</td></tr>`).join("");
@@ -32,4 +39,5 @@ export async function comparePage(main, _arg, current) {
     return `<div class="card" id="cases-${change}"><h3>${title} <span class="muted small">${n} of ${c.cases.length} cases</span></h3>${rows ? `<table><thead><tr><th>case</th><th>category</th><th>${esc(base)}</th><th>${esc(nw)}</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">None.</p>'}</div>`; };
   $("#cmp").innerHTML = `<div class="card"><h3>Metrics per slice</h3>${slices}</div>
     ${section("regressed", "Regressed (ok → failing)")}${section("fixed", "Improved (failing → ok)")}${section("changed", "Root cause changed")}`;
+  paint($("#cmp"));
 }

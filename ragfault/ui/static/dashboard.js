@@ -155,10 +155,10 @@ async function renderCases(p, filters, current) {
       <th>failing layers</th><th>question</th>${sortTh("context_recall", "ctx recall", sort, desc, "num")}${sortTh("answer_support", "support", sort, desc, "num")}
       ${sortTh("run_id", "run", sort, desc)}${sortTh("start_time", "time", sort, desc)}</tr></thead>
     <tbody>${res.rows.map((r) => `<tr data-trace="${esc(r.trace_id)}"><td>${causeBadge(r.root_cause)}</td>
-      <td><a href="#/trace/${esc(r.trace_id)}">${esc(r.case_id)}</a></td><td>${esc(r.category)}</td>
+      <td><a href="#/trace/${esc(r.trace_id)}">${esc(r.case_id)}</a></td><td class="nw">${esc(r.category)}</td>
       <td>${(r.failing_layers || []).map((l) => `<span class="badge">${esc(l)}</span>`).join(" ") || '<span class="muted">none</span>'}</td>
       <td class="clip"><span class="clip-text">${esc(r.query_text)}</span></td><td class="num">${num(r.context_recall, 2)}</td><td class="num">${num(r.answer_support, 2)}</td>
-      <td>${esc(r.run_id)}</td><td class="small">${time(r.start_time)}</td></tr>`).join("") || '<tr><td colspan="9" class="muted">No case matches.</td></tr>'}</tbody></table>`;
+      <td class="nw">${esc(r.run_id)}</td><td class="small">${time(r.start_time)}</td></tr>`).join("") || '<tr><td colspan="9" class="muted">No case matches.</td></tr>'}</tbody></table>`;
   paint(el);
   el.appendChild(pager(res.total, offset, limit, (o) => go("dashboard", {...hashParams(), offset: o || ""})));
   $("#case-filter", el).addEventListener("submit", (e) => {

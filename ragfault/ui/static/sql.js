@@ -19,7 +19,7 @@ export async function sqlPage(main) {
     <div><div class="card"><label for="sql" class="small muted">One read-only SELECT; $name parameters. Tables: spans, steps, step_documents, traces, evaluations, gold_cases, kb_documents, feedback, human_labels, judge_verdicts; views: attribution</label>
       <textarea id="sql" spellcheck="false">${esc(text)}</textarea>
       <div id="params" class="row"></div>
-      <div class="row"><button class="primary" id="run">Run (Ctrl+Enter)</button><button id="save">Save as…</button><button id="csv" disabled>Download CSV</button>
+      <div class="row"><button class="primary" id="run">Run (Ctrl+Enter)</button><input id="save-name" size="14" placeholder="name" aria-label="Name to save the query as"><button id="save">Save</button><button id="csv" disabled>Download CSV</button>
         <span id="status" class="muted small" role="status"></span></div></div>
       <div class="card" id="out"></div></div>
     <div><div class="card"><h3>Saved queries</h3><ul id="saved" class="plain"></ul></div>
@@ -32,7 +32,7 @@ export async function sqlPage(main) {
     $$("[data-param]").forEach((i) => i.addEventListener("input", () => { paramValues[i.dataset.param] = i.value; }));
   };
   const renderSaved = () => {
-    $("#saved").innerHTML = saved().map((s, i) => `<li><button class="link" data-s="${i}">${esc(s.name)}</button> <button class="small" data-del="${i}" aria-label="Delete ${esc(s.name)}">×</button></li>`).join("") || '<li class="muted small">None yet: write a query and press “Save as…”.</li>';
+    $("#saved").innerHTML = saved().map((s, i) => `<li><button class="link" data-s="${i}">${esc(s.name)}</button> <button class="small" data-del="${i}" aria-label="Delete ${esc(s.name)}">×</button></li>`).join("") || '<li class="muted small">None yet: write a query, name it and press Save.</li>';
     $$("[data-s]").forEach((b) => b.addEventListener("click", () => { ta.value = saved()[+b.dataset.s].sql; renderParams(); run(); }));
     $$("[data-del]").forEach((b) => b.addEventListener("click", () => { const l = saved(); l.splice(+b.dataset.del, 1); localStorage.setItem(SAVED, JSON.stringify(l)); renderSaved(); }));
   };
@@ -60,8 +60,8 @@ export async function sqlPage(main) {
   ta.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(); } });
   $("#run").addEventListener("click", run);
   $("#save").addEventListener("click", () => {
-    const name = prompt("Name of this query");
-    if (!name) return;
+    const name = $("#save-name").value.trim();
+    if (!name) { $("#save-name").focus(); $("#status").textContent = "Name the query first."; return; }
     const l = saved().filter((s) => s.name !== name);
     l.push({name, sql: ta.value});
     localStorage.setItem(SAVED, JSON.stringify(l));

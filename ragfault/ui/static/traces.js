@@ -29,9 +29,9 @@ export async function tracesPage(main, _arg, current) {
     <table><thead><tr>${sortTh("start_time", "time", sort, desc)}${sortTh("service_name", "service", sort, desc)}<th>run</th><th>root cause</th>
       <th>question</th><th>answer</th>${sortTh("latency_ms", "latency", sort, desc, "num")}<th class="num">tokens</th><th class="num">spans</th><th>feedback</th></tr></thead>
     <tbody>${res.rows.map((r) => `<tr><td class="small"><a href="#/trace/${esc(r.trace_id)}">${time(r.start_time)}</a></td>
-      <td>${esc(r.service_name)}</td><td>${esc(r.run_id)}</td><td>${r.root_cause ? causeBadge(r.root_cause) : '<span class="muted small">no gold case</span>'}</td>
+      <td>${esc(r.service_name)}</td><td class="nw">${esc(r.run_id)}</td><td>${r.root_cause ? causeBadge(r.root_cause) : '<span class="muted small">no gold case</span>'}</td>
       <td class="clip"><span class="clip-text">${esc(r.query_text)}</span></td><td class="clip"><span class="clip-text">${esc(r.answer_text)}</span></td>
-      <td class="num">${r.latency_ms === null ? "—" : num(r.latency_ms, 0) + " ms"}</td><td class="num">${num(r.tokens)}</td>
+      <td class="num">${r.latency_ms === null ? "—" : num(r.latency_ms, r.latency_ms < 10 ? 1 : 0) + " ms"}</td><td class="num">${num(r.tokens)}</td>
       <td class="num">${num(r.span_count)}${r.error_count ? ` <span class="badge bad">${r.error_count} err</span>` : ""}</td>
       <td>${r.feedback ? `<span class="badge">${r.feedback}</span>` : ""}</td></tr>`).join("") || '<tr><td colspan="10" class="muted">No trace matches.</td></tr>'}</tbody></table></div>`;
   paint(main);
