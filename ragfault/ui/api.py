@@ -355,7 +355,9 @@ def router(runtime: Any) -> APIRouter:
 
     @r.get("/overview", summary="What the database holds: counts, runs, datasets, categories")
     async def get_overview() -> Any:
-        return await read(overview)
+        out = await read(overview)
+        out["grpc_port"] = getattr(runtime, "grpc_port", None)
+        return out
 
     @r.get("/dashboard", summary="Root causes, layered metrics, refusals, quadrant and the trend, filtered")
     async def get_dashboard(

@@ -79,14 +79,15 @@ class Page:
         return [e for e in self.errors if not any(a in e for a in self.allowed)]
 
     def wait_ready(self, page_name: str) -> None:
-        self.page.wait_for_function(f"document.body.dataset.ready === {page_name!r}")
+        self.page.wait_for_function("(name) => document.body.dataset.ready === name", arg=page_name)
 
     def after(self, action: Any, page_name: str) -> Any:
         """Run ``action`` (a click, a key) and wait until the page it leads to has rendered."""
         n = int(self.page.evaluate("+(document.body.dataset.renders || 0)"))
         action()
         self.page.wait_for_function(
-            f"+(document.body.dataset.renders || 0) > {n} && document.body.dataset.ready === {page_name!r}"
+            "([n, name]) => +(document.body.dataset.renders || 0) > n && document.body.dataset.ready === name",
+            arg=[n, page_name],
         )
         return self.page
 
@@ -95,11 +96,26 @@ class Page:
         return int(self.page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
 
 
+# the strictest policy the page is written for: no inline script or style, nothing from elsewhere
+CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'"
+
+
+def strict_csp(context: Any, base: str) -> None:
+    """Serve the page with ``CSP`` (a violation is a console error, which fails the test)."""
+
+    def handle(route: Any) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
+
+    context.route(f"{base}/ui", handle)
+
+
 @pytest.fixture
 def ui(browser: Any, ui_server: Server) -> Iterator[Page]:
     context = browser.new_context(
         viewport={"width": 1280, "height": 900}, locale="en-GB", timezone_id="Asia/Tokyo"
     )
+    strict_csp(context, ui_server.url)
     p = Page(context.new_page(), ui_server.url)
     try:
         yield p

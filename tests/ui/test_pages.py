@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Server
-from tests.ui.conftest import RUN2, Page
+from tests.ui.conftest import CSP, RUN2, Page, strict_csp
 
 pytestmark = pytest.mark.browser
 
@@ -226,10 +226,10 @@ def test_review_queue_label_reaches_human_labels_and_calibration(ui: Page, ui_se
     claim = page.inner_text("#claim")
     page.fill("#label-form input[name=annotator]", "reviewer-1")
     page.click("#label-form button[data-key='1']")  # focus leaves the input; the key press labels
-    page.wait_for_function("location.hash.includes('i=1')")
+    page.wait_for_function("() => location.hash.includes('i=1')")
     ui.wait_ready("review")
     page.keyboard.press("3")  # the second item by keyboard: unsupported
-    page.wait_for_function("location.hash.includes('i=2')")
+    page.wait_for_function("() => location.hash.includes('i=2')")
     rows = ui_server.sql("SELECT claim, label, annotator, metric FROM human_labels ORDER BY labeled_at")
     assert rows[0] == [claim, "supported", "reviewer-1", "judge_answer_support"]
     assert len(rows) == 2 and rows[1][1] == "unsupported"
@@ -245,6 +245,10 @@ def test_review_queue_label_reaches_human_labels_and_calibration(ui: Page, ui_se
 
 
 def test_every_page_fits_1280_and_is_keyboard_reachable(ui: Page, ui_server: Server) -> None:
+    # every page below is served under the strict policy: an inline script or style would be refused
+    # and logged as a console error, which the fixture fails on
+    policy = ui.page.goto(f"{ui.base}/ui").headers["content-security-policy"]
+    assert policy == CSP
     tid = ui_server.scalar(
         "SELECT trace_id FROM attribution WHERE case_id = 'refund-day-20' AND run_id = 'demo-v1'"
     )
@@ -266,6 +270,7 @@ def test_every_page_fits_1280_and_is_keyboard_reachable(ui: Page, ui_server: Ser
 
 def test_first_run_page_loads_the_demo(browser: Any, server: Server) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    strict_csp(context, server.url)
     try:
         p = Page(context.new_page(), server.url)
         page = p.page
@@ -274,7 +279,7 @@ def test_first_run_page_loads_the_demo(browser: Any, server: Server) -> None:
         text = page.inner_text("main")
         assert f"{server.url}/v1/traces" in text and "ragfault load gold" in text
         page.click("#demo")
-        p.page.wait_for_function("location.hash.startsWith('#/dashboard')", timeout=90_000)
+        p.page.wait_for_function("() => location.hash.startsWith('#/dashboard')", timeout=90_000)
         p.wait_ready("dashboard")
         assert server.scalar("SELECT count(*) FROM attribution") == 17
         assert page.inner_text("[data-role=case-total]") == "17 cases"

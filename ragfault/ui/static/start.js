@@ -13,17 +13,17 @@ export async function startPage(main, _arg, current) {
     <ol class="steps-ol">
       <li><b>Send traces.</b> Point your app's OpenTelemetry exporter here:
         <pre class="mono">OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=${esc(origin)}/v1/traces   # OTLP/HTTP (protobuf or JSON)
-OTEL_EXPORTER_OTLP_ENDPOINT=http://${esc(host)}:4317              # OTLP/gRPC (the default gRPC port)</pre>
+OTEL_EXPORTER_OTLP_ENDPOINT=http://${esc(host)}:${esc(o.grpc_port ?? 4317)}              # OTLP/gRPC</pre>
         Any OpenInference or OpenTelemetry GenAI instrumentation works (LlamaIndex, LangChain, OpenAI…). Tag a request with <code>ragfault.case_id</code> and <code>ragfault.run_id</code> span attributes to tie it to a gold case and an experiment run.</li>
       <li><b>Load gold cases</b> (JSONL, one case a line: question, evidence, required facts):
         <pre class="mono">ragfault load gold cases.jsonl --server ${esc(origin)}
 curl -X POST --data-binary @cases.jsonl '${esc(origin)}/api/v1/gold?dataset=my-set'</pre></li>
-      <li><b>Load the knowledge base</b> the evidence points into (JSONL: doc_id, content, optional acl, updated_at):
+      <li><b>Load the knowledge base</b> the evidence points into (JSONL: doc_id and content; optional title, version, valid_from, superseded_by, acl):
         <pre class="mono">ragfault load kb kb.jsonl --server ${esc(origin)}
 curl -X POST --data-binary @kb.jsonl ${esc(origin)}/api/v1/kb</pre></li>
       <li><b>Read the results</b> on the <a href="#/dashboard">dashboard</a>, or run <code>ragfault report --server ${esc(origin)}</code>.</li>
     </ol></div>
-    <div class="card"><h3>Try it with the demo</h3><p>Loads the helpdesk demo's knowledge base and gold set into this server and sends its sample app's traces here (12 requests with planted failures).</p>
+    <div class="card"><h3>Try it with the demo</h3><p>Loads the helpdesk demo's knowledge base and gold set into this server and sends its sample app's traces here: 17 requests with a gold case (12 of them with a planted failure) and 3 without.</p>
       <div class="row"><button class="primary" id="demo">Load the demo into this server</button><span id="demo-status" role="status" class="muted"></span></div></div>`;
   $("#demo").addEventListener("click", async () => {
     const b = $("#demo");
