@@ -11,6 +11,7 @@ verdicts, ready to draw) and the routes of ``ragfault.ui.api``.
 
 from __future__ import annotations
 
+import threading
 from importlib import resources
 from typing import Any
 
@@ -31,19 +32,34 @@ def _cap(text: str | None) -> str | None:
     return text[:_TEXT_CAP] + f"… [{len(text) - _TEXT_CAP} more characters]"
 
 
-def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
+class _SharedReferences:
+    """One copy of the gold cases and the knowledge base for every trace view, re-read only when
+    their tables change (reading 100,000 gold cases for each view would cost more than the view)."""
+
+    def __init__(self) -> None:
+        from evaluators.runner import References
+
+        self.refs = References()
+        self.lock = threading.Lock()
+
+    def current(self, con: Any) -> Any:
+        with self.lock:
+            self.refs.refresh(con)
+            return self.refs
+
+
+def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = None) -> dict[str, Any] | None:
     """Everything the trace page shows, computed with the evaluators' own matching rules."""
     from evaluators.builtin.freshness import staleness
     from evaluators.builtin.permission import acl_of
-    from evaluators.runner import References, load_views, verdicts_since_sql
+    from evaluators.runner import load_views, verdicts_since_sql
 
     con = runtime.store.cursor()
     try:
         views, _ = load_views(con, [trace_id])
         if not views:
             return None
-        refs = References()
-        refs.refresh(con)
+        refs = (shared or _SharedReferences()).current(con)
         # its verdicts were all written since verdicts_since (when known): the scan skips older rows
         since = con.execute("SELECT verdicts_since FROM traces WHERE trace_id = $t", {"t": trace_id}).fetchall()
         bound, params = verdicts_since_sql(since[0][0] if since else None)
@@ -126,6 +142,7 @@ def router(runtime: Any) -> APIRouter:
         check_bearer(request, runtime.settings.api_token)
 
     r = APIRouter()
+    shared = _SharedReferences()
     page = resources.files("ragfault.ui").joinpath("index.html").read_text(encoding="utf-8")
     static = {
         entry.name: entry.read_bytes()
@@ -151,7 +168,7 @@ def router(runtime: Any) -> APIRouter:
 
     @r.get("/api/v1/traces/{trace_id}/view", dependencies=[Depends(auth)], summary="A trace ready to draw")
     async def view(trace_id: str) -> dict[str, Any]:
-        out = await anyio.to_thread.run_sync(trace_view, runtime, trace_id.lower())
+        out = await anyio.to_thread.run_sync(trace_view, runtime, trace_id.lower(), shared)
         if out is None:
             raise HTTPException(404, f"no trace {trace_id}")
         return out

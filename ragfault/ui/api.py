@@ -9,6 +9,7 @@ the same headers. Sort columns are chosen from fixed lists, never spliced from t
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import UTC, datetime
 from importlib import resources
@@ -40,6 +41,37 @@ CASE_SORTS = {
     "answer_support": "answer_support",
 }
 TRACE_SORTS = {"start_time": "t.start_time", "latency_ms": "latency_ms", "service_name": "t.service_name"}
+
+
+_VERSION = """
+SELECT (SELECT count(*) FROM evaluations), (SELECT max(evaluated_at) FROM evaluations),
+    (SELECT count(*) FROM gold_cases), (SELECT max(loaded_at) FROM gold_cases),
+    (SELECT count(*) FROM traces), (SELECT max(settled_at) FROM traces)
+"""
+
+
+class AttributionSnapshot:
+    """The ``attribution`` view computed once per version of the data it reads (verdicts, gold cases,
+    settled traces) and kept as an Arrow table, which each dashboard call's cursor registers under the
+    view's name: the root causes, quadrant, trend and case table then scan it instead of grouping every
+    verdict again. The version is read on every call, so a new verdict is seen by the next call.
+    Without ``evidence`` and ``answer_text`` (the dashboard reads neither)."""
+
+    def __init__(self) -> None:
+        self.key: tuple[Any, ...] | None = None
+        self.table: Any = None
+        self.lock = threading.Lock()
+        self.builds = 0
+
+    def use(self, con: Any) -> None:
+        key = tuple(con.execute(_VERSION).fetchall()[0])
+        with self.lock:
+            if key != self.key or self.table is None:
+                self.table = con.sql("SELECT * EXCLUDE (evidence, answer_text) FROM attribution").to_arrow_table()
+                self.key = key
+                self.builds += 1
+            table = self.table
+        con.register("attribution", table)
 
 
 def ui_query(name: str) -> Query:
@@ -342,11 +374,14 @@ def router(runtime: Any) -> APIRouter:
 
     r = APIRouter(prefix="/api/v1/ui", dependencies=[Depends(auth)])
     limiter = anyio.CapacityLimiter(4)
+    snapshot = AttributionSnapshot()
 
-    async def read(fn: Any, *args: Any) -> Any:
+    async def read(fn: Any, *args: Any, attribution: bool = False) -> Any:
         def work() -> Any:
             con = runtime.store.cursor()
             try:
+                if attribution:
+                    snapshot.use(con)
                 return jsonable(fn(con, *args))
             finally:
                 con.close()
@@ -366,7 +401,7 @@ def router(runtime: Any) -> APIRouter:
     ) -> Any:  # fmt: skip
         if bucket not in ("hour", "day"):
             raise HTTPException(400, "bucket must be hour or day")
-        return await read(dashboard, _filters(run_id, dataset, since, until), bucket)
+        return await read(dashboard, _filters(run_id, dataset, since, until), bucket, attribution=True)
 
     @r.get("/cases", summary="The case table of the dashboard: one page, its total, sorted and filtered")
     async def get_cases(
@@ -379,7 +414,7 @@ def router(runtime: Any) -> APIRouter:
             **_filters(run_id, dataset, since, until), "root_cause": root_cause or None, "layer": layer or None,
             "category": category or None, "q": q or None,
         }  # fmt: skip
-        return await read(cases, params, sort, desc, lim, off)
+        return await read(cases, params, sort, desc, lim, off, attribution=True)
 
     @r.get("/traces", summary="The trace list: one page and its total, filtered and sorted")
     async def get_traces(
@@ -392,11 +427,11 @@ def router(runtime: Any) -> APIRouter:
             "service": service or None, "run_id": run_id or None, "root_cause": root_cause or None,
             "since": since or None, "until": until or None, "feedback": feedback, "q": q or None,
         }  # fmt: skip
-        return await read(traces, params, sort, desc, lim, off)
+        return await read(traces, params, sort, desc, lim, off, attribution=bool(root_cause))
 
     @r.get("/compare", summary="Two runs side by side: metric deltas per slice, cases regressed and improved")
     async def get_compare(base: str, new: str) -> Any:
-        return await read(compare, base, new)
+        return await read(compare, base, new, attribution=True)
 
     @r.get("/review", summary="The review queue: items for human labels (half changed most, half random)")
     async def get_review(size: int = 30, week: str | None = None) -> Any:
