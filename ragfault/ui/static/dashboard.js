@@ -22,8 +22,8 @@ export async function dashboardPage(main, _arg, current) {
     <form class="row" id="filters" aria-label="Filters">
       <label>Run <select name="run_id">${opt(overview.runs.map((r) => r.run_id), filters.run_id, "all runs")}</select></label>
       <label>Dataset <select name="dataset">${opt(overview.datasets, filters.dataset, "all datasets")}</select></label>
-      <label>From <input type="datetime-local" name="since" value="${esc(filters.since)}"></label>
-      <label>To <input type="datetime-local" name="until" value="${esc(filters.until)}"></label>
+      <label>From (UTC) <input type="datetime-local" name="since" value="${esc(filters.since)}"></label>
+      <label>To (UTC) <input type="datetime-local" name="until" value="${esc(filters.until)}"></label>
       <label>Trend by <select name="bucket"><option ${bucket === "day" ? "selected" : ""}>day</option><option ${bucket === "hour" ? "selected" : ""}>hour</option></select></label>
       <button type="submit">Apply</button>
     </form>

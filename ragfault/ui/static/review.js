@@ -71,6 +71,15 @@ export async function reviewPage(main, _arg, current) {
   $$("[data-key]")[0]?.focus();
 }
 
+function confusion(metric, matrix) {
+  const humans = Object.keys(matrix).sort();
+  if (!humans.length) return "";
+  const judges = [...new Set(humans.flatMap((h) => Object.keys(matrix[h])))].sort();
+  return `<table class="small confusion"><caption class="muted">${esc(metric)}: human label (rows) × judge label (columns)</caption>
+    <thead><tr><th></th>${judges.map((j) => `<th class="num">${esc(j)}</th>`).join("")}</tr></thead>
+    <tbody>${humans.map((h) => `<tr><th>${esc(h)}</th>${judges.map((j) => `<td class="num ${h === j ? "agree" : ""}">${matrix[h][j] || 0}</td>`).join("")}</tr>`).join("")}</tbody></table>`;
+}
+
 export async function calibrationPage(main, _arg, current) {
   const r = await api("/api/v1/judge/calibration");
   if (!current()) return;
@@ -81,7 +90,8 @@ export async function calibrationPage(main, _arg, current) {
       ${metrics.length ? `<table><thead><tr><th>metric</th><th class="num">n</th><th class="num">accuracy</th><th class="num">Cohen's κ</th><th>bias per label (judge − human) / n</th></tr></thead><tbody>
       ${metrics.map(([m, s]) => `<tr><td>${esc(m)}</td><td class="num">${s.n}</td><td class="num">${s.accuracy === null ? "n/a" : pct(s.accuracy)}</td><td class="num">${s.kappa === null ? "n/a" : num(s.kappa)}</td>
         <td>${Object.entries(s.labels || {}).map(([l, b]) => `<span class="badge ${Math.abs(b.bias) >= 0.1 ? "warn" : ""}" title="judge ${b.judge}, humans ${b.human}">${esc(l)} ${b.bias > 0 ? "+" : ""}${num(b.bias, 2)}</span>`).join(" ")}</td></tr>`).join("")}</tbody></table>`
-      : '<p class="muted">No human label pairs with a verdict of this version yet.</p>'}</div>`;
+      : '<p class="muted">No human label pairs with a verdict of this version yet.</p>'}
+      ${metrics.map(([m, s]) => confusion(m, s.confusion || {})).join("")}</div>`;
   }).join("");
   const d = r.drift;
   main.innerHTML = `<h2>Judge calibration <span class="muted small">${r.human_labels} human labels · <a href="#/review">review queue</a></span></h2>

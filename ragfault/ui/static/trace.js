@@ -29,14 +29,15 @@ function why(v, stepName) {
   for (const m of ["judge_answer_support", "answer_support"]) {
     for (const r of by(m)) {
       const d = parse(r.details) || {};
-      for (const c of d.claims || d.items || []) claimRows.push({source: m, claim: c.claim, verdict: c.verdict || c.label, sentence: c.sentence || c.evidence, doc: c.doc_id || c.evidence_doc});
+      for (const c of d.claims || d.items || []) claimRows.push({source: m, claim: c.claim, verdict: c.verdict || c.label, sentence: c.sentence || c.evidence, doc: c.doc_id || c.evidence_doc,
+        notes: [...(c.conflicts || []).map((x) => "conflicts: " + (typeof x === "string" ? x : JSON.stringify(x))), ...(c.missing || []).map((x) => "not in the sentence: " + (typeof x === "string" ? x : JSON.stringify(x)))]});
     }
   }
   if (claimRows.length) {
     claimRows.sort((a, b) => (a.verdict === "supported") - (b.verdict === "supported"));
     parts.push(`<h3>Claims of the answer</h3><table><thead><tr><th>claim</th><th>verdict</th><th>context sentence that supports or fails it</th><th>by</th></tr></thead><tbody>
       ${claimRows.map((c) => `<tr class="${c.verdict === "supported" ? "" : "fail"}"><td>${esc(c.claim)}</td><td><span class="badge ${c.verdict === "supported" ? "ok" : "bad"}">${esc(c.verdict)}</span></td>
-        <td>${c.sentence ? esc(c.sentence) + (c.doc ? ` <span class="muted small">(${esc(c.doc)})</span>` : "") : '<span class="muted">no sentence of the context</span>'}</td><td class="small muted">${esc(c.source)}</td></tr>`).join("")}</tbody></table>`);
+        <td>${c.sentence ? esc(c.sentence) + (c.doc ? ` <span class="muted small">(${esc(c.doc)})</span>` : "") : '<span class="muted">no sentence of the context</span>'}${(c.notes || []).map((n) => ` <span class="badge warn">${esc(n)}</span>`).join("")}</td><td class="small muted">${esc(c.source)}</td></tr>`).join("")}</tbody></table>`);
   }
   const fc = by("fact_coverage")[0];
   const facts = (parse(fc?.details) || {}).facts || [];

@@ -18,14 +18,14 @@ export async function tracesPage(main, _arg, current) {
       <label>Service <select name="service">${opt(overview.services || [], p.service, "any")}</select></label>
       <label>Run <select name="run_id">${opt(overview.runs.map((r) => r.run_id), p.run_id, "any")}</select></label>
       <label>Root cause <select name="root_cause">${opt(overview.root_causes, p.root_cause, "any")}</select></label>
-      <label>From <input type="datetime-local" name="since" value="${esc(toLocalInput(p.since))}"></label>
-      <label>To <input type="datetime-local" name="until" value="${esc(toLocalInput(p.until))}"></label>
+      <label>From (UTC) <input type="datetime-local" name="since" value="${esc(toLocalInput(p.since))}"></label>
+      <label>To (UTC) <input type="datetime-local" name="until" value="${esc(toLocalInput(p.until))}"></label>
       <label>Feedback <select name="feedback"><option value="">any</option><option value="true" ${p.feedback === "true" ? "selected" : ""}>has feedback</option><option value="false" ${p.feedback === "false" ? "selected" : ""}>none</option></select></label>
       <label>Search <input type="search" name="q" size="22" placeholder="question, answer or trace id" value="${esc(p.q || "")}"></label>
       <label>Per page <select name="limit">${[10, 25, 50, 100, 200].map((n) => `<option ${n === limit ? "selected" : ""}>${n}</option>`).join("")}</select></label>
       <button type="submit">Filter</button>
     </form>
-    <div class="card"><div class="muted small">${res.total.toLocaleString()} traces · times in ${esc(Intl.DateTimeFormat().resolvedOptions().timeZone)} · From/To are UTC</div>
+    <div class="card"><div class="muted small">${res.total.toLocaleString()} traces · times in ${esc(Intl.DateTimeFormat().resolvedOptions().timeZone)}</div>
     <table><thead><tr>${sortTh("start_time", "time", sort, desc)}${sortTh("service_name", "service", sort, desc)}<th>run</th><th>root cause</th>
       <th>question</th><th>answer</th>${sortTh("latency_ms", "latency", sort, desc, "num")}<th class="num">tokens</th><th class="num">spans</th><th>feedback</th></tr></thead>
     <tbody>${res.rows.map((r) => `<tr><td class="small"><a href="#/trace/${esc(r.trace_id)}">${time(r.start_time)}</a></td>
