@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # progress shows as it happens
 
 import httpx  # noqa: E402
 
@@ -177,7 +178,8 @@ def main() -> int:
                         "sql": "SELECT count(*), count(*) FILTER (WHERE evaluated_at IS NOT NULL) FROM traces"
                     },
                 ).json()["rows"][0]
-                tid = http.get("/api/v1/ui/traces?limit=1&offset=5000").json()["rows"][0]["trace_id"]
+                middle = http.get(f"/api/v1/ui/traces?limit=1&offset={rows[0] // 2}").json()["rows"]
+                tid = middle[0]["trace_id"]
                 calls = {
                     "overview": "/api/v1/ui/overview",
                     "dashboard": "/api/v1/ui/dashboard",

@@ -67,7 +67,9 @@ class AttributionSnapshot:
         key = tuple(con.execute(_VERSION).fetchall()[0])
         with self.lock:
             if key != self.key or self.table is None:
-                self.table = con.sql("SELECT * EXCLUDE (evidence, answer_text) FROM attribution").to_arrow_table()
+                self.table = con.sql(
+                    "SELECT * EXCLUDE (evidence, answer_text) FROM attribution"
+                ).to_arrow_table()
                 self.key = key
                 self.builds += 1
             table = self.table
@@ -358,7 +360,9 @@ def load_demo(runtime: Any, port: int) -> dict[str, Any]:
     from ragfault.demo import scenarios as sc
     from ragfault.demo.run import run_app
 
-    url = f"http://127.0.0.1:{port}"
+    host = runtime.settings.host
+    host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     headers = {"Authorization": f"Bearer {runtime.settings.api_token}"} if runtime.settings.api_token else {}
     base = resources.files("ragfault.demo")
     with httpx.Client(base_url=url, timeout=60, headers=headers) as http:
@@ -450,7 +454,8 @@ def router(runtime: Any) -> APIRouter:
 
     @r.post("/demo", summary="Load the demo's knowledge base and gold set here and send its traces here")
     async def post_demo(request: Request) -> Any:
-        port = request.url.port or runtime.settings.http_port
+        # the port this server listens on (a proxy in front may have another)
+        port = int(runtime.settings.http_port or request.url.port or 4318)
         return await anyio.to_thread.run_sync(load_demo, runtime, port)
 
     return r
