@@ -81,4 +81,6 @@ def run(args: argparse.Namespace) -> int:
         "WHERE trace_id = (SELECT trace_id FROM attribution WHERE case_id = 'api-rate-limit')\""
     )
     print(f"  ragfault report --db {result.db} --format markdown")
+    print("\nOpen the results in the web UI (dashboard, traces, SQL):")
+    print(f"  ragfault serve --db {result.db}    # then open http://127.0.0.1:4318/ui")
     return 0 if agree == len(expected) else 1

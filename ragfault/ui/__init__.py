@@ -1,25 +1,30 @@
-"""The web UI: a trace view (steps as a waterfall; candidates against context with evidence
-highlighted and drops marked; per-step verdicts), the attribution per run, and a SQL console.
+"""The web UI: the attribution dashboard, the trace list and the trace view (steps as a waterfall;
+candidates against context with evidence highlighted and drops marked; verdicts failing first), run
+comparison, the review queue for human labels and the judge's calibration, a SQL console and a
+first-run page.
 
-One static page (``index.html``, no build step, no third-party script) over the HTTP API, plus
-``GET /api/v1/traces/{trace_id}/view``: a trace joined with its gold case, the registry and its
-verdicts, ready to draw.
+Static files served by this package (``index.html``, ``static/*.css`` and ES modules ``static/*.js``;
+no build step, no third-party script, no inline script or style attribute) over the HTTP API, plus
+``GET /api/v1/traces/{trace_id}/view`` (a trace joined with its gold case, the registry and its
+verdicts, ready to draw) and the routes of ``ragfault.ui.api``.
 """
 
 from __future__ import annotations
 
+import threading
 from importlib import resources
 from typing import Any
 
 import anyio
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import jsonable, run_select
 from collector.web import html_page
 
 _TEXT_CAP = 6000
+_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 
 
 def _cap(text: str | None) -> str | None:
@@ -28,19 +33,34 @@ def _cap(text: str | None) -> str | None:
     return text[:_TEXT_CAP] + f"… [{len(text) - _TEXT_CAP} more characters]"
 
 
-def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
+class _SharedReferences:
+    """One copy of the gold cases and the knowledge base for every trace view, re-read only when
+    their tables change (reading 100,000 gold cases for each view would cost more than the view)."""
+
+    def __init__(self) -> None:
+        from evaluators.runner import References
+
+        self.refs = References()
+        self.lock = threading.Lock()
+
+    def current(self, con: Any) -> Any:
+        with self.lock:
+            self.refs.refresh(con)
+            return self.refs
+
+
+def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = None) -> dict[str, Any] | None:
     """Everything the trace page shows, computed with the evaluators' own matching rules."""
     from evaluators.builtin.freshness import staleness
     from evaluators.builtin.permission import acl_of
-    from evaluators.runner import References, load_views, verdicts_since_sql
+    from evaluators.runner import load_views, verdicts_since_sql
 
     con = runtime.store.cursor()
     try:
         views, _ = load_views(con, [trace_id])
         if not views:
             return None
-        refs = References()
-        refs.refresh(con)
+        refs = (shared or _SharedReferences()).current(con)
         # its verdicts were all written since verdicts_since (when known): the scan skips older rows
         since = con.execute(
             "SELECT verdicts_since FROM traces WHERE trace_id = $t", {"t": trace_id}
@@ -155,7 +175,13 @@ def router(runtime: Any) -> APIRouter:
         check_bearer(request, runtime.settings.api_token)
 
     r = APIRouter()
+    shared = _SharedReferences()
     page = html_page(resources.files("ragfault.ui").joinpath("index.html").read_text(encoding="utf-8"))
+    static = {
+        entry.name: entry.read_bytes()
+        for entry in resources.files("ragfault.ui").joinpath("static").iterdir()
+        if entry.name.endswith(tuple(_TYPES))
+    }
 
     @r.get("/", include_in_schema=False)
     async def root() -> RedirectResponse:
@@ -165,9 +191,17 @@ def router(runtime: Any) -> APIRouter:
     async def ui() -> HTMLResponse:
         return page()
 
+    @r.get("/ui/static/{name}", include_in_schema=False)
+    async def static_file(name: str) -> Response:
+        body = static.get(name)
+        if body is None:
+            raise HTTPException(404, f"no file {name}")
+        media = _TYPES[name[name.rindex(".") :]]
+        return Response(body, media_type=media, headers={"Cache-Control": "no-cache"})
+
     @r.get("/api/v1/traces/{trace_id}/view", dependencies=[Depends(auth)], summary="A trace ready to draw")
     async def view(trace_id: str) -> dict[str, Any]:
-        out = await anyio.to_thread.run_sync(trace_view, runtime, trace_id.lower())
+        out = await anyio.to_thread.run_sync(trace_view, runtime, trace_id.lower(), shared)
         if out is None:
             raise HTTPException(404, f"no trace {trace_id}")
         return out
@@ -176,4 +210,7 @@ def router(runtime: Any) -> APIRouter:
 
 
 def register(routers: list[Any], extensions: list[Any]) -> None:
+    from ragfault.ui.api import router as api_router
+
     routers.append(router)
+    routers.append(api_router)

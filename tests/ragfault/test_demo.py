@@ -31,6 +31,7 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     for cause in causes:
         assert cause in out
     assert db.exists()
+    assert f"ragfault serve --db {db}" in out  # the command that opens the results in the web UI
 
     # the commands the demo prints work as written
     printed = [line.strip() for line in out.splitlines() if line.strip().startswith("ragfault query --db")]

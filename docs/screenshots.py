@@ -1,0 +1,107 @@
+#!/usr/bin/env python
+"""Refresh the web UI screenshots in docs/screenshots/: the demo run through a real server, a second run
+of the demo app (so two runs compare) and judge verdicts of two versions (so the review queue has
+items), each page opened in Debian's chromium at 1,280 px wide.
+
+Run from the project root: ``.venv/bin/python docs/screenshots.py``
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ragfault.demo.run import free_port, run_demo  # noqa: E402
+from tests.ui.data import RUN2, add_judge_verdicts, send_second_run  # noqa: E402
+
+OUT = ROOT / "docs" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+def label_some(url: str) -> None:
+    import httpx
+
+    items = httpx.get(f"{url}/api/v1/ui/review?size=8").json()["items"]
+    flip = {"supported": "unsupported", "unsupported": "supported", "contradicted": "unsupported"}
+    labels = [
+        {"trace_id": i["trace_id"], "metric": i["metric"], "claim": i["claim"], "annotator": "docs",
+         "label": flip.get(i["label"], "supported") if k % 4 == 0 else i["label"]}
+        for k, i in enumerate(items)
+    ]  # fmt: skip
+    httpx.post(f"{url}/api/v1/labels", json=labels).raise_for_status()
+
+
+def main() -> int:
+    import time
+
+    from playwright.sync_api import sync_playwright
+
+    from collector.config import ServerSettings
+    from ragfault.server import ServerThread
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "demo.duckdb"
+        run_demo(db)
+        empty = ServerThread(
+            ServerSettings(db=str(Path(tmp) / "empty.duckdb"), http_port=free_port(), grpc_port=free_port())
+        ).start()
+        server = ServerThread(
+            ServerSettings(db=str(db), http_port=free_port(), grpc_port=free_port(), settle_seconds=0.5)
+        ).start()
+        url = f"http://127.0.0.1:{server.http_port}"
+        try:
+            n = send_second_run(url)
+            con = server.runtime.store.cursor()
+            deadline = time.monotonic() + 60
+            while (
+                con.execute("SELECT count(*) FROM attribution WHERE run_id = ?", [RUN2]).fetchall()[0][0] < n
+            ):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the second run was not evaluated in 60 s")
+                time.sleep(0.2)
+            tid = con.execute(
+                "SELECT trace_id FROM attribution WHERE case_id = 'api-rate-limit' AND run_id = 'demo-v1'"
+            ).fetchall()[0][0]
+            con.close()
+            add_judge_verdicts(server.runtime)
+            pages = [
+                ("dashboard", "dashboard?run_id=demo-v1", "dashboard"),
+                ("dashboard-filtered", "dashboard?run_id=demo-v1&cause=stale_context", "dashboard"),
+                ("traces", "traces", "traces"),
+                ("trace", f"trace/{tid}", "trace"),
+                ("compare", f"compare?base=demo-v1&new={RUN2}", "compare"),
+                ("review", "review", "review"),
+                ("calibration", "calibration", "calibration"),
+                ("sql", "sql", "sql"),
+            ]
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                for name, route, ready in pages:
+                    if name == "calibration":  # a few labels first, so the report has pairs
+                        label_some(url)
+                    page.goto("about:blank")
+                    page.goto(f"{url}/ui#/{route}")
+                    page.wait_for_function(f"document.body.dataset.ready === {ready!r}")
+                    page.screenshot(path=str(OUT / f"{name}.png"), full_page=name not in ("trace", "sql"))
+                    print("wrote", OUT / f"{name}.png")
+                page.goto(f"http://127.0.0.1:{empty.http_port}/ui")
+                page.wait_for_function("document.body.dataset.ready === 'start'")
+                page.screenshot(path=str(OUT / "start.png"), full_page=True)
+                print("wrote", OUT / "start.png")
+                browser.close()
+        finally:
+            server.stop()
+            empty.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

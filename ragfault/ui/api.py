@@ -1,0 +1,461 @@
+"""The API routes the web UI draws from (``/api/v1/ui/...``): the dashboard's sections in one call,
+the case table and the trace list paged, sorted and filtered on the server with a total count, run
+against run, the review queue for human labels, the bundled queries for the SQL console, and a
+button's worth of demo data loaded into this server.
+
+Every section is SQL: the bundled queries (``queries/``) and the UI's own files in ``ui/sql/`` with
+the same headers. Sort columns are chosen from fixed lists, never spliced from the request.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import Query as Q
+
+from collector.receivers.otlp_http import check_bearer
+from collector.store.reader import jsonable, run_select
+from queries import Query, all_queries, load_query, parse
+
+ROOT_CAUSES = (
+    "permission_violation", "no_retrieval", "evidence_not_in_kb", "stale_context", "candidate_miss",
+    "dropped_before_context", "answered_unanswerable", "over_refusal", "unsupported_claims",
+    "incomplete_answer", "invalid_citation", "ok",
+)  # fmt: skip
+MAX_PAGE = 200
+
+# sort keys the tables accept -> the SQL they order by
+CASE_SORTS = {
+    "root_cause": "array_position($causes, root_cause)",
+    "case_id": "case_id",
+    "category": "category",
+    "run_id": "run_id",
+    "start_time": "start_time",
+    "context_recall": "context_recall",
+    "answer_support": "answer_support",
+}
+TRACE_SORTS = {"start_time": "t.start_time", "latency_ms": "latency_ms", "service_name": "t.service_name"}
+
+
+_VERSION = """
+SELECT (SELECT count(*) FROM evaluations), (SELECT max(evaluated_at) FROM evaluations),
+    (SELECT count(*) FROM gold_cases), (SELECT max(loaded_at) FROM gold_cases),
+    (SELECT count(*) FROM traces), (SELECT max(settled_at) FROM traces)
+"""
+
+
+class AttributionSnapshot:
+    """The ``attribution`` view computed once per version of the data it reads (verdicts, gold cases,
+    settled traces) and kept as an Arrow table, which each dashboard call's cursor registers under the
+    view's name: the root causes, quadrant, trend and case table then scan it instead of grouping every
+    verdict again. The version is read on every call, so a new verdict is seen by the next call.
+    Without ``evidence`` and ``answer_text`` (the dashboard reads neither)."""
+
+    def __init__(self) -> None:
+        self.key: tuple[Any, ...] | None = None
+        self.table: Any = None
+        self.lock = threading.Lock()
+        self.builds = 0
+
+    def use(self, con: Any) -> None:
+        key = tuple(con.execute(_VERSION).fetchall()[0])
+        with self.lock:
+            if key != self.key or self.table is None:
+                self.table = con.sql(
+                    "SELECT * EXCLUDE (evidence, answer_text) FROM attribution"
+                ).to_arrow_table()
+                self.key = key
+                self.builds += 1
+            table = self.table
+        con.register("attribution", table)
+
+
+def ui_query(name: str) -> Query:
+    text = resources.files("ragfault.ui").joinpath("sql", name + ".sql").read_text(encoding="utf-8")
+    return parse(text, name)
+
+
+def _rows(result: Any) -> list[dict[str, Any]]:
+    return [dict(zip(result.columns, r, strict=True)) for r in result.rows]
+
+
+def _filters(run_id: str | None, dataset: str | None, since: str | None, until: str | None) -> dict[str, Any]:
+    return {
+        "run_id": run_id or None,
+        "dataset": dataset or None,
+        "since": since or None,
+        "until": until or None,
+    }
+
+
+def _order(sorts: dict[str, str], sort: str, desc: bool, tiebreak: str) -> str:
+    if sort not in sorts:
+        raise HTTPException(400, f"cannot sort by {sort!r}; choose one of {sorts and sorted(sorts)}")
+    return f"{sorts[sort]} {'DESC' if desc else 'ASC'} NULLS LAST, {tiebreak}"
+
+
+def _page(limit: int, offset: int) -> tuple[int, int]:
+    if not 1 <= limit <= MAX_PAGE:
+        raise HTTPException(400, f"limit must be between 1 and {MAX_PAGE}")
+    if offset < 0:
+        raise HTTPException(400, "offset must be 0 or more")
+    return limit, offset
+
+
+def overview(con: Any) -> dict[str, Any]:
+    q = ui_query("ui_overview")
+    out = _rows(run_select(con, q.sql, {}, row_cap=1))[0]
+    out["runs"] = _rows(run_select(con, ui_query("ui_runs").sql, {}, row_cap=10_000))
+    out["datasets"] = [
+        r[0]
+        for r in run_select(
+            con, "SELECT DISTINCT dataset FROM gold_cases WHERE dataset IS NOT NULL ORDER BY 1"
+        ).rows
+    ]
+    out["categories"] = [
+        r[0]
+        for r in run_select(
+            con, "SELECT DISTINCT category FROM gold_cases WHERE category IS NOT NULL ORDER BY 1"
+        ).rows
+    ]
+    out["root_causes"] = list(ROOT_CAUSES)
+    return out
+
+
+def dashboard(con: Any, filters: dict[str, Any], bucket: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"filters": filters, "timings_ms": {}}
+    for name in ("root_causes", "layer_metrics", "refusal_table", "quadrant"):
+        t0 = time.perf_counter()
+        q = load_query(name)
+        out[name] = _rows(run_select(con, q.sql, q.bind(filters), row_cap=10_000))
+        out["timings_ms"][name] = round((time.perf_counter() - t0) * 1000, 1)
+    t0 = time.perf_counter()
+    trend = ui_query("ui_trend")
+    out["trend"] = _rows(
+        run_select(con, trend.sql, trend.bind({**filters, "bucket": bucket}), row_cap=50_000)
+    )
+    out["timings_ms"]["trend"] = round((time.perf_counter() - t0) * 1000, 1)
+    return out
+
+
+_CASES_FROM = """
+FROM attribution
+WHERE ($run_id IS NULL OR run_id = $run_id)
+  AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
+  AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
+  AND ($dataset IS NULL OR case_id IN (SELECT case_id FROM gold_cases WHERE dataset = $dataset))
+  AND ($root_cause IS NULL OR root_cause = $root_cause)
+  AND ($layer IS NULL OR list_contains(failing_layers, $layer))
+  AND ($category IS NULL OR coalesce(category, '(none)') = $category)
+  AND ($q IS NULL OR contains(lower(coalesce(query_text, '')), lower($q)) OR lower(case_id) = lower($q))
+"""
+
+
+def cases(con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int) -> dict[str, Any]:
+    order = _order(CASE_SORTS, sort, desc, "case_id, trace_id")
+    params = {**params, "limit": limit, "offset": offset}
+    sql = (
+        "WITH f AS MATERIALIZED (SELECT trace_id, case_id, run_id, category, root_cause, failing_layers, start_time, "
+        "query_text, candidate_recall, context_recall, context_retention, answer_support, fact_coverage"
+        f"{_CASES_FROM}) SELECT *, (SELECT count(*) FROM f) AS _total FROM f ORDER BY {order} "
+        "LIMIT $limit OFFSET $offset"
+    )
+    if "$causes" in order:
+        params["causes"] = list(ROOT_CAUSES)
+    res = run_select(con, sql, params, row_cap=limit)
+    rows = _rows(res)
+    if rows:
+        total = rows[0]["_total"]
+    else:
+        count_params = {k: v for k, v in params.items() if k not in ("limit", "offset", "causes")}
+        total = run_select(con, "SELECT count(*) " + _CASES_FROM, count_params).rows[0][0]
+    for r in rows:
+        r.pop("_total", None)
+    return {"total": total, "offset": offset, "limit": limit, "rows": rows}
+
+
+_TRACES_WHERE = """
+WHERE ($service IS NULL OR t.service_name = $service)
+  AND ($run_id IS NULL OR t.run_id = $run_id)
+  AND ($since IS NULL OR t.start_time >= CAST($since AS TIMESTAMP))
+  AND ($until IS NULL OR t.start_time < CAST($until AS TIMESTAMP))
+  AND ($q IS NULL OR contains(lower(coalesce(t.query_text, '')), lower($q))
+       OR contains(lower(coalesce(t.answer_text, '')), lower($q)) OR t.trace_id = lower($q))
+  AND ($feedback IS NULL OR $feedback = EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = t.trace_id))
+  AND ($root_cause IS NULL OR t.trace_id IN (SELECT trace_id FROM attribution WHERE root_cause = $root_cause))
+"""
+
+
+def traces(
+    con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int
+) -> dict[str, Any]:
+    order = _order(TRACE_SORTS, sort, desc, "t.trace_id")
+    total = run_select(con, "SELECT count(*) FROM traces t" + _TRACES_WHERE, params).rows[0][0]
+    page = run_select(
+        con,
+        "SELECT t.trace_id, t.start_time, t.service_name, t.run_id, t.case_id, t.span_count, t.error_count, "
+        "date_diff('microsecond', t.start_time, t.end_time) / 1000.0 AS latency_ms, t.query_text, t.answer_text "
+        f"FROM traces t{_TRACES_WHERE} ORDER BY {order} LIMIT $limit OFFSET $offset",
+        {**params, "limit": limit, "offset": offset},
+        row_cap=limit,
+    )
+    rows = _rows(page)
+    ids = [r["trace_id"] for r in rows]
+    if ids:
+        tokens = dict(
+            run_select(
+                con,
+                "SELECT trace_id, sum(total_tokens) FROM steps WHERE trace_id IN (SELECT unnest($ids)) GROUP BY 1",
+                {"ids": ids},
+            ).rows
+        )
+        causes = dict(
+            run_select(
+                con,
+                "SELECT trace_id, root_cause FROM attribution WHERE trace_id IN (SELECT unnest($ids))",
+                {"ids": ids},
+            ).rows
+        )
+        fb = dict(
+            run_select(
+                con,
+                "SELECT trace_id, count(*) FROM feedback WHERE trace_id IN (SELECT unnest($ids)) GROUP BY 1",
+                {"ids": ids},
+            ).rows
+        )
+        for r in rows:
+            r["tokens"] = tokens.get(r["trace_id"])
+            r["root_cause"] = causes.get(r["trace_id"])
+            r["feedback"] = fb.get(r["trace_id"], 0)
+    return {"total": total, "offset": offset, "limit": limit, "rows": rows}
+
+
+def compare(con: Any, base: str, new: str) -> dict[str, Any]:
+    sm = ui_query("ui_slice_metrics")
+    long = _rows(run_select(con, sm.sql, sm.bind({"base_run": base, "new_run": new}), row_cap=50_000))
+    slices: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in long:
+        s = slices.setdefault(
+            (r["category"], r["metric"]),
+            {
+                "category": r["category"],
+                "metric": r["metric"],
+                "base": None,
+                "base_n": 0,
+                "new": None,
+                "new_n": 0,
+            },
+        )
+        side = "base" if r["run_id"] == base else "new"
+        s[side], s[side + "_n"] = r["value"], r["n"]
+    for s in slices.values():
+        s["delta"] = s["new"] - s["base"] if s["base"] is not None and s["new"] is not None else None
+    diff = load_query("run_diff")
+    changes = _rows(run_select(con, diff.sql, diff.bind({"base_run": base, "new_run": new}), row_cap=100_000))
+    causes = load_query("root_causes")
+    by_cause = {
+        side: _rows(run_select(con, causes.sql, causes.bind({"run_id": run}), row_cap=1000))
+        for side, run in (("base", base), ("new", new))
+    }
+    return {
+        "base": base,
+        "new": new,
+        "slices": list(slices.values()),
+        "cases": changes,
+        "root_causes": by_cause,
+    }
+
+
+_LABELS = {
+    "judge_refusal": ["refused", "answered", "clarify"],
+}
+_CLAIM_LABELS = ["supported", "contradicted", "unsupported"]
+
+
+def labels_for(metric: str, claim: str | None) -> list[str]:
+    if metric in _LABELS:
+        return _LABELS[metric]
+    if claim is not None or metric in ("judge_answer_support", "judge_citation_support"):
+        return _CLAIM_LABELS
+    return ["pass", "fail"]
+
+
+def review_queue(con: Any, size: int, week: str) -> list[dict[str, Any]]:
+    q = ui_query("ui_review_queue")
+    rows = _rows(run_select(con, q.sql, q.bind({"size": size, "seed": week}), row_cap=size))
+    for r in rows:
+        r["labels"] = labels_for(r["metric"], r["claim"])
+    return rows
+
+
+def review_item(con: Any, trace_id: str, metric: str, claim: str | None) -> dict[str, Any]:
+    """What one review screen shows: the trace's question and answer, the final context and the judge's
+    verdict on the item with its reason when the judge gave one."""
+    trace = _rows(
+        run_select(
+            con,
+            "SELECT trace_id, query_text, answer_text, case_id, run_id FROM traces WHERE trace_id = $t",
+            {"t": trace_id},
+        )
+    )
+    if not trace:
+        raise HTTPException(404, f"no trace {trace_id}")
+    context = [
+        r[0]
+        for r in run_select(
+            con,
+            "SELECT content FROM step_documents WHERE trace_id = $t AND stage = 'context' ORDER BY span_id, position",
+            {"t": trace_id},
+            row_cap=50,
+        ).rows
+    ]
+    ev = _rows(
+        run_select(
+            con,
+            "SELECT label, reason, details, value, passed FROM evaluations WHERE trace_id = $t AND metric = $m "
+            "ORDER BY span_id NULLS FIRST LIMIT 1",
+            {"t": trace_id, "m": metric},
+        )
+    )
+    reason = None
+    if ev:
+        reason = ev[0]["reason"]
+        details = ev[0]["details"]
+        if claim is not None and isinstance(details, str):
+            import orjson
+
+            try:
+                d = orjson.loads(details)
+            except orjson.JSONDecodeError:
+                d = None
+            for c in (d or {}).get("claims", []) if isinstance(d, dict) else []:
+                if isinstance(c, dict) and c.get("claim") == claim:
+                    reason = c.get("reason") or c.get("sentence") or reason
+    return {"trace": trace[0], "context": context, "verdict": ev[0] if ev else None, "reason": reason}
+
+
+def bundled_queries() -> list[dict[str, Any]]:
+    return [
+        {
+            "name": q.name,
+            "description": q.description,
+            "params": q.params,
+            "defaults": q.defaults,
+            "sql": q.sql,
+        }
+        for q in all_queries().values()
+    ]
+
+
+def load_demo(runtime: Any, port: int) -> dict[str, Any]:
+    """Load the demo's knowledge base and gold set into this server and send its app's traces here."""
+    import httpx
+
+    from ragfault.demo import scenarios as sc
+    from ragfault.demo.run import run_app
+
+    host = runtime.settings.host
+    host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    headers = {"Authorization": f"Bearer {runtime.settings.api_token}"} if runtime.settings.api_token else {}
+    base = resources.files("ragfault.demo")
+    with httpx.Client(base_url=url, timeout=60, headers=headers) as http:
+        for path, name in (("/api/v1/kb", "kb.jsonl"), ("/api/v1/gold?dataset=helpdesk-demo", "gold.jsonl")):
+            http.post(path, content=base.joinpath(name).read_bytes()).raise_for_status()
+    sent = run_app(url)
+    return {"sent": sent, "run_id": sc.RUN_ID}
+
+
+def router(runtime: Any) -> APIRouter:
+    def auth(request: Request) -> None:
+        check_bearer(request, runtime.settings.api_token)
+
+    r = APIRouter(prefix="/api/v1/ui", dependencies=[Depends(auth)])
+    limiter = anyio.CapacityLimiter(4)
+    snapshot = AttributionSnapshot()
+
+    async def read(fn: Any, *args: Any, attribution: bool = False) -> Any:
+        def work() -> Any:
+            con = runtime.store.cursor()
+            try:
+                if attribution:
+                    snapshot.use(con)
+                return jsonable(fn(con, *args))
+            finally:
+                con.close()
+
+        return await anyio.to_thread.run_sync(work, limiter=limiter)
+
+    @r.get("/overview", summary="What the database holds: counts, runs, datasets, categories")
+    async def get_overview() -> Any:
+        out = await read(overview)
+        out["grpc_port"] = getattr(runtime, "grpc_port", None)
+        return out
+
+    @r.get("/dashboard", summary="Root causes, layered metrics, refusals, quadrant and the trend, filtered")
+    async def get_dashboard(
+        run_id: str | None = None, dataset: str | None = None, since: str | None = None,
+        until: str | None = None, bucket: str = "day",
+    ) -> Any:  # fmt: skip
+        if bucket not in ("hour", "day"):
+            raise HTTPException(400, "bucket must be hour or day")
+        return await read(dashboard, _filters(run_id, dataset, since, until), bucket, attribution=True)
+
+    @r.get("/cases", summary="The case table of the dashboard: one page, its total, sorted and filtered")
+    async def get_cases(
+        run_id: str | None = None, dataset: str | None = None, since: str | None = None, until: str | None = None,
+        root_cause: str | None = None, layer: str | None = None, category: str | None = None, q: str | None = None,
+        sort: str = "root_cause", desc: bool = False, limit: int = Q(50), offset: int = Q(0),
+    ) -> Any:  # fmt: skip
+        lim, off = _page(limit, offset)
+        params = {
+            **_filters(run_id, dataset, since, until), "root_cause": root_cause or None, "layer": layer or None,
+            "category": category or None, "q": q or None,
+        }  # fmt: skip
+        return await read(cases, params, sort, desc, lim, off, attribution=True)
+
+    @r.get("/traces", summary="The trace list: one page and its total, filtered and sorted")
+    async def get_traces(
+        service: str | None = None, run_id: str | None = None, root_cause: str | None = None,
+        since: str | None = None, until: str | None = None, feedback: bool | None = None, q: str | None = None,
+        sort: str = "start_time", desc: bool = True, limit: int = Q(50), offset: int = Q(0),
+    ) -> Any:  # fmt: skip
+        lim, off = _page(limit, offset)
+        params = {
+            "service": service or None, "run_id": run_id or None, "root_cause": root_cause or None,
+            "since": since or None, "until": until or None, "feedback": feedback, "q": q or None,
+        }  # fmt: skip
+        return await read(traces, params, sort, desc, lim, off, attribution=bool(root_cause))
+
+    @r.get("/compare", summary="Two runs side by side: metric deltas per slice, cases regressed and improved")
+    async def get_compare(base: str, new: str) -> Any:
+        return await read(compare, base, new, attribution=True)
+
+    @r.get("/review", summary="The review queue: items for human labels (half changed most, half random)")
+    async def get_review(size: int = 30, week: str | None = None) -> Any:
+        if not 1 <= size <= 1000:
+            raise HTTPException(400, "size must be between 1 and 1000")
+        seed = week or datetime.now(UTC).strftime("%G-W%V")
+        return {"week": seed, "items": await read(review_queue, size, seed)}
+
+    @r.get("/review/item", summary="One review screen: the trace, its context and the judge's verdict")
+    async def get_review_item(trace_id: str, metric: str, claim: str | None = None) -> Any:
+        return await read(review_item, trace_id.lower(), metric, claim)
+
+    @r.get("/queries", summary="The bundled queries (name, description, parameters, SQL)")
+    async def get_queries() -> Any:
+        return bundled_queries()
+
+    @r.post("/demo", summary="Load the demo's knowledge base and gold set here and send its traces here")
+    async def post_demo(request: Request) -> Any:
+        # the port this server listens on (a proxy in front may have another)
+        port = int(runtime.settings.http_port or request.url.port or 4318)
+        return await anyio.to_thread.run_sync(load_demo, runtime, port)
+
+    return r
