@@ -25,9 +25,9 @@ def check_question(run: Run, key: str, candidates: list[str] | None = None, exac
     info = dump(run, key)
     trace = run.trace(key)
     assert trace["query_text"] == scenario.QUESTIONS[key], info
-    got = [d for d in run.doc_ids(key, "candidate")]
+    got = list(dict.fromkeys(run.doc_ids(key, "candidate")))  # nested retrievals report the same nodes
     if key == "ok":  # retrievers differ in whether they return documents sharing no word with the query
-        assert got[:1] == expected, info
+        assert got[:1] == expected[:1], info
     elif exact:
         assert got == expected, info
     else:

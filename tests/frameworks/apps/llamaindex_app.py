@@ -16,7 +16,15 @@ import httpx  # noqa: E402
 import scenario  # noqa: E402
 from llama_index.core import Document, VectorStoreIndex  # noqa: E402
 from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
-from llama_index.core.llms import CompletionResponse, CompletionResponseGen, CustomLLM, LLMMetadata  # noqa: E402
+from llama_index.core.llms import (  # noqa: E402
+    ChatMessage,
+    ChatResponse,
+    CompletionResponse,
+    CompletionResponseGen,
+    CustomLLM,
+    LLMMetadata,
+)
+from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback  # noqa: E402
 from llama_index.core.postprocessor.types import BaseNodePostprocessor  # noqa: E402
 from llama_index.core.schema import NodeWithScore, QueryBundle  # noqa: E402
 from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor  # noqa: E402
@@ -48,23 +56,35 @@ class BagOfWordsEmbedding(BaseEmbedding):
 
 
 class LocalChatLLM(CustomLLM):
-    """A completion LLM over the local OpenAI-compatible chat server."""
+    """A chat LLM over the local OpenAI-compatible server, written as LlamaIndex documents custom LLMs."""
 
     base_url: str
 
     @property
     def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="local-model")
+        return LLMMetadata(model_name="local-model", is_chat_model=True)
 
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+    def _post(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         r = httpx.post(
             f"{self.base_url}/chat/completions",
-            json={"model": "local-model", "messages": [{"role": "user", "content": prompt}]},
+            json={"model": "local-model", "messages": messages},
             timeout=30,
         )
         r.raise_for_status()
-        return CompletionResponse(text=r.json()["choices"][0]["message"]["content"], raw=r.json())
+        return dict(r.json())
 
+    @llm_chat_callback()
+    def chat(self, messages: Any, **kwargs: Any) -> ChatResponse:
+        body = self._post([{"role": m.role.value, "content": m.content or ""} for m in messages])
+        text = body["choices"][0]["message"]["content"]
+        return ChatResponse(message=ChatMessage(role="assistant", content=text), raw=body)
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        body = self._post([{"role": "user", "content": prompt}])
+        return CompletionResponse(text=body["choices"][0]["message"]["content"], raw=body)
+
+    @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
         yield self.complete(prompt)
 
