@@ -7,7 +7,8 @@ prompt that shares the most words with it (ties: the first), or ``"I don't know.
 a word. So an app whose prompt holds the evidence answers with it, and one whose prompt lost it
 answers with whatever it kept. A tool-calling request whose last message is the user's is answered
 with a call of the first tool offered, its argument the question; after the tool's result the model
-answers from the whole conversation. Usage is counted as words.
+answers from the whole conversation (a tool result that is a JSON list of documents is read by its texts).
+Usage is counted as words.
 
 Run it standalone with ``python tests/frameworks/chat_server.py PORT``; the tests start it in-process.
 """
@@ -74,6 +75,21 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(_text(p.get("text", "") if isinstance(p, dict) else p) for p in content)
     return ""
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    """A message's text; a tool result that is a JSON list of documents gives their texts, a line each."""
+    text = _text(message.get("content"))
+    if message.get("role") == "tool" and text.lstrip()[:1] == "[":
+        try:
+            items = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(items, list):
+            return "\n".join(
+                str(i.get("content", i.get("text", ""))) if isinstance(i, dict) else str(i) for i in items
+            )
+    return text
 
 
 def answer(prompt: str) -> str:
@@ -149,7 +165,7 @@ class ChatServer:
 
             def _chat(self, body: dict[str, Any]) -> None:
                 messages = body.get("messages") or []
-                prompt = "\n".join(_text(m.get("content")) for m in messages if isinstance(m, dict))
+                prompt = "\n".join(_message_text(m) for m in messages if isinstance(m, dict))
                 last = messages[-1] if messages else {}
                 tools = body.get("tools") or []
                 call = None

@@ -49,6 +49,36 @@ QUESTIONS = {"ok": CASES[0]["query"], "dropped": CASES[1]["query"], "miss": CASE
 CASE_OF = {"ok": "fw-ok", "dropped": "fw-dropped", "miss": "fw-miss"}
 
 
+_STOP = frozenset(
+    (
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "is",
+        "are",
+        "how",
+        "what",
+        "when",
+        "does",
+        "do",
+    )
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words of three letters or more, stop words left out (the apps' keyword retrieval)."""
+    import re
+
+    return [w for w in re.findall(r"\w+", text.lower()) if len(w) > 2 and w not in _STOP]
+
+
 def prompt(docs: list[str], question: str) -> str:
     """The prompt every app sends: the budgeted context, then the question."""
     context = "\n".join(f"- {d}" for d in docs[:BUDGET])
