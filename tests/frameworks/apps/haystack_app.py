@@ -42,7 +42,7 @@ elif mode == "openllmetry":
     OpenAIInstrumentor().instrument(tracer_provider=provider)
 elif mode == "native":
     import haystack.tracing
-    from haystack.tracing import OpenTelemetryTracer
+    from haystack.tracing.opentelemetry import OpenTelemetryTracer
 
     trace.set_tracer_provider(provider)
     haystack.tracing.enable_tracing(OpenTelemetryTracer(provider.get_tracer("haystack")))
