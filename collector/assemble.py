@@ -8,10 +8,11 @@ its content appears in the input of the LLM call that produced the answer.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from collector.normalize.common import unwrap_text
+from collector.normalize.common import parse_json, unwrap_text
 from collector.textnorm import normalize, normalize_doc
 
 # Which row represents a document found in the prompt when it appears in several stages.
@@ -65,6 +66,20 @@ def plain_text(value: str | None) -> str | None:
     return unwrap_text(value)
 
 
+_REPR = re.compile(r"^[A-Za-z_][\w.]*\((?:[A-Za-z_]\w*=|\))")
+
+
+def is_structured(text: str | None) -> bool:
+    """True for a JSON object or array, or a Python object repr (``ChatMessage(_role=...)``): text that
+    no person asked or was answered with."""
+    if not text:
+        return False
+    s = text.strip()
+    if s[:1] in ("{", "[") and isinstance(parse_json(s), (dict, list)):
+        return True
+    return bool(_REPR.match(s))
+
+
 def _sort_key(s: StepView) -> tuple[Any, Any]:
     return (s.end_time is None, s.end_time or s.start_time)
 
@@ -106,9 +121,12 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
     answer_llm = answering_llm(steps)
     retrievals = sorted((s for s in steps if s.step_type in ("retrieval", "rerank")), key=_sort_key)
 
-    # query: the root's input, else the first retrieval query, else the user message of the first LLM call
+    # query: the root's input, else the first retrieval query, else the user message of the first LLM call.
+    # A root input that is still structured after unwrapping (Haystack's ``{"data": {"<component>":
+    # {...}}}`` naming two inputs) holds no single query: the retrieval's query is the one asked.
     if root is not None and root.step_type not in ("llm", "retrieval", "rerank", "tool"):
-        out.query_text = plain_text(root.query_text or root.input_text)
+        text = plain_text(root.query_text or root.input_text)
+        out.query_text = None if is_structured(text) else text
     if not out.query_text:
         for s in retrievals:
             if s.query_text:
@@ -119,13 +137,21 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
     if not out.query_text and root is not None:
         out.query_text = plain_text(root.query_text or root.input_text)
 
-    # answer: the root's output when it is a chain or agent, else the last LLM call's output
+    # answer: the root's output when it is a chain or agent and plain text, else the answering LLM's
+    # output. A root output that is structured (a pipeline's outputs by component, the repr of a
+    # framework's message object) or that merely wraps the LLM's text is not the answer's text.
+    llm_answer = plain_text(answer_llm.output_text) if answer_llm is not None else None
     if root is not None and root.step_type in ("chain", "agent", "other") and root.output_text:
-        out.answer_text = plain_text(root.output_text)
+        text = plain_text(root.output_text)
+        wraps_llm = llm_answer is not None and text != llm_answer and llm_answer in (text or "")
+        if not is_structured(text) and not wraps_llm:
+            out.answer_text = text
     if answer_llm is not None:
         out.answer_span_id = answer_llm.span_id
         if not out.answer_text:
-            out.answer_text = plain_text(answer_llm.output_text)
+            out.answer_text = llm_answer
+    if not out.answer_text and root is not None and root.step_type in ("chain", "agent", "other"):
+        out.answer_text = plain_text(root.output_text)
 
     for s in ([root] if root else []) + steps:
         if s is not None and s.user_scope:

@@ -7,9 +7,10 @@ error: the span is kept losslessly in ``spans`` and becomes a step of type ``oth
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from collector.normalize import genai, openinference, traceloop
+from collector.normalize import genai, haystack, openinference, traceloop
 from collector.normalize.common import (
     DEFAULT_SOURCE_KEYS,
     Doc,
@@ -68,16 +69,35 @@ def _is_traceloop(attrs: dict[str, Any]) -> bool:
     return any(k.startswith("traceloop.") for k in attrs)
 
 
+def _is_genai(attrs: dict[str, Any]) -> bool:
+    return "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs
+
+
+Reader = Callable[[dict[str, Any], Step, tuple[str, ...]], None]
+
+# The convention readers after OpenInference (tried first, inline: it is the hot path and takes the
+# span's key blob), in detection order: the first whose ``detect`` accepts a span reads it. A
+# framework's own attributes come before the generic ones (Haystack's spans carry no GenAI keys, but
+# OpenLLMetry's do, so Traceloop precedes GenAI). A new convention is a module with ``detect`` and
+# ``read`` and a line here.
+READERS: tuple[tuple[Callable[[dict[str, Any]], bool], Reader], ...] = (
+    (_is_traceloop, traceloop.read),
+    (haystack.detect, haystack.read),
+    (_is_genai, genai.read),
+)
+
+
 def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS) -> Step:
     """Read one span's attributes into a ``Step`` (never raises on odd values)."""
     step = Step()
     keys = key_blob(attrs)
     if "openinference.span.kind" in attrs:
         openinference.read(attrs, step, source_keys, keys)
-    elif _is_traceloop(attrs):
-        traceloop.read(attrs, step, source_keys)
-    elif "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs:
-        genai.read(attrs, step, source_keys)
+    else:
+        for detect, read in READERS:
+            if detect(attrs):
+                read(attrs, step, source_keys)
+                break
 
     # An agent's search tool that returns documents retrieved them: they are candidates of the tool step.
     if step.step_type == "tool" and not step.docs and step.tool_result:

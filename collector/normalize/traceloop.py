@@ -15,11 +15,39 @@ from __future__ import annotations
 from typing import Any
 
 from collector.normalize import genai
-from collector.normalize.common import Step, as_str, json_docs, parse_json, unwrap_text
+from collector.normalize.common import Doc, Step, as_str, json_docs, make_doc, parse_json, unwrap_text
 
 KIND_TO_STEP = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
 REQUEST_TYPE_TO_STEP = {"chat": "llm", "completion": "llm", "embedding": "embedding", "rerank": "rerank"}
 _PROPS = "traceloop.association.properties."
+# attributes holding a model call's content (GenAI semconv, and the flattened form of older releases)
+_GENAI_CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prompt.0.content")
+
+
+def node_docs(value: Any, source_keys: tuple[str, ...], stage: str = "candidate") -> list[Doc]:
+    """Candidates from a JSON list of LlamaIndex ``NodeWithScore`` (objects or JSON strings of them):
+    ``{"node": {"id_", "text", "metadata"}, "score"}``."""
+    items = parse_json(value)
+    if not isinstance(items, list):
+        return []
+    docs: list[Doc] = []
+    for item in items:
+        parsed = parse_json(item) if isinstance(item, str) else item
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("node"), dict):
+            return []
+        node = parsed["node"]
+        docs.append(
+            make_doc(
+                stage,
+                len(docs),
+                node.get("id_", node.get("id")),
+                node.get("text"),
+                parsed.get("score"),
+                node.get("metadata"),
+                source_keys,
+            )
+        )
+    return docs
 
 
 def _query_of(entity_input: Any) -> str | None:
@@ -73,9 +101,28 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         docs = json_docs(entity_out, "candidate", source_keys)
         if docs:
             step.step_type = "retrieval"
+    elif step.step_type == "chain" and isinstance(entity_out, str) and "NodeWithScore" in entity_out:
+        # LlamaIndex's retrievers are tasks whose output is a list of NodeWithScore JSON strings.
+        docs = node_docs(entity_out, source_keys)
+        inputs = parse_json(entity_in)
+        given = inputs.get("nodes") if isinstance(inputs, dict) else None
+        if docs and isinstance(given, list):
+            # a node postprocessor (nodes in, nodes out): LlamaIndex's rerankers and cut-offs
+            step.step_type = "rerank"
+            docs = node_docs(given, source_keys, "rerank_input") + node_docs(
+                entity_out, source_keys, "reranked"
+            )
+        elif docs:
+            step.step_type = "retrieval"
+    elif step.step_type == "chain" and any(k in attrs for k in _GENAI_CONTENT):
+        # A model call made inside a task (LlamaIndex's LLM.chat / LLM.predict) carries GenAI
+        # messages but no llm.request.type: it is an LLM step.
+        step.step_type = "llm"
     if step.step_type == "retrieval":
-        step.query_text = _query_of(entity_in)
+        step.query_text = _query_of(entity_in) or unwrap_text(as_str(entity_in))
         step.docs = docs or json_docs(entity_out, "candidate", source_keys)
+    elif step.step_type == "rerank":
+        step.docs = docs
     elif step.step_type == "llm":
         genai.read_llm_io(attrs, step)
     elif step.step_type == "tool":
