@@ -2,8 +2,9 @@
 
 ``python tests/frameworks/envs.py GROUP`` prints the Python interpreter of GROUP's environment,
 creating it first when needed. A group is a requirements file ``requirements/GROUP.txt`` beside this
-script; its environment lives in ``.venvs/GROUP`` (git-ignored) and is reused while the file's
-content is unchanged (a stamp holds its hash), rebuilt when it changes. The group ``main`` is the
+script; its environment lives in ``$RAGFAULT_TEST_ENVS/GROUP`` (default: ``ragfault/test-envs``
+under the user's cache directory, so that a fresh clone on the same machine reuses it) and is
+reused while the file's content is unchanged (a stamp holds its hash), rebuilt when it changes. The group ``main`` is the
 test environment itself (the frameworks whose pins agree with the test extra are installed there).
 
 The environments see the interpreter's site-packages of nothing else: each has only what its file
@@ -13,6 +14,7 @@ names, plus the OpenTelemetry SDK and exporter the apps export with.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +24,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "requirements"
-VENVS = HERE / ".venvs"
+VENVS = Path(
+    os.environ.get("RAGFAULT_TEST_ENVS")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ragfault" / "test-envs"
+)
 
 
 def groups() -> list[str]:
