@@ -16,6 +16,7 @@ from fastapi import APIRouter, Request, Response
 
 from collector.config import ServerSettings
 from collector.errors import PayloadTooLarge, PermanentError, RetryableError, Unauthorized
+from collector.inflight import ByteBudget, batch_bytes
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
 from collector.receivers.payload import JSON, PROTOBUF, encode_response, encode_status
@@ -23,6 +24,12 @@ from collector.receivers.payload import JSON, PROTOBUF, encode_response, encode_
 GRPC_INVALID_ARGUMENT = 3
 GRPC_UNAVAILABLE = 14
 GRPC_UNAUTHENTICATED = 16
+
+
+class BodyTimeout(PermanentError):
+    """A request body stalled for ``body_timeout_seconds``: 408, and the connection is closed."""
+
+    http_status = 408
 
 
 def check_bearer(request: Request, token: str | None) -> None:
@@ -34,17 +41,44 @@ def check_bearer(request: Request, token: str | None) -> None:
         raise Unauthorized("missing or invalid bearer token")
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it is known to exceed ``limit``."""
+async def read_body(
+    request: Request,
+    limit: int,
+    *,
+    budget: ByteBudget | None = None,
+    held: list[int] | None = None,
+    idle_timeout: float | None = None,
+) -> bytes:
+    """The request body, refused with 413 as soon as it is known to exceed ``limit``.
+
+    With ``budget``, the body's bytes are taken from it before they are read (its Content-Length at
+    once, else each chunk as it arrives; ``IngestBusy`` when they do not fit) and added to
+    ``held[0]``, which the caller gives back. A body that sends nothing for ``idle_timeout``
+    seconds ends with ``BodyTimeout`` (408)."""
     length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > limit:
+    known = length is not None and length.isdigit()
+    if known and int(length or 0) > limit:
         raise PayloadTooLarge(f"request body of {length} bytes exceeds {limit}")
+    counter = held if held is not None else [0]
+    if budget is not None and known:
+        budget.take(int(length or 0))
+        counter[0] += int(length or 0)
     chunks = []
     size = 0
-    async for chunk in request.stream():
+    stream = request.stream().__aiter__()
+    while True:
+        try:
+            chunk = await asyncio.wait_for(stream.__anext__(), idle_timeout)
+        except StopAsyncIteration:
+            break
+        except TimeoutError as exc:
+            raise BodyTimeout(f"no body bytes for {idle_timeout:g} s (body_timeout_seconds)") from exc
         size += len(chunk)
         if size > limit:
             raise PayloadTooLarge(f"request body exceeds {limit} bytes")
+        if budget is not None and size > counter[0]:  # more than announced, or no Content-Length
+            budget.take(size - counter[0])
+            counter[0] = size
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -63,12 +97,19 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
     async def export_traces(request: Request) -> Response:
         kind = _kind_of(request)
         media = "application/json" if kind == JSON else "application/x-protobuf"
+        held = [0]  # bytes this request holds in pipeline.budget
         try:
             check_bearer(request, settings.ingest_token)
             if pipeline.writer.queued_spans >= pipeline.writer.max_queue_spans:
                 metrics.inc("ragfault_ingest_throttled_total")
                 raise RetryableError("ingest queue full", retry_after=1)
-            body = await read_body(request, settings.max_body_bytes)
+            body = await read_body(
+                request,
+                settings.max_body_bytes,
+                budget=pipeline.budget,
+                held=held,
+                idle_timeout=settings.body_timeout_seconds,
+            )
             ctype = request.headers.get("content-type")
             cenc = request.headers.get("content-encoding")
 
@@ -79,6 +120,10 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
                     batch = pipeline.received(await asyncio.wrap_future(fut))
                 else:
                     batch = await anyio.to_thread.run_sync(pipeline.decode_here, body, ctype, cenc, limit)
+            del body
+            n = batch_bytes(batch)
+            pipeline.budget.swap(held[0], n)  # the body is decoded: its batch waits for the commit
+            held[0] = n
             result = await pipeline.export_batch(batch)
         except Unauthorized as exc:
             metrics.inc("ragfault_requests_total", transport="http", outcome="unauthorized")
@@ -95,6 +140,8 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
                 media_type=media,
                 headers={"Retry-After": str(max(1, int(retry_after)))},
             )
+        finally:
+            pipeline.budget.give(held[0])
         metrics.inc("ragfault_requests_total", transport="http", outcome="200")
         return Response(encode_response(result.rejected, result.message, kind), 200, media_type=media)
 
