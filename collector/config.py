@@ -38,7 +38,7 @@ class ServerSettings(BaseModel):
         "HTTP and gRPC together; beyond it 503 + Retry-After / UNAVAILABLE.",
     )
     grpc_max_concurrent_rpcs: int = Field(
-        8, ge=1, le=256, description="gRPC calls served at once (threads); beyond it RESOURCE_EXHAUSTED."
+        4, ge=1, le=256, description="gRPC calls served at once (threads); beyond it RESOURCE_EXHAUSTED."
     )
     body_timeout_seconds: float = Field(
         30.0, gt=0, description="An OTLP/HTTP body that sends nothing for this long ends with 408."
