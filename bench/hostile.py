@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import socket
 import statistics
 import subprocess
@@ -135,6 +136,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class Probe:
