@@ -48,7 +48,9 @@ class ServerSettings(BaseModel):
     header_timeout_seconds: float = Field(
         10.0, gt=0, description="A connection that has not sent a complete request head by then is closed."
     )
-    keep_alive_seconds: float = Field(5.0, gt=0, description="An idle keep-alive HTTP connection is closed after this.")
+    keep_alive_seconds: float = Field(
+        5.0, gt=0, description="An idle keep-alive HTTP connection is closed after this."
+    )
     max_connections: int | None = Field(
         None,
         ge=1,
@@ -103,7 +105,9 @@ class ServerSettings(BaseModel):
         if self.max_decompressed_bytes < self.max_body_bytes:
             raise ValueError("max_decompressed_bytes must be at least max_body_bytes")
         if self.max_inflight_bytes < self.max_decompressed_bytes:
-            raise ValueError("max_inflight_bytes must be at least max_decompressed_bytes (one request must fit)")
+            raise ValueError(
+                "max_inflight_bytes must be at least max_decompressed_bytes (one request must fit)"
+            )
         if self.http_port and self.http_port == self.grpc_port:
             raise ValueError("http_port and grpc_port must differ")
         return self

@@ -101,8 +101,13 @@ def serve(settings: ServerSettings) -> None:
     )
     runtime, app = build(settings)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.http_port, log_level=settings.log_level, lifespan="on",
-        timeout_graceful_shutdown=10, **uvicorn_options(settings),
+        app,
+        host=settings.host,
+        port=settings.http_port,
+        log_level=settings.log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=10,
+        **uvicorn_options(settings),
     )
     server = uvicorn.Server(config)
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))

@@ -258,7 +258,9 @@ class Store:
         if is_invalidated(exc):
             first = not self.fatal
             self.fatal = True
-            self.fault = "the database was invalidated by a failed write (is the disk full?); the server must restart"
+            self.fault = (
+                "the database was invalidated by a failed write (is the disk full?); the server must restart"
+            )
             if first:
                 for hook in self.on_fatal:
                     hook(self.fault)
