@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import anyio
+import orjson
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
 
-from collector.errors import RagfaultError, status_of
+from collector.errors import QueryTimeout, RagfaultError, TooManyQueries, status_of
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import run_select
 
@@ -35,20 +37,41 @@ def api_router(runtime: Any) -> APIRouter:
 
     router = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
     limiter = anyio.CapacityLimiter(4)
+    # user SQL: at most sql_max_concurrent at once, each in a thread of its own; more get 429
+    sql_slots = threading.BoundedSemaphore(settings.sql_max_concurrent)
+    sql_limiter = anyio.CapacityLimiter(settings.sql_max_concurrent)
 
-    def sql(body: SqlRequest) -> dict[str, Any]:
+    def sql(body: SqlRequest) -> bytes:
+        clock = runtime.clock
+        started = clock()
+        limit = settings.sql_timeout_seconds
         cap = min(body.max_rows or settings.sql_row_cap, settings.sql_row_cap)
         con = runtime.store.cursor()
         try:
-            return run_select(
-                con, body.sql, body.params, row_cap=cap, timeout=settings.sql_timeout_seconds
-            ).as_dict()
+            con.execute(f"SET operator_memory_limit = '{settings.sql_operator_memory}'")
+            result = run_select(
+                con, body.sql, body.params, row_cap=cap, timeout=limit,
+                max_bytes=settings.sql_max_result_bytes, user=True, clock=clock,
+            )  # fmt: skip
         finally:
             con.close()
+        out = orjson.dumps(result.as_dict())
+        del result
+        if clock() - started > limit:  # serializing counts against the limit too
+            raise QueryTimeout(f"query exceeded the {limit:g} s time limit", retry_after=0)
+        return out
 
     @router.post("/sql", response_model=SqlResponse, summary="Run one read-only SQL statement")
-    async def sql_endpoint(body: SqlRequest) -> dict[str, Any]:
-        return await anyio.to_thread.run_sync(sql, body, limiter=limiter)
+    async def sql_endpoint(body: SqlRequest) -> Response:
+        if not sql_slots.acquire(blocking=False):
+            raise TooManyQueries(
+                f"{settings.sql_max_concurrent} SQL queries are running (sql_max_concurrent)", retry_after=1
+            )
+        try:  # the thread is waited for even when the request is cancelled
+            out = await anyio.to_thread.run_sync(sql, body, limiter=sql_limiter)
+        finally:
+            sql_slots.release()
+        return Response(out, media_type="application/json")
 
     @router.get("/traces/{trace_id}", summary="One trace: its row, steps and step documents")
     async def get_trace(trace_id: str) -> dict[str, Any]:
@@ -91,6 +114,9 @@ def health_router(runtime: Any) -> APIRouter:
     async def healthz() -> JSONResponse:
         if not runtime.ready:
             return JSONResponse({"status": "starting"}, 503)
+        fault = runtime.store.fault
+        if fault:  # the store cannot write: exporters' spans would only get 503s
+            return JSONResponse({"status": "unavailable", "reason": fault}, 503, headers={"Retry-After": "5"})
         return JSONResponse({"status": "ok", "queue_spans": runtime.writer.queued_spans})
 
     @router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics")

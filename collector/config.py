@@ -33,6 +33,30 @@ class ServerSettings(BaseModel):
     max_body_bytes: int = Field(32 << 20, gt=0, description="Largest compressed request body.")
     max_decompressed_bytes: int = Field(128 << 20, gt=0, description="Largest body after inflating.")
     max_queue_spans: int = Field(200_000, gt=0, description="Spans waiting for the writer before 503.")
+    max_inflight_bytes: int = Field(
+        256 << 20,
+        gt=0,
+        description="Ingest bytes held at once (bodies read and decoding, batches waiting to commit), "
+        "HTTP and gRPC together; beyond it 503 + Retry-After / UNAVAILABLE.",
+    )
+    grpc_max_concurrent_rpcs: int = Field(
+        4, ge=1, le=256, description="gRPC calls served at once (threads); beyond it RESOURCE_EXHAUSTED."
+    )
+    body_timeout_seconds: float = Field(
+        30.0, gt=0, description="An OTLP/HTTP body that sends nothing for this long ends with 408."
+    )
+    header_timeout_seconds: float = Field(
+        10.0, gt=0, description="A connection that has not sent a complete request head by then is closed."
+    )
+    keep_alive_seconds: float = Field(
+        5.0, gt=0, description="An idle keep-alive HTTP connection is closed after this."
+    )
+    max_connections: int | None = Field(
+        None,
+        ge=1,
+        description="Open HTTP connections; past it the oldest idle one is closed. "
+        "Default: a quarter of the file-descriptor limit (at most 4096).",
+    )
     max_batch_spans: int = Field(20_000, gt=0, description="Most spans committed in one transaction.")
     decode_workers: int | None = Field(
         None,
@@ -54,7 +78,19 @@ class ServerSettings(BaseModel):
         "127.0.0.1, ::1 and host; '*.example.com' matches subdomains, '*' any.",
     )
     sql_row_cap: int = Field(10_000, gt=0, description="Most rows one SQL API call returns.")
-    sql_timeout_seconds: float = Field(30.0, gt=0, description="Time limit of one SQL API call.")
+    sql_timeout_seconds: float = Field(
+        30.0, gt=0, description="Time limit of one SQL API call, fetching and serializing its rows included."
+    )
+    sql_max_result_bytes: int = Field(
+        32 << 20, gt=0, description="Largest SQL API result (its rows as Arrow bytes); beyond it 413."
+    )
+    sql_max_concurrent: int = Field(
+        4, ge=1, le=64, description="SQL API calls running at once; beyond it 429."
+    )
+    sql_operator_memory: str = Field(
+        "256MB",
+        description="DuckDB memory for one SQL API call's sorts, joins and aggregates (they spill past it).",
+    )
     memory_limit: str | None = Field("4GB", description="DuckDB memory limit.")
     duckdb_threads: int | None = Field(
         None,
@@ -78,6 +114,10 @@ class ServerSettings(BaseModel):
     def _check(self) -> ServerSettings:
         if self.max_decompressed_bytes < self.max_body_bytes:
             raise ValueError("max_decompressed_bytes must be at least max_body_bytes")
+        if self.max_inflight_bytes < self.max_decompressed_bytes:
+            raise ValueError(
+                "max_inflight_bytes must be at least max_decompressed_bytes (one request must fit)"
+            )
         if self.http_port and self.http_port == self.grpc_port:
             raise ValueError("http_port and grpc_port must differ")
         return self

@@ -9,8 +9,11 @@
     │   ├── UntrustedHost       a Host header outside ``trusted_hosts`` (DNS rebinding): HTTP 400
     │   ├── CrossOrigin         a state change sent from another origin: HTTP 403 / PERMISSION_DENIED
     │   └── QueryRefused        SQL that writes, reaches files or the network: HTTP 400
+    │       └── QueryResultTooLarge  a result over sql_max_result_bytes: HTTP 413
     ├── RetryableError          try again later: HTTP 503 + Retry-After / gRPC UNAVAILABLE
-    │   └── QueryTimeout        a read query ran past its time limit: HTTP 408 (retryable by the user)
+    │   ├── QueryTimeout        a read query ran past its time limit: HTTP 408 (retryable by the user)
+    │   ├── TooManyQueries      sql_max_concurrent queries running: HTTP 429 + Retry-After
+    │   └── StoreUnavailable    the database cannot be written (a full disk): the server exits 1
     ├── Unauthorized            missing or wrong bearer token: HTTP 401 / UNAUTHENTICATED
     └── ConfigError             bad settings: the process exits non-zero at startup
 
@@ -93,6 +96,23 @@ class ConfigError(RagfaultError):
     """Invalid configuration, detected at startup."""
 
 
+class QueryResultTooLarge(QueryRefused):
+    """A read query's result is over ``sql_max_result_bytes``: HTTP 413."""
+
+    http_status = 413
+
+
+class TooManyQueries(RetryableError):
+    """``sql_max_concurrent`` queries are running: HTTP 429 + Retry-After."""
+
+    http_status = 429
+
+
+class StoreUnavailable(RetryableError):
+    """The database cannot be written (no space left) or DuckDB invalidated it after a failed
+    write: ``/healthz`` answers 503, and the server exits 1 for its supervisor to restart it."""
+
+
 @dataclass(frozen=True)
 class Status:
     """How one error is answered: HTTP status, gRPC code, headers (Retry-After, WWW-Authenticate)."""
@@ -112,7 +132,7 @@ def status_of(exc: BaseException) -> Status:
     if not isinstance(exc, RagfaultError):
         return Status(500, GRPC_INTERNAL, "internal error", {}, "InternalError")
     headers: dict[str, str] = {}
-    if isinstance(exc, RetryableError) and exc.http_status == 503:
+    if isinstance(exc, RetryableError) and exc.http_status in (429, 503):
         headers["Retry-After"] = str(max(1, int(exc.retry_after)))
     if isinstance(exc, Unauthorized):
         headers["WWW-Authenticate"] = 'Bearer, Basic realm="ragfault"'

@@ -19,6 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from collector.batch import ArrowBatch, flatten
 from collector.decode_pool import DecodePool, decode_to_arrow
+from collector.inflight import ByteBudget, batch_bytes
 from collector.metrics import Metrics
 from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.store.schema import batch_to_arrow
@@ -42,9 +43,12 @@ class Pipeline:
         source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS,
         commit_timeout: float = 60.0,
         decode_workers: int = 0,
+        max_inflight_bytes: int = 1 << 62,
     ) -> None:
         self.writer = writer
         self.metrics = metrics
+        # the ingest bytes held at once, both receivers together (``collector.inflight``)
+        self.budget = ByteBudget(max_inflight_bytes, lambda n: metrics.set("ragfault_inflight_bytes", n))
         self.source_keys = source_keys
         self.commit_timeout = commit_timeout
         self.pool: DecodePool | None = None
@@ -131,13 +135,23 @@ class Pipeline:
     def export_body(
         self, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
     ) -> ExportResult:
-        """Blocking export of a request body: decoded in the pool when there is one."""
-        if self.pool is None:
-            batch = self.decode_here(body, content_type, encoding, max_bytes)
-        else:
-            fut = self.decode_in_pool(body, content_type, encoding, max_bytes)
-            batch = self.received(fut.result(self.commit_timeout))
-        return self.commit(batch)
+        """Blocking export of a request body: decoded in the pool when there is one. The body's
+        bytes, then its batch's, are held in ``budget`` until the commit (``IngestBusy`` when they
+        do not fit)."""
+        held = len(body)
+        self.budget.take(held)
+        try:
+            if self.pool is None:
+                batch = self.decode_here(body, content_type, encoding, max_bytes)
+            else:
+                fut = self.decode_in_pool(body, content_type, encoding, max_bytes)
+                batch = self.received(fut.result(self.commit_timeout))
+            n = batch_bytes(batch)
+            self.budget.swap(held, n)
+            held = n
+            return self.commit(batch)
+        finally:
+            self.budget.give(held)
 
     def commit(self, batch: ArrowBatch) -> ExportResult:
         if batch.size:

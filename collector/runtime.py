@@ -7,6 +7,7 @@ nothing is created at import time.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,6 +38,7 @@ class Runtime:
     def __init__(self, settings: ServerSettings, extensions: Sequence[Callable[[Runtime], Any]] = ()) -> None:
         self.extension_factories = list(extensions)
         self.settings = settings
+        self.clock: Callable[[], float] = time.monotonic  # time limits of API calls (tests step it)
         self.metrics = Metrics()
         workers = settings.decode_workers if settings.decode_workers is not None else default_workers()
         threads = settings.duckdb_threads or default_duckdb_threads(workers)
@@ -48,7 +50,13 @@ class Runtime:
             max_batch_spans=settings.max_batch_spans,
             lanes=settings.writer_threads,
         )
-        self.pipeline = Pipeline(self.writer, self.metrics, settings.source_keys, decode_workers=workers)
+        self.pipeline = Pipeline(
+            self.writer,
+            self.metrics,
+            settings.source_keys,
+            decode_workers=workers,
+            max_inflight_bytes=settings.max_inflight_bytes,
+        )
         self.settler = Settler(
             self.store.cursor(),
             lambda fn: self.writer.call(fn, timeout=120),

@@ -107,6 +107,10 @@ def sql(
     except ConfigError as exc:
         raise ConfigError(f"{exc} (is a server running on this file? pass --server)") from exc
     try:
-        return run_select(store.cursor(), query, params, row_cap=row_cap, timeout=timeout).as_dict()
+        con = store.cursor()
+        con.execute("SET operator_memory_limit = '256MB'")
+        return run_select(
+            con, query, params, row_cap=row_cap, timeout=timeout, max_bytes=256 << 20, user=True
+        ).as_dict()
     finally:
         store.con.close()

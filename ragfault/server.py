@@ -13,7 +13,8 @@ import uvicorn
 
 from collector.app import create_app
 from collector.config import ServerSettings
-from collector.errors import ConfigError
+from collector.connections import uvicorn_options
+from collector.errors import ConfigError, StoreUnavailable
 from collector.runtime import Runtime
 
 
@@ -64,9 +65,16 @@ class ServerThread:
         self.settings = settings
         self.runtime, self.app = build(settings)
         config = uvicorn.Config(
-            self.app, host=settings.host, port=settings.http_port, log_level="warning", lifespan="on"
+            self.app,
+            host=settings.host,
+            port=settings.http_port,
+            log_level="warning",
+            lifespan="on",
+            **uvicorn_options(settings),
         )
         self.server = uvicorn.Server(config)
+        # DuckDB invalidated the database: stop serving (``serve`` then exits 1 for a restart)
+        self.runtime.store.on_fatal.append(lambda _: setattr(self.server, "should_exit", True))
         self.thread = threading.Thread(target=self.server.run, name="ragfault-http", daemon=True)
 
     @property
@@ -125,7 +133,13 @@ def serve(settings: ServerSettings) -> None:
         log_level=settings.log_level,
         lifespan="on",
         timeout_graceful_shutdown=10,
+        **uvicorn_options(settings),
     )
     server = uvicorn.Server(config)
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
+    # once DuckDB has invalidated the database (a write failed on a full disk) only a new process
+    # can open it: stop, and exit 1 so the supervisor starts the server again
+    runtime.store.on_fatal.append(lambda _: setattr(server, "should_exit", True))
     server.run()
+    if runtime.store.fatal:
+        raise StoreUnavailable(f"stopped: {runtime.store.fault}")

@@ -102,13 +102,16 @@ class SignalService:
 
 def start_grpc(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) -> tuple[grpc.Server, int]:
     """Start the gRPC server; returns it and the bound port."""
+    # a thread reads each call's message: at most grpc_max_concurrent_rpcs messages are held while
+    # they wait for the byte budget; further calls get RESOURCE_EXHAUSTED from gRPC itself
+    calls = settings.grpc_max_concurrent_rpcs
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="ragfault-grpc"),
+        futures.ThreadPoolExecutor(max_workers=calls, thread_name_prefix="ragfault-grpc"),
         options=[
             ("grpc.max_receive_message_length", settings.max_decompressed_bytes),
             ("grpc.max_send_message_length", 4 << 20),
         ],
-        maximum_concurrent_rpcs=64,
+        maximum_concurrent_rpcs=calls,
     )
     service = TraceService(settings, pipeline, metrics)
     handler = grpc.unary_unary_rpc_method_handler(

@@ -18,15 +18,8 @@ from fastapi import APIRouter, Request, Response
 from collector.auth import check_token
 from collector.batch import ArrowBatch
 from collector.config import ServerSettings
-from collector.errors import (
-    GRPC_INVALID_ARGUMENT,
-    GRPC_UNAUTHENTICATED,
-    GRPC_UNAVAILABLE,
-    PayloadTooLarge,
-    RagfaultError,
-    RetryableError,
-    status_of,
-)
+from collector.errors import PayloadTooLarge, PermanentError, RagfaultError, RetryableError, status_of
+from collector.inflight import ByteBudget, batch_bytes
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
 from collector.receivers.payload import (
@@ -39,10 +32,16 @@ from collector.receivers.payload import (
     encode_status,
 )
 
-__all__ = ["GRPC_INVALID_ARGUMENT", "GRPC_UNAUTHENTICATED", "GRPC_UNAVAILABLE", "check_bearer", "make_router"]
+__all__ = ["check_bearer", "make_router"]
 
 # body, Content-Type, Content-Encoding, inflated size limit -> the flattened batch
 Decode = Callable[[bytes, str | None, str | None, int], Awaitable[ArrowBatch]]
+
+
+class BodyTimeout(PermanentError):
+    """A request body stalled for ``body_timeout_seconds``: 408, and the connection is closed."""
+
+    http_status = 408
 
 
 def check_bearer(request: Request, token: str | None) -> None:
@@ -50,17 +49,44 @@ def check_bearer(request: Request, token: str | None) -> None:
     check_token(request.headers.getlist("authorization"), token)
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it is known to exceed ``limit``."""
+async def read_body(
+    request: Request,
+    limit: int,
+    *,
+    budget: ByteBudget | None = None,
+    held: list[int] | None = None,
+    idle_timeout: float | None = None,
+) -> bytes:
+    """The request body, refused with 413 as soon as it is known to exceed ``limit``.
+
+    With ``budget``, the body's bytes are taken from it before they are read (its Content-Length at
+    once, else each chunk as it arrives; ``IngestBusy`` when they do not fit) and added to
+    ``held[0]``, which the caller gives back. A body that sends nothing for ``idle_timeout``
+    seconds ends with ``BodyTimeout`` (408)."""
     length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > limit:
+    known = length is not None and length.isdigit()
+    if known and int(length or 0) > limit:
         raise PayloadTooLarge(f"request body of {length} bytes exceeds {limit}")
+    counter = held if held is not None else [0]
+    if budget is not None and known:
+        budget.take(int(length or 0))
+        counter[0] += int(length or 0)
     chunks = []
     size = 0
-    async for chunk in request.stream():
+    stream = request.stream().__aiter__()
+    while True:
+        try:
+            chunk = await asyncio.wait_for(stream.__anext__(), idle_timeout)
+        except StopAsyncIteration:
+            break
+        except TimeoutError as exc:
+            raise BodyTimeout(f"no body bytes for {idle_timeout:g} s (body_timeout_seconds)") from exc
         size += len(chunk)
         if size > limit:
             raise PayloadTooLarge(f"request body exceeds {limit} bytes")
+        if budget is not None and size > counter[0]:  # more than announced, or no Content-Length
+            budget.take(size - counter[0])
+            counter[0] = size
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -96,22 +122,36 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
     ) -> Response:
         kind = _kind_of(request)
         media = "application/json" if kind == JSON else "application/x-protobuf"
+        held = [0]  # bytes this request holds in pipeline.budget
         try:
             check_bearer(request, settings.ingest_token)
             if pipeline.writer.queued_spans >= pipeline.writer.max_queue_spans:
                 metrics.inc("ragfault_ingest_throttled_total")
                 raise RetryableError("ingest queue full", retry_after=1)
-            body = await read_body(request, settings.max_body_bytes)
+            body = await read_body(
+                request,
+                settings.max_body_bytes,
+                budget=pipeline.budget,
+                held=held,
+                idle_timeout=settings.body_timeout_seconds,
+            )
             ctype = request.headers.get("content-type")
             cenc = request.headers.get("content-encoding")
             batch = await decode(body, ctype, cenc, settings.max_decompressed_bytes)
+            del body
+            n = batch_bytes(batch)
+            pipeline.budget.swap(held[0], n)  # the body is decoded: its batch waits for the commit
+            held[0] = n
             result = await pipeline.export_batch(batch)
         except (RagfaultError, TimeoutError) as exc:
             st = status_of(exc)
             outcome = "unauthorized" if st.http == 401 else str(st.http)
             metrics.inc("ragfault_requests_total", transport="http", outcome=outcome)
-            body = encode_status(st.grpc, st.message, kind)
-            return Response(body, st.http, media_type=media, headers=st.headers)
+            return Response(
+                encode_status(st.grpc, st.message, kind), st.http, media_type=media, headers=st.headers
+            )
+        finally:
+            pipeline.budget.give(held[0])
         metrics.inc("ragfault_requests_total", transport="http", outcome="200")
         return Response(encode_ok(result.rejected, result.message, kind), 200, media_type=media)
 

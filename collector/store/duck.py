@@ -8,9 +8,11 @@ appended as Arrow; span identity is (trace_id, span_id), and a re-sent span is i
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
-from collector.errors import ConfigError
+from collector.errors import ConfigError, StoreUnavailable
 from collector.signals import LOG_COLUMNS, POINT_COLUMNS
 from collector.store.schema import (
     DOC_SCHEMA,
@@ -110,9 +112,25 @@ JOBS_CHECKPOINT_BYTES = 256 << 20
 KNOWN_TRACES = 100_000  # trace ids the writer remembers, per generation (two generations)
 
 
+def disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "No space left on device" in str(exc)
+
+
+def is_invalidated(exc: BaseException) -> bool:
+    return isinstance(exc, duckdb.FatalException) or "database has been invalidated" in str(exc)
+
+
+def _full_message(path: str, exc: BaseException) -> str:
+    if disk_full(exc):
+        return f"cannot write database {path}: no space left on device; free space and start again"
+    return f"cannot open database {path}: {str(exc).splitlines()[0]}"
+
+
 def sandbox(con: duckdb.DuckDBPyConnection) -> None:
     """Lock the instance down: after this no statement can touch files, the network or settings."""
     con.execute("SET enable_external_access = false")
+    # the one setting a connection may still change: the SQL API bounds each user query's memory
+    con.execute("SET allowed_configs = ['operator_memory_limit']")
     con.execute("SET lock_configuration = true")
 
 
@@ -209,20 +227,52 @@ class Store:
             config["checkpoint_threshold"] = WAL_HARD_LIMIT
         if self.path != ":memory:" and not read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # why the store cannot write now (a full disk), or None; ``fatal`` once DuckDB invalidated
+        # the database after a failed write (only a new process can open it again)
+        self.fault: str | None = None
+        self.fatal = False
+        self.on_fatal: list[Callable[[str], None]] = []
         try:
             self.con = duckdb.connect(self.path, read_only=read_only, config=config)
         except duckdb.IOException as exc:
+            if disk_full(exc):
+                raise StoreUnavailable(_full_message(self.path, exc)) from exc
             raise ConfigError(f"cannot open database {self.path}: {exc}") from exc
-        if not read_only:
-            migrate(self.con)
-            pa.array(["warm-up"], type=pa.string())  # pyarrow's first conversion loads lazily (~0.4 s)
-            from queries import create_views
+        try:
+            if not read_only:
+                migrate(self.con)
+                pa.array(["warm-up"], type=pa.string())  # pyarrow's first conversion loads lazily (~0.4 s)
+                from queries import create_views
 
-            create_views(self.con)
-        sandbox(self.con)
+                create_views(self.con)
+            sandbox(self.con)
+        except duckdb.Error as exc:
+            self.con.close()
+            if disk_full(exc) or is_invalidated(exc):
+                raise StoreUnavailable(_full_message(self.path, exc)) from exc
+            raise
         self._lock = threading.Lock()
         self._registered: dict[int, tuple[duckdb.DuckDBPyConnection, _Inputs]] = {}
         self._known: _KnownTraces | None = None
+
+    def note_failure(self, exc: BaseException) -> None:
+        """A write or checkpoint failed: remember why when the disk is full, and tell ``on_fatal``
+        once DuckDB has invalidated the database."""
+        if is_invalidated(exc):
+            first = not self.fatal
+            self.fatal = True
+            self.fault = (
+                "the database was invalidated by a failed write (is the disk full?); the server must restart"
+            )
+            if first:
+                for hook in self.on_fatal:
+                    hook(self.fault)
+        elif disk_full(exc):
+            self.fault = f"cannot write {self.path}: no space left on device"
+
+    def note_success(self) -> None:
+        if not self.fatal:
+            self.fault = None
 
     def wal_bytes(self) -> int:
         try:

@@ -10,17 +10,21 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import duckdb
+import pyarrow as pa
 
-from collector.errors import QueryRefused, QueryTimeout
+from collector.errors import QueryRefused, QueryResultTooLarge, QueryTimeout
+from collector.store import sqlguard
 from collector.store.tx import rollback
 
 ALLOWED = {duckdb.StatementType.SELECT}
+BATCH_ROWS = 256  # rows fetched from DuckDB at a time
 
 
 @dataclass
@@ -66,6 +70,19 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+def _column(values: pa.ChunkedArray | pa.Array, duck_type: str) -> list[Any]:
+    """One Arrow column as JSON-ready values (as ``fetchall`` would give them, then ``jsonable``)."""
+    out = values.to_pylist()
+    kind = values.type
+    if pa.types.is_map(kind):
+        out = [None if v is None else {str(k): x for k, x in v} for v in out]
+    elif pa.types.is_interval(kind):
+        out = [None if v is None else (v.months * 30 + v.days) * 86_400 + v.nanoseconds / 1e9 for v in out]
+    elif pa.types.is_decimal(kind) and duck_type in ("HUGEINT", "UHUGEINT"):
+        return [None if v is None else int(v) for v in out]
+    return [jsonable(v) for v in out]
+
+
 def run_select(
     con: duckdb.DuckDBPyConnection,
     sql: str,
@@ -73,18 +90,55 @@ def run_select(
     *,
     row_cap: int = 10_000,
     timeout: float = 30.0,
+    max_bytes: int | None = None,
+    user: bool = False,
+    clock: Callable[[], float] = time.monotonic,
 ) -> QueryResult:
-    """Run one read-only statement on ``con`` (a cursor of its own) and fetch at most ``row_cap`` rows."""
+    """Run one read-only statement on ``con`` (a cursor of its own) and fetch at most ``row_cap`` rows.
+
+    Rows are streamed from DuckDB in Arrow batches of ``BATCH_ROWS``; fetching and converting them
+    count against ``timeout``, and their Arrow bytes against ``max_bytes`` (``QueryResultTooLarge``
+    once over it). ``user`` SQL is checked by ``sqlguard`` too: tables and views only. ``clock``
+    measures the time spent between batches (DuckDB itself is interrupted by a timer)."""
+    started = clock()
     check_statement(con, sql)
+    if user:
+        sqlguard.check(con, sql)
     timer = threading.Timer(timeout, con.interrupt)
     con.execute("BEGIN TRANSACTION READ ONLY")
     timer.start()
+    size = 0
+    rows: list[list[Any]] = []
+    truncated = False
     try:
-        cur = con.execute(sql, params or None)
-        rows = cur.fetchmany(row_cap + 1)
-        desc = cur.description or []
+        rel = con.sql(sql, params=params or None)
+        if rel is None:
+            raise QueryRefused("the statement returns no rows")
+        columns, types = list(rel.columns), [str(t) for t in rel.types]
+        reader = rel.to_arrow_reader(BATCH_ROWS)
+        for batch in reader:
+            if len(rows) + batch.num_rows > row_cap:  # the rows beyond the cap are not read
+                batch = batch.slice(0, row_cap - len(rows))
+                truncated = True
+            size += batch.nbytes
+            if max_bytes is not None and size > max_bytes:
+                raise QueryResultTooLarge(
+                    f"the result exceeds {max_bytes} bytes (sql_max_result_bytes); "
+                    "select fewer rows or columns, or shorter values"
+                )
+            cols = [_column(batch.column(i), types[i]) for i in range(batch.num_columns)]
+            rows.extend(map(list, zip(*cols, strict=True)) if cols else [[] for _ in range(batch.num_rows)])
+            if clock() - started > timeout:
+                raise duckdb.InterruptException("time limit")
+            if truncated:
+                break
+        reader.close()
     except duckdb.InterruptException as exc:
         raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
+    except (pa.ArrowException, OSError) as exc:  # DuckDB's errors while streaming come through Arrow
+        if "INTERRUPT" in str(exc):
+            raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
+        raise QueryRefused(str(exc)) from exc
     except duckdb.PermissionException as exc:
         raise QueryRefused(f"refused: {exc}") from exc
     except duckdb.Error as exc:
@@ -94,14 +148,7 @@ def run_select(
     finally:
         timer.cancel()
         rollback(con)  # a read-only transaction: nothing to keep
-    truncated = len(rows) > row_cap
-    rows = rows[:row_cap]
-    return QueryResult(
-        columns=[d[0] for d in desc],
-        types=[str(d[1]) for d in desc],
-        rows=[[jsonable(v) for v in r] for r in rows],
-        truncated=truncated,
-    )
+    return QueryResult(columns=columns, types=types, rows=rows, truncated=truncated)
 
 
 # --- reading a batch of traces by the window of their receive times (migration 005) ---------------

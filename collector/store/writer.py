@@ -264,6 +264,7 @@ class Writer:
                 if self.store.checkpoint_if_idle(con, min_bytes):
                     self.metrics.inc("ragfault_checkpoints_total")
         except duckdb.Error as exc:  # e.g. a long read holds a transaction: retried at the next pause
+            self.store.note_failure(exc)  # or the disk is full
             log.debug("idle checkpoint skipped: %s", exc)
 
     def _run_job(
@@ -276,6 +277,7 @@ class Writer:
                 result = fn(con)
             fut.set_result(result)
         except BaseException as exc:  # a failing job reports to its caller, the writer goes on
+            self.store.note_failure(exc)
             log.exception("writer job failed")
             fut.set_exception(exc)
 
@@ -288,7 +290,11 @@ class Writer:
             stored = self.store.write_spans(con, merged)
             logs, points = self.store.write_signals(con, merged)
         except Exception as exc:
-            log.exception("write of %d spans failed", n)
+            self.store.note_failure(exc)
+            if self.store.fault:  # a full disk: one line, not a traceback a commit
+                log.error("write of %d spans failed: %s", n, str(exc).splitlines()[0])
+            else:
+                log.exception("write of %d spans failed", n)
             self.metrics.inc("ragfault_write_errors_total")
             err = RetryableError(f"store write failed: {type(exc).__name__}", retry_after=5)
             for _, fut in pending:
@@ -296,6 +302,7 @@ class Writer:
             self._release(n)
             return
         elapsed = time.perf_counter() - t0
+        self.store.note_success()
         self._last_write = time.monotonic()
         self.metrics.observe("ragfault_write_seconds", elapsed)
         self.metrics.inc("ragfault_spans_stored_total", stored)

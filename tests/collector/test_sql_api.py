@@ -86,11 +86,13 @@ def test_nothing_changed_after_the_refusals(sql_server: Server) -> None:
         sql_server.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('x', 'v')")
         == 0
     )
-    assert sql_server.scalar("SELECT current_setting('enable_external_access')") is False
-    assert (
-        sql_server.scalar("SELECT count(*) FROM duckdb_databases() WHERE database_name IN ('other', 'm')")
-        == 0
-    )
+    con = sql_server.runtime.store.cursor()  # the server's own view: settings are not shown to user SQL
+    try:
+        assert con.execute("SELECT current_setting('enable_external_access')").fetchone() == (False,)
+        attached = "SELECT count(*) FROM duckdb_databases() WHERE database_name IN ('other', 'm')"
+        assert con.execute(attached).fetchone() == (0,)
+    finally:
+        con.close()
     assert not Path("/tmp/ragfault-leak.csv").exists()
 
 
