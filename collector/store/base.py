@@ -1,0 +1,22 @@
+"""What the writer needs of a store, whichever backend it is (``duck.Store``, ``lake.LakeStore``)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import duckdb
+
+from collector.batch import ArrowBatch, SpanBatch
+
+
+class SpanStore(Protocol):
+    read_only: bool
+    path: str
+
+    def cursor(self) -> duckdb.DuckDBPyConnection: ...
+
+    def write_spans(self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch | SpanBatch) -> int: ...
+
+    def checkpoint_if_idle(self, con: duckdb.DuckDBPyConnection, min_bytes: int = ...) -> bool: ...
+
+    def close(self) -> None: ...
