@@ -8,8 +8,10 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -116,27 +118,33 @@ def test_two_collectors_on_one_lake_read_every_acknowledged_span_once(
     rng = random.Random(18)
     traces = make_traces(TRACES)
     acked: set[tuple[str, str]] = set()
+    lock = threading.Lock()
     sent_to: dict[tuple[str, str], set[int]] = {}  # span -> the collectors it was sent to
 
     def send(i: int, spans: list[ReadableSpan]) -> None:
         assert exporters[i].export(spans) is SpanExportResult.SUCCESS
-        acked.update(key(s) for s in spans)
-        for s in spans:
-            sent_to.setdefault(key(s), set()).add(i)
+        with lock:
+            acked.update(key(s) for s in spans)
+            for s in spans:
+                sent_to.setdefault(key(s), set()).add(i)
 
+    # rounds of one request to each collector, the two sent at once (their commits race)
+    first: list[list[ReadableSpan]] = [[], []]
+    retry: list[list[ReadableSpan]] = [[], []]
     for n, trace in enumerate(traces):
         if n % 3 == 0:  # the whole trace to one collector
-            send(n % 2, trace)
+            first[n % 2] += trace
         elif n % 3 == 1:  # its spans split between the two
-            send(0, trace[:2])
-            send(1, trace[2:])
+            first[0] += trace[:2]
+            first[1] += trace[2:]
         else:  # sent to one, then re-sent (a retry) to the other
-            send(0, trace)
-            send(1, trace)
-    # a re-sent request to the same collector, in random pieces
+            first[n % 2] += trace
+            retry[1 - n % 2] += trace
+    # and a request re-sent to the same collector, some of it also to the other
     again = [s for t in rng.sample(traces, 10) for s in t]
-    send(0, again)
-    send(1, again[: len(again) // 2])
+    for requests in (first, retry, [again, again[: len(again) // 2]]):
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(send, (0, 1), requests))
 
     spans = 4 * TRACES
     assert len(acked) == spans
