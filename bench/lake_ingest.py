@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -85,19 +86,31 @@ def _writer(catalog: str, data_path: str, seed: int, commits: int, per_commit: i
 
 
 @contextlib.contextmanager
-def catalog(url: str | None) -> Iterator[tuple[str, str]]:
-    """(catalog URL, data path): a new database of a throwaway cluster unless ``url`` is given."""
+def catalog(url: str | None) -> Iterator[tuple[str, str, Any]]:
+    """(catalog URL, data path, the throwaway cluster or None): a new database of a throwaway cluster
+    unless ``url`` is given."""
     data = tempfile.mkdtemp(prefix="ragfault-lake-bench-")
     try:
         if url:
-            yield url, data
+            yield url, data, None
             return
         from tests.pg import postgres_cluster
 
         with postgres_cluster() as pg:
-            yield pg.create_database("bench"), data
+            yield pg.create_database("bench"), data, pg
     finally:
         shutil.rmtree(data, ignore_errors=True)
+
+
+_PG_COUNTERS = ("xact_commit", "xact_rollback", "tup_inserted", "tup_updated", "tup_deleted", "tup_returned")
+
+
+def catalog_counters(pg: Any) -> dict[str, int]:
+    """The catalog database's counters from ``pg_stat_database`` (flushed when a session ends)."""
+    row = pg._psql(
+        "postgres", f"SELECT {', '.join(_PG_COUNTERS)} FROM pg_stat_database WHERE datname = 'bench'"
+    )
+    return dict(zip(_PG_COUNTERS, (int(v) for v in row.strip().split("|")), strict=True))
 
 
 def main() -> int:
@@ -128,15 +141,25 @@ def main() -> int:
             results["file"] = run(store, todo)
         finally:
             store.close()
-    with catalog(args.catalog) as (url, data):
+    with catalog(args.catalog) as (url, data, pg):
         lake = LakeStore(url, data, extension_repository=False)
         try:
+            # the catalog's work for the commits alone: counters once the open store's sessions went
+            # idle long enough to report theirs (PostgreSQL flushes an idle session's within 10 s),
+            # against those after the run
+            if pg is not None:
+                time.sleep(11)
+                before = catalog_counters(pg)
             results["lake"] = run(lake, todo)
             files = sum(1 for _ in Path(data).rglob("*.parquet"))
             results["lake_parquet_files"] = files
             results["lake_files_per_commit"] = files / args.commits
         finally:
             lake.close()
+        if pg is not None:
+            time.sleep(1.5)
+            after = catalog_counters(pg)
+            results["catalog_per_commit"] = {k: (after[k] - before[k]) / args.commits for k in _PG_COUNTERS}
         if args.writers > 1:
             q: mp.Queue = mp.Queue()  # type: ignore[type-arg]
             procs = [

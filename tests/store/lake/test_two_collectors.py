@@ -1,5 +1,6 @@
 """Two ``ragfault serve --store ducklake`` processes on one lake, each fed by the real OTLP/HTTP
-exporter: every acknowledged span is read exactly once, also when it was sent to both."""
+exporter: every acknowledged span is read exactly once, also when it was sent to both, and a
+collector killed with SIGKILL and started again stores no second copy of what it is sent again."""
 
 from __future__ import annotations
 
@@ -162,6 +163,19 @@ def test_two_collectors_on_one_lake_read_every_acknowledged_span_once(
     # re-sent spans at commit; the other's it cannot know of), and compaction removes the extra ones
     raw = a.sql("SELECT count(*) FROM span_rows")[0][0]
     assert raw == sum(len(c) for c in sent_to.values()) > spans
+
+    # b killed outright and started again: it still knows what the lake received lately
+    b.proc.kill()
+    b.proc.wait(30)
+    b = Collector(lake, b.log.with_name("collector1-restarted.log"))
+    collectors.append(b)
+    b.wait_ready()
+    assert (
+        OTLPSpanExporter(endpoint=f"{b.url}/v1/traces", timeout=60).export(again) is SpanExportResult.SUCCESS
+    )
+    assert b.sql("SELECT count(*) FROM span_rows")[0][0] == raw
+    assert b.sql("SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM spans")[0] == [spans, spans]
+
     maintenance = LakeStore(lake.catalog, lake.data_path, extension_repository=False)
     try:
         deleted = maintenance.compact_duplicates()
