@@ -112,7 +112,18 @@ _EN_TAILS = (
     "Requests made through resellers follow the reseller's own terms.",
     "The audit log keeps a record of every change for two years.",
 )  # fmt: skip
-_ZH_SUBJECTS = ("年度会员", "月度会员", "企业客户", "试用用户", "学生用户", "团队管理员", "新注册用户", "高级会员", "经销商", "合作伙伴")
+_ZH_SUBJECTS = (
+    "年度会员",
+    "月度会员",
+    "企业客户",
+    "试用用户",
+    "学生用户",
+    "团队管理员",
+    "新注册用户",
+    "高级会员",
+    "经销商",
+    "合作伙伴",
+)
 _ZH_ACTIONS = ("申请退款", "转让许可证", "导出数据", "更改账单周期", "增加席位", "取消自动续费", "申请发票", "降级套餐", "恢复已删除项目", "延长试用期")  # fmt: skip
 _ZH_UNITS = ("天", "小时", "周", "个月")
 _ZH_TAILS = (
@@ -226,7 +237,11 @@ def rag_trace(rng: random.Random, t0_ns: int, n: int, kb: list[dict]) -> tuple[l
     extra = rng.choice(kept)["content"]
     sents.append((extra.split("。")[1] + "。") if zh and "。" in extra[:-1] else extra.split(". ")[-1])
     if rng.random() < 0.5:
-        sents.append(f"[{evidence['doc_id']}]" if with_ids else ("如有疑问请联系人工客服。" if zh else "Contact support for more details."))
+        sents.append(
+            f"[{evidence['doc_id']}]"
+            if with_ids
+            else ("如有疑问请联系人工客服。" if zh else "Contact support for more details.")
+        )
     answer = ("" if zh else " ").join(sents)
     query = evidence["_query"]
     context = "\n\n".join(f"[{i + 1}] {d['content']}" for i, d in enumerate(kept))
@@ -269,7 +284,9 @@ def rag_trace(rng: random.Random, t0_ns: int, n: int, kb: list[dict]) -> tuple[l
     if second is not None:
         tail = second["content"][len(second["_key"]) :].strip()
         quote = (tail.split("。")[0] if zh else tail.split(". ")[0]) or second["_key"]
-        ev.append({"any_of": [{"doc_id": second["doc_id"], "quote": quote}, {"chunk_id": f"{second['doc_id']}#c9"}]})
+        ev.append(
+            {"any_of": [{"doc_id": second["doc_id"], "quote": quote}, {"chunk_id": f"{second['doc_id']}#c9"}]}
+        )
         facts.append({"id": "f2", "text": second["_fact"]})
     case = {
         "case_id": case_id, "query": query, "category": "policy", "must_retrieve": True,
@@ -326,7 +343,12 @@ def build_db(path: str, n_traces: int, kb_docs: int, seed: int) -> tuple[LocalSt
 
 def trace_ids(local: LocalStore) -> list[str]:
     cur = local.store.cursor()
-    return [r[0] for r in cur.execute("SELECT trace_id FROM traces WHERE settled_at IS NOT NULL ORDER BY first_received_at, trace_id").fetchall()]
+    return [
+        r[0]
+        for r in cur.execute(
+            "SELECT trace_id FROM traces WHERE settled_at IS NOT NULL ORDER BY first_received_at, trace_id"
+        ).fetchall()
+    ]
 
 
 def measure(local: LocalStore, ids: list[str], batch: int, profile: cProfile.Profile | None) -> dict:
@@ -451,7 +473,9 @@ def measure_live(base: str, workdir: Path, workers: int, batch: int, n_traces: i
     with open(base, "rb") as src, open(db, "wb") as dst:
         dst.write(src.read())
     cfg = workdir / "ragfault.toml"
-    cfg.write_text(f"[evaluation]\nbatch_size = {batch}\nworkers = {workers}\n[sampling]\nproduction_rate = 0.0\n")
+    cfg.write_text(
+        f"[evaluation]\nbatch_size = {batch}\nworkers = {workers}\n[sampling]\nproduction_rate = 0.0\n"
+    )
     port, grpc = free_port(), free_port()
     log_path = workdir / "ragfault.log"
     cmd = ragfault_bin() + [
@@ -476,7 +500,9 @@ def measure_live(base: str, workdir: Path, workers: int, batch: int, n_traces: i
         stop_process(proc)
     moving = [x for x in samples if x[1] > 0]
     if len(moving) < 2 or moving[-1][1] < n_traces:
-        raise RuntimeError(f"the server evaluated {samples[-1][1] if samples else 0} of {n_traces} traces; see {log_path}")
+        raise RuntimeError(
+            f"the server evaluated {samples[-1][1] if samples else 0} of {n_traces} traces; see {log_path}"
+        )
     (t0, n0), (t1, n1) = moving[0], moving[-1]
 
     def reached(share: float) -> tuple[float, int]:
@@ -541,15 +567,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--traces", type=int, default=10_000)
     ap.add_argument("--kb-docs", type=int, default=400)
-    ap.add_argument("--batch", type=int, default=500, help="traces per StoreRunner.evaluate call (as ragfault evaluate)")
+    ap.add_argument(
+        "--batch", type=int, default=500, help="traces per StoreRunner.evaluate call (as ragfault evaluate)"
+    )
     ap.add_argument("--repeat", type=int, default=3, help="measurements on fresh copies of the database")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--profile", action="store_true", help="cProfile the whole path of the first repeat")
     ap.add_argument(
-        "--workers", default="2", help="comma-separated pool sizes for the multi-process whole path (0 or '' for none)"
+        "--workers",
+        default="2",
+        help="comma-separated pool sizes for the multi-process whole path (0 or '' for none)",
     )
     ap.add_argument(
-        "--live", default="", help="comma-separated [evaluation] workers for the server's scheduler draining a backlog (e.g. 0,2)"
+        "--live",
+        default="",
+        help="comma-separated [evaluation] workers for the server's scheduler draining a backlog (e.g. 0,2)",
     )
     ap.add_argument(
         "--pad-traces", type=int, default=0,
@@ -568,7 +600,9 @@ def main() -> int:
         t = time.perf_counter()
         local, build = build_db(base, args.traces, args.kb_docs, args.seed)
         local.close()
-        print(f"built {args.traces:,} traces ({4 * args.traces:,} spans) in {time.perf_counter() - t:.1f}s: {build}")
+        print(
+            f"built {args.traces:,} traces ({4 * args.traces:,} spans) in {time.perf_counter() - t:.1f}s: {build}"
+        )
         profile = cProfile.Profile() if args.profile else None
         for r in range(args.repeat):
             path = os.path.join(tmp, f"run{r}.duckdb")
@@ -606,7 +640,9 @@ def main() -> int:
                 with open(base, "rb") as src, open(live_base, "wb") as dst:
                     dst.write(src.read())
                 pad_traces(live_base, args.pad_traces)
-                print(f"added {args.pad_traces:,} older traces for the server runs in {time.perf_counter() - t:.1f}s")
+                print(
+                    f"added {args.pad_traces:,} older traces for the server runs in {time.perf_counter() - t:.1f}s"
+                )
             for w in live_sizes:
                 src_db = os.path.join(tmp, "live-base.duckdb") if args.pad_traces else base
                 lres = measure_live(src_db, Path(tmp) / f"live{r}-w{w}", w, args.batch, args.traces)
@@ -618,7 +654,9 @@ def main() -> int:
                     f"{lres['from_ready_tps']:,.0f}; first batch written {lres['first_batch_s']:.2f}s after ready)"
                 )
     print()
-    print(f"median of {len(results)} runs, {args.traces:,} traces, batches of {args.batch}, {os.cpu_count()} cores")
+    print(
+        f"median of {len(results)} runs, {args.traces:,} traces, batches of {args.batch}, {os.cpu_count()} cores"
+    )
     print(_table(results))
     for w, runs in pooled.items():
         tps = statistics.median(p["whole_tps"] for p in runs)
@@ -635,7 +673,9 @@ def main() -> int:
             print(f"{'server, workers = ' + str(w) + ', from ready':<28}{tps:>12,.0f}{1e6 / tps:>16.1f}")
         server.append(tps)
     whole = statistics.median(r["whole_tps"] for r in results)
-    best = max([whole, *server] + [statistics.median(p["whole_tps"] for p in runs) for runs in pooled.values()])
+    best = max(
+        [whole, *server] + [statistics.median(p["whole_tps"] for p in runs) for runs in pooled.values()]
+    )
     verdict = "meets" if best >= GOAL else "misses"
     print(f"\nwhole path {whole:,.0f} traces/s in-process, best {best:,.0f} traces/s: {verdict} the goal of "
           f"{GOAL:,.0f} traces/s (10,000 spans/s)")  # fmt: skip
@@ -651,7 +691,11 @@ def main() -> int:
         json.dumps(
             {
                 "args": vars(args),
-                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
                 "median_whole_tps": whole,
                 "runs": results,
                 "pooled_runs": {str(w): runs for w, runs in pooled.items()},

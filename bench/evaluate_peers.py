@@ -109,7 +109,10 @@ def build(tmp: str, n_traces: int, kb_docs: int, seed: int) -> tuple[str, str]:
                 case = inp.case
                 assert case is not None, "every bench trace has a gold case"
                 cands = inp.trace.candidates
-                doc_ids = [inp.matching.kb_id(d) or d.doc_id or d.chunk_id or f"{d.span_id}#{d.position}" for d in cands]
+                doc_ids = [
+                    inp.matching.kb_id(d) or d.doc_id or d.chunk_id or f"{d.span_id}#{d.position}"
+                    for d in cands
+                ]
                 grades: dict[str, int] = {}
                 quotes: list[str] = []
                 for unit in units_of(case.evidence):
@@ -195,7 +198,12 @@ def part_ragfault_whole(db: str) -> dict[str, Any]:
     elapsed = time.perf_counter() - start
     rows, values = local.store.con.execute(count).fetchall()[0]
     local.close()
-    return {"traces": len(timed), "seconds": elapsed, "values": values - values_before, "rows": rows - rows_before}
+    return {
+        "traces": len(timed),
+        "seconds": elapsed,
+        "values": values - values_before,
+        "rows": rows - rows_before,
+    }
 
 
 RANX_METRICS = [f"{m}@{k}" for k in KS for m in ("recall", "hit_rate", "precision", "ndcg_burges")] + ["mrr"]
@@ -366,8 +374,17 @@ def main() -> int:
             os.remove(copy)
 
     rows.append(("ragfault cheap tier, in memory", "11 evaluators: every layer", runs["ragfault"], ""))
-    rows.append(("ragfault cheap tier, whole path", "the same, read from and written to DuckDB", runs["ragfault-whole"], ""))
-    rows.append(("ragfault IR metrics", "retrieval evaluator: @1,3,5,10 + MRR", runs["ragfault-retrieval"], ""))
+    rows.append(
+        (
+            "ragfault cheap tier, whole path",
+            "the same, read from and written to DuckDB",
+            runs["ragfault-whole"],
+            "",
+        )
+    )
+    rows.append(
+        ("ragfault IR metrics", "retrieval evaluator: @1,3,5,10 + MRR", runs["ragfault-retrieval"], "")
+    )
     if "ranx" in runs:
         rows.append(("ranx", "the same 17 IR measures, by doc id", runs["ranx"], ""))
     if "ragas" in runs:
@@ -398,7 +415,11 @@ def main() -> int:
         json.dumps(
             {
                 "args": vars(args),
-                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
                 "ragas_version": runs["ragas"][0].get("version") if "ragas" in runs else None,
                 "table": table,
                 "runs": runs,

@@ -39,7 +39,9 @@ def main() -> int:
     import pyarrow.compute  # noqa: F401  (the index sorts with it: imported before memory is traced)
 
     rng = random.Random(args.seed)
-    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9))) for _ in range(5000)]
+    words = [
+        "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 9))) for _ in range(5000)
+    ]
 
     def text(n: int) -> str:
         return " ".join(rng.choice(words) for _ in range(n))

@@ -54,7 +54,55 @@ RESULTS = HERE / "results"
 # --------------------------------------------------------------------------------------------------
 # trace generation
 
-_WORDS = ["refund", "policy", "within", "days", "of", "purchase", "customers", "may", "return", "items", "original", "packaging", "receipt", "warranty", "covers", "defects", "manufacturing", "shipping", "fees", "are", "non", "refundable", "store", "credit", "exchange", "international", "orders", "customs", "duties", "processing", "time", "business", "days", "approval", "email", "notification", "subscription", "cancel", "renewal", "billing", "cycle", "prorated", "account", "settings", "support", "ticket", "escalation"]
+_WORDS = [
+    "refund",
+    "policy",
+    "within",
+    "days",
+    "of",
+    "purchase",
+    "customers",
+    "may",
+    "return",
+    "items",
+    "original",
+    "packaging",
+    "receipt",
+    "warranty",
+    "covers",
+    "defects",
+    "manufacturing",
+    "shipping",
+    "fees",
+    "are",
+    "non",
+    "refundable",
+    "store",
+    "credit",
+    "exchange",
+    "international",
+    "orders",
+    "customs",
+    "duties",
+    "processing",
+    "time",
+    "business",
+    "days",
+    "approval",
+    "email",
+    "notification",
+    "subscription",
+    "cancel",
+    "renewal",
+    "billing",
+    "cycle",
+    "prorated",
+    "account",
+    "settings",
+    "support",
+    "ticket",
+    "escalation",
+]
 
 
 def _text(rng: random.Random, n_chars: int) -> str:
@@ -154,7 +202,9 @@ def build_requests(n_traces: int, per_request: int, seed: int) -> tuple[list[byt
     for start in range(0, n_traces, per_request):
         req = ExportTraceServiceRequest()
         rs = req.resource_spans.add()
-        rs.resource.attributes.extend([_kv("service.name", "bench-rag"), _kv("deployment.environment", "bench")])
+        rs.resource.attributes.extend(
+            [_kv("service.name", "bench-rag"), _kv("deployment.environment", "bench")]
+        )
         ss = rs.scope_spans.add()
         ss.scope.name = "openinference.instrumentation.bench"
         ss.scope.version = "1.0"
@@ -469,7 +519,9 @@ def start_ragfault(workdir: Path, config: dict[str, object]) -> tuple[subprocess
     for key, value in config.items():
         section, _, name = key.rpartition(".")  # "evaluation.workers" goes to [evaluation]
         sections.setdefault(section or "server", []).append(f"{name} = {json.dumps(value)}")
-    cfg.write_text("".join(f"[{name}]\n" + "".join(line + "\n" for line in lines) for name, lines in sections.items()))
+    cfg.write_text(
+        "".join(f"[{name}]\n" + "".join(line + "\n" for line in lines) for name, lines in sections.items())
+    )
     log = workdir / "ragfault.log"
     cmd = ragfault_bin() + [
         "serve", "--db", str(workdir / "bench.duckdb"), "--http-port", str(port), "--grpc-port", str(grpc),
@@ -534,7 +586,9 @@ def bench_ragfault(args, bodies: list[bytes], total: int, workdir: Path, profile
     try:
         if profile:
             spy = start_pyspy(proc.pid, RESULTS / "ragfault-profile.txt")
-        res = run_load("ragfault", port, proc.pid, ragfault_count(port), bodies, total, args.concurrency, args.timeout)
+        res = run_load(
+            "ragfault", port, proc.pid, ragfault_count(port), bodies, total, args.concurrency, args.timeout
+        )
         res.commits, res.write_seconds = writer_stats(port)
         return res
     finally:
@@ -549,7 +603,11 @@ def bench_ragfault(args, bodies: list[bytes], total: int, workdir: Path, profile
 
 def bench_overload(args, bodies: list[bytes], total: int, workdir: Path) -> Result:
     """A queue far smaller than what clients push: memory must stay flat, the excess gets 503."""
-    config: dict[str, object] = {"log_level": "warning", "max_queue_spans": args.overload_queue, "max_batch_spans": args.overload_queue}
+    config: dict[str, object] = {
+        "log_level": "warning",
+        "max_queue_spans": args.overload_queue,
+        "max_batch_spans": args.overload_queue,
+    }
     if args.decode_workers is not None:
         config["decode_workers"] = args.decode_workers
     config.update(_settings(args.set))
@@ -617,7 +675,9 @@ def bench_phoenix(args, bodies: list[bytes], total: int, workdir: Path) -> Resul
         PHOENIX_HOST="127.0.0.1", PHOENIX_TELEMETRY_ENABLED="false",
     )  # fmt: skip
     log = workdir / "phoenix.log"
-    proc = subprocess.Popen([str(exe), "serve"], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=workdir)
+    proc = subprocess.Popen(
+        [str(exe), "serve"], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=workdir
+    )
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc, 180, log)
         db = workdir / "phoenix.db"
@@ -629,7 +689,9 @@ def bench_phoenix(args, bodies: list[bytes], total: int, workdir: Path) -> Resul
             finally:
                 con.close()
 
-        return run_load("phoenix", port, proc.pid, count, bodies, total, args.concurrency, args.timeout, poll=0.5)
+        return run_load(
+            "phoenix", port, proc.pid, count, bodies, total, args.concurrency, args.timeout, poll=0.5
+        )
     finally:
         stop_process(proc)
 
@@ -651,10 +713,18 @@ def table(results: list[Result]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--traces", type=int, default=10_000, help="traces sent to ragfault (4 spans each)")
-    p.add_argument("--phoenix-traces", type=int, default=1_000,
-                   help="traces sent to Phoenix (it is ~100x slower; the rate is what is compared)")
-    p.add_argument("--traces-per-request", type=int, default=128,
-                   help="traces in one export request (128 = 512 spans, the OTel SDK's default export batch)")
+    p.add_argument(
+        "--phoenix-traces",
+        type=int,
+        default=1_000,
+        help="traces sent to Phoenix (it is ~100x slower; the rate is what is compared)",
+    )
+    p.add_argument(
+        "--traces-per-request",
+        type=int,
+        default=128,
+        help="traces in one export request (128 = 512 spans, the OTel SDK's default export batch)",
+    )
     p.add_argument("--concurrency", type=int, default=4, help="client threads sending at once")
     p.add_argument("--repeat", type=int, default=1, help="ragfault runs (the median is reported)")
     p.add_argument("--skip-phoenix", action="store_true")
@@ -663,12 +733,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--overload-queue", type=int, default=1_000, help="max_queue_spans of the overload run")
     p.add_argument("--overload-concurrency", type=int, default=16, help="client threads of the overload run")
     p.add_argument("--timeout", type=float, default=600, help="seconds before a run gives up")
-    p.add_argument("--profile", action="store_true", help="record the ragfault server with py-spy (raw stacks)")
+    p.add_argument(
+        "--profile", action="store_true", help="record the ragfault server with py-spy (raw stacks)"
+    )
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a ragfault setting for the runs, [server] unless SECTION.KEY: --set duckdb_threads=1, --set evaluation.workers=0 (repeatable)")
-    p.add_argument("--decode-workers", type=int, default=None,
-                   help="ragfault's decode_workers setting (default: the server's own default)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a ragfault setting for the runs, [server] unless SECTION.KEY: --set duckdb_threads=1, --set evaluation.workers=0 (repeatable)",
+    )
+    p.add_argument(
+        "--decode-workers",
+        type=int,
+        default=None,
+        help="ragfault's decode_workers setting (default: the server's own default)",
+    )
     args = p.parse_args(argv)
 
     RESULTS.mkdir(exist_ok=True)
@@ -692,7 +773,9 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(r)
     med = sorted(runs, key=lambda r: r.spans_per_s)[len(runs) // 2]
     if len(runs) > 1:
-        med.note = (med.note + f" median of {len(runs)}: " + ", ".join(f"{r.spans_per_s:,.0f}" for r in runs)).strip()
+        med.note = (
+            med.note + f" median of {len(runs)}: " + ", ".join(f"{r.spans_per_s:,.0f}" for r in runs)
+        ).strip()
     results.append(med)
 
     if not args.skip_phoenix:

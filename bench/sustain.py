@@ -77,8 +77,12 @@ def build(n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Pat
         bodies.append(req.SerializeToString())
         cases.extend(req_cases)
     public = [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb]
-    (workdir / "kb.jsonl").write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in public) + "\n", encoding="utf-8")
-    (workdir / "gold.jsonl").write_text("\n".join(json.dumps(c, ensure_ascii=False) for c in cases) + "\n", encoding="utf-8")
+    (workdir / "kb.jsonl").write_text(
+        "\n".join(json.dumps(d, ensure_ascii=False) for d in public) + "\n", encoding="utf-8"
+    )
+    (workdir / "gold.jsonl").write_text(
+        "\n".join(json.dumps(c, ensure_ascii=False) for c in cases) + "\n", encoding="utf-8"
+    )
     return bodies
 
 
@@ -201,7 +205,11 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             stop_process(proc)
         spans = 4 * n_traces
         window = max(sent.last_ack - sent.first, 1e-9)
-        s0, s_mid, s_end = at(samples, sent.first), at(samples, sent.first + window / 2), at(samples, sent.last_ack)
+        s0, s_mid, s_end = (
+            at(samples, sent.first),
+            at(samples, sent.first + window / 2),
+            at(samples, sent.last_ack),
+        )
         half = max(s_end["t"] - s_mid["t"], 1e-9)
         done = next((s for s in samples if s["evaluated"] >= n_traces), None)
         evaluated_half = (s_end["evaluated"] - s_mid["evaluated"]) / half
@@ -227,7 +235,9 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "cpu_main_us_per_trace": watch.cpu_main_seconds / n_traces * 1e6,
             "peak_rss_mb": watch.peak_mb,
             "build_s": build_s,
-            "samples": [{k: round(v - sent.first, 2) if k == "t" else v for k, v in x.items()} for x in samples],
+            "samples": [
+                {k: round(v - sent.first, 2) if k == "t" else v for k, v in x.items()} for x in samples
+            ],
         }
         row["kept_up"] = bool(
             row["evaluated"] >= n_traces
@@ -247,7 +257,11 @@ def table(rows: list[dict]) -> str:
     )
     lines = []
     for r in rows:
-        drain = f"{r['drain_s']:.1f} s" if r["drain_s"] is not None else f"not within timeout ({r['evaluated']:.0f} done)"
+        drain = (
+            f"{r['drain_s']:.1f} s"
+            if r["drain_s"] is not None
+            else f"not within timeout ({r['evaluated']:.0f} done)"
+        )
         lines.append(
             f"| {r['rate']:,.0f} | {r['sent_tps']:,.0f} | {r['stored_sps']:,.0f} | {r['evaluated_tps_second_half']:,.0f} "
             f"| {r['lag_at_end_s']:.1f} / {r['settle_lag_at_end_s']:.1f} s | {r['behind_at_end']:,.0f} | {drain} "
@@ -263,10 +277,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=30.0, help="sending time per rate")
     ap.add_argument("--settle-seconds", type=float, default=1.0, help="[server] settle_seconds")
     ap.add_argument("--workers", type=int, default=2, help="[evaluation] workers")
-    ap.add_argument("--request-interval", type=float, default=0.1, help="seconds between requests (sets their size)")
+    ap.add_argument(
+        "--request-interval", type=float, default=0.1, help="seconds between requests (sets their size)"
+    )
     ap.add_argument("--threads", type=int, default=2, help="sender threads")
     ap.add_argument("--kb-docs", type=int, default=400)
-    ap.add_argument("--drain-timeout", type=float, default=300.0, help="seconds to wait for the backlog after sending")
+    ap.add_argument(
+        "--drain-timeout", type=float, default=300.0, help="seconds to wait for the backlog after sending"
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=str(RESULTS / "sustain.json"))
     args = ap.parse_args(argv)
@@ -284,7 +302,11 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(
             {
                 "settings": {k: v for k, v in vars(args).items() if k != "out"},
-                "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
                 "rows": rows,
             },
             indent=2,

@@ -59,7 +59,10 @@ def api_router(runtime: Any) -> APIRouter:
                 for name, q in (
                     ("trace", "SELECT * FROM traces WHERE trace_id = $t"),
                     ("steps", "SELECT * FROM steps WHERE trace_id = $t ORDER BY start_time"),
-                    ("documents", "SELECT * FROM step_documents WHERE trace_id = $t ORDER BY span_id, stage, position"),
+                    (
+                        "documents",
+                        "SELECT * FROM step_documents WHERE trace_id = $t ORDER BY span_id, stage, position",
+                    ),
                 ):
                     out[name] = run_select(con, q, {"t": trace_id.lower()}, row_cap=100_000).as_dict()
                 return out
@@ -82,7 +85,9 @@ def install_error_handlers(app: FastAPI) -> None:
             headers["Retry-After"] = str(max(1, int(exc.retry_after)))
         if isinstance(exc, Unauthorized):
             headers["WWW-Authenticate"] = "Bearer"
-        return JSONResponse({"error": type(exc).__name__, "detail": str(exc)}, exc.http_status, headers=headers)
+        return JSONResponse(
+            {"error": type(exc).__name__, "detail": str(exc)}, exc.http_status, headers=headers
+        )
 
 
 def health_router(runtime: Any) -> APIRouter:

@@ -19,6 +19,7 @@ def create_app(
     runtime: Runtime, routers: Sequence[RouterFactory] = (), manage_lifecycle: bool = True
 ) -> FastAPI:
     """The app; ``routers`` are API additions from other packages (gold, KB, feedback, reports)."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         if manage_lifecycle:

@@ -192,7 +192,11 @@ def flatten(
         for ss in rs.scope_spans:
             scope = ss.scope
             scope_json = _json(attributes(scope.attributes)) if len(scope.attributes) else None
-            scope_name, scope_version, scope_schema = scope.name or None, scope.version or None, ss.schema_url or None
+            scope_name, scope_version, scope_schema = (
+                scope.name or None,
+                scope.version or None,
+                ss.schema_url or None,
+            )
             for span in ss.spans:
                 tid, sid, pid = span.trace_id, span.span_id, span.parent_span_id
                 if len(tid) != 16 or tid == _ZERO16:
@@ -224,7 +228,12 @@ def flatten(
                 events = _events(span.events) if len(span.events) else None
                 links = _links(span.links) if len(span.links) else None
                 step_type, convention = step.step_type, step.convention
-                session_id, user_id, case_id, run_id = step.session_id, step.user_id, step.case_id, step.run_id
+                session_id, user_id, case_id, run_id = (
+                    step.session_id,
+                    step.user_id,
+                    step.case_id,
+                    step.run_id,
+                )
                 add_span((
                     trace_id, span_id, parent, span.trace_state or None, span.flags, name, kind,
                     start_ns, end_ns, start_ns, end_ns, duration, status, st.message or None, _json(attrs),
@@ -282,4 +291,3 @@ def _links(links: Any) -> str:
 def _note_normalize_error(batch: SpanBatch, name: str, exc: Exception) -> None:
     if len(batch.errors) < 20:
         batch.errors.append(f"span {name!r} kept raw; normalizer error: {type(exc).__name__}")
-

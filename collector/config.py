@@ -42,7 +42,9 @@ class ServerSettings(BaseModel):
     host: str = Field("127.0.0.1", description="Address both receivers bind to (0.0.0.0 for all).")
     http_port: int = Field(4318, ge=0, le=65535, description="OTLP/HTTP, API and metrics port.")
     grpc_port: int = Field(4317, ge=0, le=65535, description="OTLP/gRPC port; 0 picks a free port.")
-    settle_seconds: float = Field(3.0, gt=0, description="A trace is complete after this long without new spans.")
+    settle_seconds: float = Field(
+        3.0, gt=0, description="A trace is complete after this long without new spans."
+    )
     max_trace_wait_seconds: float = Field(
         300.0, gt=0, description="Settle a trace whose root never arrived after this long."
     )
@@ -63,7 +65,10 @@ class ServerSettings(BaseModel):
     sql_timeout_seconds: float = Field(30.0, gt=0, description="Time limit of one SQL API call.")
     memory_limit: str | None = Field("4GB", description="DuckDB memory limit.")
     duckdb_threads: int | None = Field(
-        None, ge=1, le=256, description="DuckDB's worker threads; default the cores the decode workers leave (at least 1)."
+        None,
+        ge=1,
+        le=256,
+        description="DuckDB's worker threads; default the cores the decode workers leave (at least 1).",
     )
     writer_threads: int = Field(
         1,

@@ -206,7 +206,9 @@ class RetentionService:
                 log.exception("retention round failed")
 
 
-def _deleter(trace_ids: list[str], keep: tuple[str, ...]) -> Callable[[duckdb.DuckDBPyConnection], dict[str, int]]:
+def _deleter(
+    trace_ids: list[str], keep: tuple[str, ...]
+) -> Callable[[duckdb.DuckDBPyConnection], dict[str, int]]:
     """A writer job deleting these traces."""
 
     def job(con: duckdb.DuckDBPyConnection) -> dict[str, int]:

@@ -73,7 +73,9 @@ SETTLE_METRICS = {
 OBSERVE_SECONDS = 1.0  # how often the settle loop refreshes its gauges
 
 
-_CTX_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
+_CTX_COLS = (
+    "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
+)
 
 
 def utcnow() -> datetime:
@@ -312,7 +314,15 @@ class Settler:
         steps, docs = load_trace_parts(self.cursor, ids, window)
         asm_rows: dict[str, list[Any]] = {
             k: []
-            for k in ("trace_id", "query_text", "query_norm", "answer_text", "answer_span_id", "user_scope", "assembled_spans")
+            for k in (
+                "trace_id",
+                "query_text",
+                "query_norm",
+                "answer_text",
+                "answer_span_id",
+                "user_scope",
+                "assembled_spans",
+            )
         }
         ctx: dict[str, list[Any]] = {
             k: []
@@ -333,7 +343,17 @@ class Settler:
             for d in a.context:
                 ctx["trace_id"].append(trace_id)
                 ctx["received_at"].append(last_received[trace_id])  # inside the trace's window
-                for k in ("span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata", "source"):
+                for k in (
+                    "span_id",
+                    "stage",
+                    "position",
+                    "doc_id",
+                    "chunk_id",
+                    "content",
+                    "score",
+                    "metadata",
+                    "source",
+                ):
                     ctx[k].append(getattr(d, k))
         asm = pa.table(
             {

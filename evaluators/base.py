@@ -258,7 +258,9 @@ class KnowledgeBase:
 
     def __init__(self, docs: list[KBDocument] | None = None) -> None:
         self.by_id: dict[str, KBDocument] = {d.doc_id: d for d in docs or []}
-        self._norm: list[tuple[str, str]] = [(d.doc_id, normalize(d.content)) for d in docs or [] if d.content]
+        self._norm: list[tuple[str, str]] = [
+            (d.doc_id, normalize(d.content)) for d in docs or [] if d.content
+        ]
         self._index: ContentIndex | None = None  # built on the first look-up by content
         self._by_content: dict[str, str | None] = {}
         # results evaluators derive from registry rows alone, shared by every trace (bounded)
@@ -360,9 +362,31 @@ def ratio(
     # every field given, in order: built by tuple.__new__ (Metric's own __new__ is a Python function)
     fields: tuple[Any, ...]
     if not denominator:
-        fields = (metric, "not_applicable", None, numerator, denominator, span_id, None, label, na_reason, details)
+        fields = (
+            metric,
+            "not_applicable",
+            None,
+            numerator,
+            denominator,
+            span_id,
+            None,
+            label,
+            na_reason,
+            details,
+        )
     else:
-        fields = (metric, "ok", numerator / denominator, numerator, denominator, span_id, passed, label, None, details)
+        fields = (
+            metric,
+            "ok",
+            numerator / denominator,
+            numerator,
+            denominator,
+            span_id,
+            passed,
+            label,
+            None,
+            details,
+        )
     return _new_metric(Metric, fields)  # type: ignore[no-any-return]
 
 

@@ -66,7 +66,10 @@ class ContentIndex:
             if len(t) >= MIN_CONTAINED:
                 self._prefixes.setdefault(t[:GRAM], []).append(i)
             if indexable:
-                packed.extend(((hash(t[p : p + GRAM]) & _HASH_MASK) << _DOC_BITS) | i for p in range(0, len(t) - GRAM + 1, STEP))
+                packed.extend(
+                    ((hash(t[p : p + GRAM]) & _HASH_MASK) << _DOC_BITS) | i
+                    for p in range(0, len(t) - GRAM + 1, STEP)
+                )
         self._pieces = _sorted(packed) if indexable else None
 
     def first(self, norm: str) -> int | None:

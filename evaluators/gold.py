@@ -115,7 +115,9 @@ class KBDocument(BaseModel):
     content: str | None = None
     metadata: dict[str, Any] | None = None
 
-    _dates = field_validator("valid_from", "valid_to", mode="before")(classmethod(lambda cls, v: _parse_date(v)))
+    _dates = field_validator("valid_from", "valid_to", mode="before")(
+        classmethod(lambda cls, v: _parse_date(v))
+    )
 
     @model_validator(mode="after")
     def _order(self) -> KBDocument:
@@ -159,7 +161,9 @@ def parse_jsonl(text: str | bytes, model: type[BaseModel], key: str) -> list[Any
             raise PermanentError(f"line {lineno}: field {field}: {err['msg']}") from exc
         ident = getattr(item, key)
         if ident in seen:
-            raise PermanentError(f"line {lineno}: field {key}: duplicate {ident!r} (first on line {seen[ident]})")
+            raise PermanentError(
+                f"line {lineno}: field {key}: duplicate {ident!r} (first on line {seen[ident]})"
+            )
         seen[ident] = lineno
         items.append(item)
     return items
@@ -171,7 +175,12 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     for i, p in enumerate(loc):
         if isinstance(p, str) and not p.isidentifier():
             continue  # e.g. 'function-after[...]'
-        if i >= 2 and loc[i - 2] == "evidence" and isinstance(loc[i - 1], int) and p in ("evidence", "any_of"):
+        if (
+            i >= 2
+            and loc[i - 2] == "evidence"
+            and isinstance(loc[i - 1], int)
+            and p in ("evidence", "any_of")
+        ):
             continue  # the discriminator tag, not a field
         parts.append(str(p))
     return ".".join(parts) or "(line)"

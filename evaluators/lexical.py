@@ -74,6 +74,7 @@ def _starting_with(first: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
     checks each against the bare pattern."""
     return re.compile(f"(?={first})" + pattern, flags)
 
+
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _HAS_TEXT = re.compile(f"[A-Za-z{_CJK}]")
 
@@ -455,6 +456,8 @@ _FOUR_DIGITS = re.compile(r"\d{4}")
 
 def _has_number_word(low: str) -> bool:
     return any(w in low for w in _EN_NUMBERS)
+
+
 _GLUED_QTY = re.compile(r"\d+(?:\.\d+)?[A-Za-z]{1,3}")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)
 _LEADING_NUM = re.compile(r"^([\d.]+)")
@@ -1076,7 +1079,8 @@ def _scores(claim: Analysis, keys: frozenset[str], sent: Analysis) -> tuple[floa
     else:
         coverage = topical = 1.0
     if claim.has_negation and (
-        not sent.negated.isdisjoint(claim.terms) or (claim.bare_negation and not claim.negated and sent.has_negation)
+        not sent.negated.isdisjoint(claim.terms)
+        or (claim.bare_negation and not claim.negated and sent.has_negation)
     ):
         coverage = topical  # both negate the same thing: "No refunds are given" ~ "Refunds are not given"
     return coverage, topical
@@ -1163,7 +1167,12 @@ def support(
             coverage = topical = 0.0  # nothing to check: never supported
         if best_support is not None and coverage <= best_support[0]:
             continue  # the verdict is "supported" whatever follows; only a higher coverage changes it
-        if best_any is not None and coverage < min_coverage and topical < contra_min and coverage <= best_any[0]:
+        if (
+            best_any is not None
+            and coverage < min_coverage
+            and topical < contra_min
+            and coverage <= best_any[0]
+        ):
             continue
         missing: list[str]
         conflicts: list[str]

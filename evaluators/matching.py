@@ -183,7 +183,9 @@ class Matching:
         return {
             u.index
             for u in self.units
-            if any(e.quote and normalize_cached(e.quote) and normalize_cached(e.quote) in prompt for e in u.items)
+            if any(
+                e.quote and normalize_cached(e.quote) and normalize_cached(e.quote) in prompt for e in u.items
+            )
         }
 
     @cached_property

@@ -65,7 +65,9 @@ def _watch_owner(pid: int, born: str | None) -> None:
 
 
 def _init_worker(owner_pid: int, owner_born: str | None, runner_state: bytes) -> None:
-    threading.Thread(target=_watch_owner, args=(owner_pid, owner_born), name="owner-watch", daemon=True).start()
+    threading.Thread(
+        target=_watch_owner, args=(owner_pid, owner_born), name="owner-watch", daemon=True
+    ).start()
     try:
         os.nice(WORKER_NICE)
     except OSError:

@@ -105,7 +105,9 @@ def gc_paused() -> Iterator[None]:
 class Runner:
     """Runs the configured evaluators of one tier over an EvalInput."""
 
-    def __init__(self, specs: dict[str, EvaluatorSpec], configs: dict[str, BaseModel], tier: str = "cheap") -> None:
+    def __init__(
+        self, specs: dict[str, EvaluatorSpec], configs: dict[str, BaseModel], tier: str = "cheap"
+    ) -> None:
         self.specs = {n: specs[n] for n in configs if specs[n].tier == tier}
         self.configs = configs
         self.tier = tier
@@ -175,14 +177,23 @@ class References:
         ).fetchall():
             docs.append(
                 KBDocument(
-                    doc_id=r[0], version=r[1], valid_from=r[2], valid_to=r[3], superseded_by=r[4],
-                    acl=r[5], title=r[6], content=r[7], metadata=_loads(r[8]),
+                    doc_id=r[0],
+                    version=r[1],
+                    valid_from=r[2],
+                    valid_to=r[3],
+                    superseded_by=r[4],
+                    acl=r[5],
+                    title=r[6],
+                    content=r[7],
+                    metadata=_loads(r[8]),
                 )  # fmt: skip
             )
         # store_gold fills query_norm; a row written some other way may lack it: normalized here
         self._set([(cid, qn or normalize(q), raw) for cid, qn, q, raw in cases], docs, stamp)
 
-    def _set(self, cases: list[tuple[str, str, str]], docs: list[KBDocument], stamp: tuple[Any, ...] | None) -> None:
+    def _set(
+        self, cases: list[tuple[str, str, str]], docs: list[KBDocument], stamp: tuple[Any, ...] | None
+    ) -> None:
         self._stored = {case_id: (query_norm, raw) for case_id, query_norm, raw in cases}
         self._by_query = {}
         self._cases = {}
@@ -263,7 +274,9 @@ def _trace_rows(con: duckdb.DuckDBPyConnection, where: str, n_ids: int, hint: Wi
     """The ``traces`` rows of the ids in ``_eval_ids`` (``traces_in_range``)."""
 
     def run(extra: str, params: dict[str, Any]) -> pa.Table:
-        return con.sql(f"SELECT {_TRACE_COLS} FROM traces {where}{extra}", params=params or None).to_arrow_table()
+        return con.sql(
+            f"SELECT {_TRACE_COLS} FROM traces {where}{extra}", params=params or None
+        ).to_arrow_table()
 
     return traces_in_range(run, lambda t: t.num_rows, lambda a, b: pa.concat_tables([a, b]), n_ids, hint)
 
@@ -280,9 +293,14 @@ def fetch_with_window(
         traces = _trace_rows(con, where, len(set(trace_ids)), hint)
         # every step and document of these traces was received between their first and last
         # span: the window lets the scans skip the rest of the tables (see migration 005)
-        first, last = traces.column("first_received_at").to_pylist(), traces.column("last_received_at").to_pylist()
+        first, last = (
+            traces.column("first_received_at").to_pylist(),
+            traces.column("last_received_at").to_pylist(),
+        )
         window, params = window_sql(received_window(list(zip(first, last, strict=True))))
-        steps = con.sql(f"SELECT {_STEP_COLS} FROM steps {where}{window}", params=params or None).to_arrow_table()
+        steps = con.sql(
+            f"SELECT {_STEP_COLS} FROM steps {where}{window}", params=params or None
+        ).to_arrow_table()
         docs = con.sql(
             f"SELECT {_DOC_COLS} FROM step_documents {where}{window}",  # in no order: see views_from_tables
             params=params or None,
@@ -338,7 +356,9 @@ def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, i
         citations, is_root = c[20], c[21]
         # c[1:20] are StepInfo's 19 leading fields, in _STEP_COLS order
         for i, row in enumerate(zip(*c[1:20], strict=True)):
-            steps[c[0][i]].append(StepInfo(*row, citations=tuple(citations[i] or ()), is_root=bool(is_root[i])))  # type: ignore[misc]
+            steps[c[0][i]].append(
+                StepInfo(*row, citations=tuple(citations[i] or ()), is_root=bool(is_root[i]))
+            )  # type: ignore[misc]
     docs: dict[str, list[StepDoc]] = {tid: [] for tid in t[0]}
     if tables.docs.num_rows:
         c = _columns(tables.docs)
@@ -372,20 +392,48 @@ def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, i
     views = []
     gens = {}
     for trow in zip(*t, strict=True):
-        tid, start, end, service, case_id, run_id, session, user, scope, query, answer, answer_span, errors, gen = trow
+        (
+            tid,
+            start,
+            end,
+            service,
+            case_id,
+            run_id,
+            session,
+            user,
+            scope,
+            query,
+            answer,
+            answer_span,
+            errors,
+            gen,
+        ) = trow
         views.append(
             TraceView(
-                trace_id=tid, start_time=start, end_time=end, service_name=service, case_id=case_id, run_id=run_id,
-                session_id=session, user_id=user, user_scope=tuple(scope) if scope else None, query_text=query,
-                answer_text=answer, answer_span_id=answer_span, error_count=int(errors or 0),
-                steps=tuple(steps[tid]), documents=tuple(docs[tid]),
+                trace_id=tid,
+                start_time=start,
+                end_time=end,
+                service_name=service,
+                case_id=case_id,
+                run_id=run_id,
+                session_id=session,
+                user_id=user,
+                user_scope=tuple(scope) if scope else None,
+                query_text=query,
+                answer_text=answer,
+                answer_span_id=answer_span,
+                error_count=int(errors or 0),
+                steps=tuple(steps[tid]),
+                documents=tuple(docs[tid]),
             )  # fmt: skip
         )
         gens[tid] = int(gen)
     return views, gens
 
 
-def load_views(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> tuple[list[TraceView], dict[str, int]]:
+def load_views(
+    con: duckdb.DuckDBPyConnection, trace_ids: list[str]
+) -> tuple[list[TraceView], dict[str, int]]:
     """TraceViews of the given ids (missing ids are skipped) and each trace's current generation."""
     return views_from_tables(fetch_tables(con, trace_ids))
 
@@ -412,9 +460,7 @@ class EvalTables(NamedTuple):
     errors: dict[str, int]
 
 
-def build_tables(
-    runner: Runner, inputs: list[EvalInput], gens: dict[str, int], now: datetime
-) -> EvalTables:
+def build_tables(runner: Runner, inputs: list[EvalInput], gens: dict[str, int], now: datetime) -> EvalTables:
     """Run the evaluators over the inputs and lay the verdicts out as the rows to write."""
     # the verdicts of the batch, laid out as columns at the end (the Metric tuples transposed in C)
     metrics: list[Metric] = []
@@ -462,7 +508,9 @@ def build_tables(
     n = len(metrics)
     if n:
         # Metric is a tuple: transposed in C, in its field order
-        names, statuses, values, nums, dens, span_ids, passed, labels, reasons, details = zip(*metrics, strict=True)
+        names, statuses, values, nums, dens, span_ids, passed, labels, reasons, details = zip(
+            *metrics, strict=True
+        )
     else:
         span_ids = names = values = nums = dens = statuses = reasons = passed = labels = details = ()
     dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
@@ -619,7 +667,9 @@ def _mark_evaluated(con: duckdb.DuckDBPyConnection, now: datetime, n_done: int, 
     traces_in_range(run, lambda n: n, lambda a, b: a + b, n_done, window)
 
 
-def write_job(out: EvalTables, now: datetime, window: Window = None) -> Callable[[duckdb.DuckDBPyConnection], None]:
+def write_job(
+    out: EvalTables, now: datetime, window: Window = None
+) -> Callable[[duckdb.DuckDBPyConnection], None]:
     """The write of one evaluated batch, in one transaction: earlier verdicts of the pairs that ran
     move to ``evaluation_history`` (only looked for when a trace of the batch was evaluated before,
     and only among the rows written since: ``_earlier_verdicts``), the new ones go to
@@ -639,7 +689,10 @@ def write_job(out: EvalTables, now: datetime, window: Window = None) -> Callable
                 if earlier.before:
                     bound, params = earlier.bound()
                     pairs = f"(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran){bound}"
-                    con.execute(f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}", params or None)
+                    con.execute(
+                        f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}",
+                        params or None,
+                    )
                     con.execute(f"DELETE FROM evaluations WHERE {pairs}", params or None)
                 con.execute(f"INSERT INTO evaluations ({', '.join(EVAL_COLUMNS)}) SELECT * FROM _evals")
                 con.execute("INSERT INTO eval_log SELECT * FROM _elog")
@@ -681,7 +734,9 @@ class StoreRunner:
         views, gens = views_from_tables(tables)
         return make_inputs(self.refs, views, self.source_keys), gens, window
 
-    def evaluate(self, trace_ids: Iterable[str], received: Mapping[str, datetime | None] | None = None) -> int:
+    def evaluate(
+        self, trace_ids: Iterable[str], received: Mapping[str, datetime | None] | None = None
+    ) -> int:
         """Evaluate these traces now; returns how many were evaluated. ``received``: their
         ``first_received_at`` as read with their ids, when the caller has it (it limits the look-ups
         in ``traces``; see ``fetch_with_window``)."""
@@ -737,7 +792,9 @@ class StoreRunner:
             return total
         # (ids, rows, their received range, time, future or None, the pool's executor generation
         # at submission)
-        pending: deque[tuple[list[str], TraceTables, Window, datetime, Future[EvalTables] | None, int]] = deque()
+        pending: deque[tuple[list[str], TraceTables, Window, datetime, Future[EvalTables] | None, int]] = (
+            deque()
+        )
 
         def finish() -> None:
             nonlocal total
@@ -747,7 +804,9 @@ class StoreRunner:
                 try:
                     out = fut.result()
                 except Exception as exc:  # the worker died or failed: this batch is evaluated here
-                    log.warning("evaluation worker failed (%s); evaluating the batch in-process", type(exc).__name__)
+                    log.warning(
+                        "evaluation worker failed (%s); evaluating the batch in-process", type(exc).__name__
+                    )
                     if isinstance(exc, BrokenProcessPool):
                         pool.broken(generation)
             if out is None:

@@ -177,7 +177,8 @@ def _write_log(con: duckdb.DuckDBPyConnection, buf: LogBuffer, done: dict[str, i
             con.execute("INSERT INTO eval_log SELECT * FROM _slog")
             if done:
                 con.register(
-                    "_sdone", pa.table({"trace_id": list(done), "n": pa.array(list(done.values()), pa.int64())})
+                    "_sdone",
+                    pa.table({"trace_id": list(done), "n": pa.array(list(done.values()), pa.int64())}),
                 )
                 # the count loaded, not the current one: a span that settled meanwhile re-queues the trace
                 con.execute(
@@ -274,7 +275,11 @@ class EvaluationService:
             # whatever makes a trace wait (settling it, a late span, a reloaded case, feedback)
             # wakes the loop: without a wake, a second after finding none, none is waiting. Looking
             # scans the traces table, so an idle loop looks only every IDLE_POLL_SECONDS.
-            if not woken and found_none_at is not None and time.monotonic() - found_none_at < IDLE_POLL_SECONDS:
+            if (
+                not woken
+                and found_none_at is not None
+                and time.monotonic() - found_none_at < IDLE_POLL_SECONDS
+            ):
                 self.observe()
                 self._retire_idle_pool()
                 continue
@@ -412,7 +417,9 @@ class EvaluationService:
     def _pool_for(self, n: int) -> EvalPool | None:
         """The worker pool (started on first use) when a round holds more than one batch, or more
         than a batch was evaluated in the last ``POOL_RATE_SECONDS``; else None (in-process)."""
-        if self.workers <= 0 or (n <= self.settings.batch_size and self.recent_traces() + n <= self.settings.batch_size):
+        if self.workers <= 0 or (
+            n <= self.settings.batch_size and self.recent_traces() + n <= self.settings.batch_size
+        ):
             return None
         pool = self._pool
         if pool is not None and not pool.usable:

@@ -40,7 +40,9 @@ class Query:
         given = dict(given or {})
         unknown = set(given) - set(self.params)
         if unknown:
-            raise KeyError(f"query {self.name} has no parameter(s) {sorted(unknown)}; it takes {sorted(self.params)}")
+            raise KeyError(
+                f"query {self.name} has no parameter(s) {sorted(unknown)}; it takes {sorted(self.params)}"
+            )
         out: dict[str, object] = {}
         for name in self.params:
             if name in given:

@@ -13,7 +13,9 @@ COMMANDS = ["serve", "query", "demo", "load", "evaluate", "report", "gate", "exp
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ragfault", description="Attribute RAG and agent failures from traces.")
+    parser = argparse.ArgumentParser(
+        prog="ragfault", description="Attribute RAG and agent failures from traces."
+    )
     parser.add_argument("--version", action="version", version="ragfault 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

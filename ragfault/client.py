@@ -34,8 +34,14 @@ def server_up(url: str, timeout: float = 0.5) -> bool:
         return False
 
 
-def post(url: str, path: str, body: bytes, token: str | None = None, content_type: str | None = None,
-         timeout: float = 120) -> dict[str, Any]:
+def post(
+    url: str,
+    path: str,
+    body: bytes,
+    token: str | None = None,
+    content_type: str | None = None,
+    timeout: float = 120,
+) -> dict[str, Any]:
     headers = _headers(token)
     if content_type:
         headers["Content-Type"] = content_type
@@ -54,8 +60,16 @@ def post(url: str, path: str, body: bytes, token: str | None = None, content_typ
         raise ConfigError(f"server answered {exc.code}: {detail}") from exc
 
 
-def sql(query: str, params: dict[str, Any] | None = None, *, db: str | None = None, server: str | None = None,
-        token: str | None = None, row_cap: int = 10_000, timeout: float = 60) -> dict[str, Any]:
+def sql(
+    query: str,
+    params: dict[str, Any] | None = None,
+    *,
+    db: str | None = None,
+    server: str | None = None,
+    token: str | None = None,
+    row_cap: int = 10_000,
+    timeout: float = 60,
+) -> dict[str, Any]:
     """Run a read-only query through the server when one answers, else on the file read-only."""
     url = server_url(server)
     if server_up(url):

@@ -64,9 +64,13 @@ class Rule(BaseModel):
     def _check(self) -> Rule:
         if self.min is None and self.max is None:
             raise ValueError("a rule needs min or max")
-        known = self.metric in MACRO or RECALL_AT.fullmatch(self.metric) or self.metric in RATES or self.metric in (
-            "answer_support", "ok_rate", "traces", "regressions"
-        ) or self.metric.startswith(("layer:", "root_cause:"))
+        known = (
+            self.metric in MACRO
+            or RECALL_AT.fullmatch(self.metric)
+            or self.metric in RATES
+            or self.metric in ("answer_support", "ok_rate", "traces", "regressions")
+            or self.metric.startswith(("layer:", "root_cause:"))
+        )
         if not known:
             raise ValueError(f"unknown metric {self.metric!r}")
         bad = set(self.where) - set(SLICE_COLUMNS)
@@ -78,8 +82,11 @@ class Rule(BaseModel):
     def title(self) -> str:
         if self.name:
             return self.name
-        cond = " ".join(f">= {self.min:g}" if k == "min" else f"<= {self.max:g}" for k in ("min", "max")
-                        if getattr(self, k) is not None)
+        cond = " ".join(
+            f">= {self.min:g}" if k == "min" else f"<= {self.max:g}"
+            for k in ("min", "max")
+            if getattr(self, k) is not None
+        )
         where = ", ".join(f"{k}={v}" for k, v in self.where.items())
         return f"{self.metric} {cond}" + (f" [{where}]" if where else "")
 
@@ -170,21 +177,31 @@ def measure(rule: Rule, rows: list[dict[str, Any]], baseline: list[dict[str, Any
         elif m == "correct_refusal_rate":
             num, den = float(unanswerable.count("refused_unanswerable")), float(len(unanswerable))
         else:
-            acc = [r for r in rows if r.get("answerability") == "answered_answerable" and r.get("fact_coverage") == 1]
+            acc = [
+                r
+                for r in rows
+                if r.get("answerability") == "answered_answerable" and r.get("fact_coverage") == 1
+            ]
             num, den = float(len(acc)), float(len(answerable))
     elif m == "regressions":
         if baseline is None:
             raise ConfigError("rule 'regressions' needs a baseline run (rules `baseline` or --baseline)")
         base = _latest_per_case([r for r in baseline if _in_slice(r, rule.where)])
         now = _latest_per_case(rows)
-        regressed = sorted(c for c, r in now.items() if c in base and base[c]["root_cause"] == "ok" and r["root_cause"] != "ok")
+        regressed = sorted(
+            c
+            for c, r in now.items()
+            if c in base and base[c]["root_cause"] == "ok" and r["root_cause"] != "ok"
+        )
         num, den = float(len(regressed)), 1.0
         detail = ", ".join(f"{c} ({now[c]['root_cause']})" for c in regressed)
     else:  # pragma: no cover - validated in Rule
         raise ConfigError(f"unknown metric {m}")
     count_like = m.startswith(("layer:", "root_cause:")) or m in ("traces", "regressions")
     if not rows and rule.metric != "regressions" or (not count_like and not den):
-        return Outcome(rule, rule.if_empty == "pass", None, num, den, len(rows), "no applicable case in the slice")
+        return Outcome(
+            rule, rule.if_empty == "pass", None, num, den, len(rows), "no applicable case in the slice"
+        )
     value = num if count_like else num / den  # type: ignore[operator]
     ok = (rule.min is None or value >= rule.min) and (rule.max is None or value <= rule.max)
     if not detail and m.startswith("layer:"):

@@ -32,4 +32,3 @@ class LocalStore:
 
     def close(self) -> None:
         self.store.close()
-

@@ -37,7 +37,9 @@ def table(columns: list[str], rows: list[list[Any]], max_width: int = 60) -> str
 def render(result: dict[str, Any], fmt: str = "table") -> str:
     columns, rows = result["columns"], result["rows"]
     if fmt == "json":
-        return orjson.dumps([dict(zip(columns, r, strict=True)) for r in rows], option=orjson.OPT_INDENT_2).decode()
+        return orjson.dumps(
+            [dict(zip(columns, r, strict=True)) for r in rows], option=orjson.OPT_INDENT_2
+        ).decode()
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf)

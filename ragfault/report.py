@@ -20,8 +20,16 @@ QueryFn = Callable[[str, dict[str, Any]], dict[str, Any]]
 SECTIONS = (
     ("root_causes", "Root causes", "Each evaluated trace with a gold case, by its first failing layer."),
     ("cases", "Cases", "Root cause and every failing layer per trace."),
-    ("layer_metrics", "Layered metrics", "Macro: mean over traces where the metric applies (n_traces); micro: sum of numerators / sum of denominators."),
-    ("refusal_table", "Refusals", "Answerable x answered/refused; rates are NULL when their denominator is 0."),
+    (
+        "layer_metrics",
+        "Layered metrics",
+        "Macro: mean over traces where the metric applies (n_traces); micro: sum of numerators / sum of denominators.",
+    ),
+    (
+        "refusal_table",
+        "Refusals",
+        "Answerable x answered/refused; rates are NULL when their denominator is 0.",
+    ),
     ("quadrant", "Retrieval x generation", "Retrieval good: all evidence reached the context."),
     ("online_health", "Live traffic (no gold case)", "Reference-free signals by hour and service."),
 )
@@ -40,8 +48,14 @@ ORDER BY array_position(
 """
 
 
-def build(run: QueryFn, *, run_id: str | None = None, dataset: str | None = None,
-          since: str | None = None, until: str | None = None) -> dict[str, Any]:
+def build(
+    run: QueryFn,
+    *,
+    run_id: str | None = None,
+    dataset: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> dict[str, Any]:
     """Run every section; returns {section: {title, note, columns, rows}}."""
     filters = {"run_id": run_id, "dataset": dataset, "since": since, "until": until}
     out: dict[str, Any] = {"filters": {k: v for k, v in filters.items() if v is not None}, "sections": {}}
@@ -56,7 +70,12 @@ def build(run: QueryFn, *, run_id: str | None = None, dataset: str | None = None
             result = run(q.sql, q.bind(filters))
         if key == "layer_metrics":
             result = _only(result, "category", "(all)")
-        out["sections"][key] = {"title": title, "note": note, "columns": result["columns"], "rows": result["rows"]}
+        out["sections"][key] = {
+            "title": title,
+            "note": note,
+            "columns": result["columns"],
+            "rows": result["rows"],
+        }
     by_cat = load_query("layer_metrics")
     cat = run(by_cat.sql, by_cat.bind(filters))
     cat = _drop(cat, "category", "(all)")
@@ -68,7 +87,14 @@ def build(run: QueryFn, *, run_id: str | None = None, dataset: str | None = None
     return out
 
 
-SLICE_METRICS = ("candidate_recall", "recall@5", "context_recall", "context_retention", "answer_support", "fact_coverage")
+SLICE_METRICS = (
+    "candidate_recall",
+    "recall@5",
+    "context_recall",
+    "context_retention",
+    "answer_support",
+    "fact_coverage",
+)
 
 
 def _pivot(result: dict[str, Any]) -> dict[str, Any]:

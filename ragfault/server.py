@@ -94,7 +94,11 @@ def serve(settings: ServerSettings) -> None:
     )
     runtime, app = build(settings)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.http_port, log_level=settings.log_level, lifespan="on",
+        app,
+        host=settings.host,
+        port=settings.http_port,
+        log_level=settings.log_level,
+        lifespan="on",
         timeout_graceful_shutdown=10,
     )
     server = uvicorn.Server(config)

@@ -10,7 +10,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
 
-def http_provider(url: str, service: str = "test-app", gzip: bool = False, batch: bool = False) -> TracerProvider:
+def http_provider(
+    url: str, service: str = "test-app", gzip: bool = False, batch: bool = False
+) -> TracerProvider:
     exporter = HttpExporter(
         endpoint=f"{url}/v1/traces",
         compression=HttpCompression.Gzip if gzip else HttpCompression.NoCompression,

@@ -61,8 +61,12 @@ def rag_trace(
     else:
         root_attrs = {
             "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": query}]}]),
-            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]),
+            "gen_ai.input.messages": json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": query}]}]
+            ),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+            ),
         }
     if case_id:
         root_attrs["ragfault.case_id"] = case_id
@@ -87,7 +91,11 @@ def rag_trace(
             with tracer.start_as_current_span("retrieve", attributes=attrs):
                 pass
             if reranked is not None:
-                attrs = {"openinference.span.kind": "RERANKER", "reranker.query": query, "reranker.top_k": len(reranked)}
+                attrs = {
+                    "openinference.span.kind": "RERANKER",
+                    "reranker.query": query,
+                    "reranker.top_k": len(reranked),
+                }
                 attrs.update(_doc_attrs("reranker.input_documents", candidates))
                 attrs.update(_doc_attrs("reranker.output_documents", reranked))
                 with tracer.start_as_current_span("rerank", attributes=attrs):
@@ -127,8 +135,13 @@ def rag_trace(
             attrs = {
                 "gen_ai.operation.name": "chat",
                 "gen_ai.request.model": "mock-model",
-                "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": prompt}]}], ensure_ascii=False),
-                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": answer}]}], ensure_ascii=False),
+                "gen_ai.input.messages": json.dumps(
+                    [{"role": "user", "parts": [{"type": "text", "content": prompt}]}], ensure_ascii=False
+                ),
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}],
+                    ensure_ascii=False,
+                ),
                 "gen_ai.usage.input_tokens": len(prompt) // 4,
                 "gen_ai.usage.output_tokens": len(answer) // 4,
             }
@@ -156,8 +169,12 @@ def _llm_attrs(convention: str, prompt: str, output: str) -> dict[str, Any]:
     return {
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": "mock-model",
-        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": prompt}]}], ensure_ascii=False),
-        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": output}]}], ensure_ascii=False),
+        "gen_ai.input.messages": json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": prompt}]}], ensure_ascii=False
+        ),
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": output}]}], ensure_ascii=False
+        ),
         "gen_ai.usage.input_tokens": len(prompt) // 4,
         "gen_ai.usage.output_tokens": len(output) // 4,
     }
@@ -208,13 +225,21 @@ def agent_trace(
     if not retrieve:
         context = []
     if convention == "openinference":
-        root_attrs: dict[str, Any] = {"openinference.span.kind": "AGENT", "input.value": query, "output.value": answer}
+        root_attrs: dict[str, Any] = {
+            "openinference.span.kind": "AGENT",
+            "input.value": query,
+            "output.value": answer,
+        }
     else:
         root_attrs = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": "helpdesk",
-            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": query}]}], ensure_ascii=False),
-            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": answer}]}], ensure_ascii=False),
+            "gen_ai.input.messages": json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": query}]}], ensure_ascii=False
+            ),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}], ensure_ascii=False
+            ),
         }
     if case_id:
         root_attrs["ragfault.case_id"] = case_id
@@ -227,12 +252,16 @@ def agent_trace(
         plan = "call search_kb" if retrieve else "answer directly"
         with tracer.start_as_current_span("llm plan", attributes=_llm_attrs(convention, query, plan)):
             pass
-        with tracer.start_as_current_span("tool clock", attributes=_tool_attrs(convention, "clock", {}, "2026-09-01T10:00:00Z")):
+        with tracer.start_as_current_span(
+            "tool clock", attributes=_tool_attrs(convention, "clock", {}, "2026-09-01T10:00:00Z")
+        ):
             pass
         if retrieve:
             docs_json = json.dumps(list(candidates), ensure_ascii=False)
             result = docs_json if retrieval == "tool" else f"{len(candidates)} documents"
-            with tracer.start_as_current_span("tool search_kb", attributes=_tool_attrs(convention, "search_kb", {"query": query}, result)):
+            with tracer.start_as_current_span(
+                "tool search_kb", attributes=_tool_attrs(convention, "search_kb", {"query": query}, result)
+            ):
                 if retrieval == "retriever":
                     if convention == "openinference":
                         attrs = {"openinference.span.kind": "RETRIEVER", "input.value": query}
@@ -246,7 +275,11 @@ def agent_trace(
                     with tracer.start_as_current_span("retrieve", attributes=attrs):
                         pass
             if reranked is not None:
-                attrs = {"openinference.span.kind": "RERANKER", "reranker.query": query, "reranker.top_k": len(reranked)}
+                attrs = {
+                    "openinference.span.kind": "RERANKER",
+                    "reranker.query": query,
+                    "reranker.top_k": len(reranked),
+                }
                 attrs.update(_doc_attrs("reranker.input_documents", candidates))
                 attrs.update(_doc_attrs("reranker.output_documents", reranked))
                 with tracer.start_as_current_span("rerank", attributes=attrs):

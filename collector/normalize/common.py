@@ -191,7 +191,9 @@ def make_doc(
         if type(meta) is dict:
             meta_json = metadata
         elif meta is None:
-            meta = {"value": metadata} if metadata else None  # not JSON: keep the text, it may still be useful
+            meta = (
+                {"value": metadata} if metadata else None
+            )  # not JSON: keep the text, it may still be useful
         else:
             meta = {"value": meta}
     else:
@@ -253,7 +255,12 @@ def openinference_docs(
         content = get(base + "content", _MISSING)
         score = get(base + "score", _MISSING)
         meta = get(base + "metadata", _MISSING)
-        seen = (rid is not _MISSING) + (content is not _MISSING) + (score is not _MISSING) + (meta is not _MISSING)
+        seen = (
+            (rid is not _MISSING)
+            + (content is not _MISSING)
+            + (score is not _MISSING)
+            + (meta is not _MISSING)
+        )
         if not seen:
             break  # a gap in the indices, or keys other than these four: read the general way
         found += seen

@@ -41,7 +41,9 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         for key, value in context.invocation_metadata():
             if key == "authorization":
                 scheme, _, given = str(value).partition(" ")
-                return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+                return scheme.lower() == "bearer" and hmac.compare_digest(
+                    given.strip().encode(), token.encode()
+                )
         return False
 
     def Export(  # noqa: N802 (generated name)

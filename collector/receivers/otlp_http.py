@@ -85,7 +85,9 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
             return Response(encode_status(GRPC_UNAUTHENTICATED, str(exc), kind), 401, media_type=media)
         except PermanentError as exc:
             metrics.inc("ragfault_requests_total", transport="http", outcome=str(exc.http_status))
-            return Response(encode_status(GRPC_INVALID_ARGUMENT, str(exc), kind), exc.http_status, media_type=media)
+            return Response(
+                encode_status(GRPC_INVALID_ARGUMENT, str(exc), kind), exc.http_status, media_type=media
+            )
         except (TimeoutError, RetryableError) as exc:
             metrics.inc("ragfault_requests_total", transport="http", outcome="503")
             retry_after = getattr(exc, "retry_after", 5)
@@ -99,5 +101,3 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
         return Response(encode_response(result.rejected, result.message, kind), 200, media_type=media)
 
     return router
-
-

@@ -128,7 +128,9 @@ def parse_json(data: bytes) -> ExportTraceServiceRequest:
     return req
 
 
-def decode(body: bytes, content_type: str | None, encoding: str | None, max_bytes: int) -> tuple[ExportTraceServiceRequest, str]:
+def decode(
+    body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
+) -> tuple[ExportTraceServiceRequest, str]:
     """Body bytes -> (request, media type). Raises PermanentError subclasses only."""
     kind = media_type(content_type)
     data = inflate(body, encoding, max_bytes)

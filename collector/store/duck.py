@@ -91,7 +91,11 @@ def _append(docs: bool, traces: str) -> str:
 
 
 # (batch has documents, every trace is new) -> the whole transaction as one call
-_APPEND = {(d, new): _append(d, _NEW_TRACES if new else _MERGE_TRACES) for d in (False, True) for new in (False, True)}
+_APPEND = {
+    (d, new): _append(d, _NEW_TRACES if new else _MERGE_TRACES)
+    for d in (False, True)
+    for new in (False, True)
+}
 
 WAL_HARD_LIMIT = "1GB"
 CONFLICT_RETRIES = 6  # a batch that keeps conflicting with concurrent writers fails retryably (503)
@@ -223,7 +227,9 @@ class Store:
         except OSError:
             return 0
 
-    def checkpoint_if_idle(self, con: duckdb.DuckDBPyConnection, min_bytes: int = IDLE_CHECKPOINT_BYTES) -> bool:
+    def checkpoint_if_idle(
+        self, con: duckdb.DuckDBPyConnection, min_bytes: int = IDLE_CHECKPOINT_BYTES
+    ) -> bool:
         """Checkpoint when the WAL holds at least ``min_bytes`` (writer thread, no ingest waiting)."""
         if self.read_only or self.path == ":memory:" or self.wal_bytes() < min_bytes:
             return False
@@ -316,7 +322,13 @@ class Store:
             return known
 
     def _write_once(
-        self, con: duckdb.DuckDBPyConnection, inputs: _Inputs, batch: ArrowBatch, dedup: bool, *, new_traces: bool
+        self,
+        con: duckdb.DuckDBPyConnection,
+        inputs: _Inputs,
+        batch: ArrowBatch,
+        dedup: bool,
+        *,
+        new_traces: bool,
     ) -> int:
         if not dedup:
             try:

@@ -130,7 +130,9 @@ def window_sql(window: Window, column: str = "received_at") -> tuple[str, dict[s
 _T = TypeVar("_T")
 
 
-def first_received_range(received: Mapping[str, dt.datetime | None] | None, trace_ids: Iterable[str]) -> Window:
+def first_received_range(
+    received: Mapping[str, dt.datetime | None] | None, trace_ids: Iterable[str]
+) -> Window:
     """The range of the traces' ``first_received_at`` from a mapping read with their ids (None when
     one is missing)."""
     if not received:

@@ -145,7 +145,9 @@ class Writer:
         now = time.monotonic()
         since = now - window
         with self._lock:
-            total = sum(min(end, now) - max(start, since) for start, end in self._waiting_spells if end > since)
+            total = sum(
+                min(end, now) - max(start, since) for start, end in self._waiting_spells if end > since
+            )
             if self._waiting_from is not None:
                 total += now - max(self._waiting_from, since)
         return min(1.0, total / window) if window > 0 else 0.0
@@ -188,9 +190,7 @@ class Writer:
                 raise RetryableError("writer is stopping", retry_after=5)
             if self._queued_spans + n > self.max_queue_spans and self._queued_spans > 0:
                 self.metrics.inc("ragfault_ingest_throttled_total")
-                raise RetryableError(
-                    f"ingest queue full ({self._queued_spans} spans waiting)", retry_after=1
-                )
+                raise RetryableError(f"ingest queue full ({self._queued_spans} spans waiting)", retry_after=1)
             if self._queued_spans == 0:
                 self._waiting_from = time.monotonic()
             self._queued_spans += n

@@ -50,9 +50,7 @@ class Config(BaseModel):
     ignore_query_terms: bool = Field(
         True, description="Do not count words of the user's question toward coverage."
     )
-    extra_refusal_patterns: Regexes = Field(
-        (), description="Extra refusal/hedge patterns (not claims)."
-    )
+    extra_refusal_patterns: Regexes = Field((), description="Extra refusal/hedge patterns (not claims).")
 
     @model_validator(mode="after")
     def _order(self) -> Config:

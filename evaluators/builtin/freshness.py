@@ -63,7 +63,9 @@ def staleness(inp: EvalInput, doc: StepDoc) -> dict[str, Any] | None:
         return _staleness(inp, doc, None)
     # a registry document's staleness depends on its row, the registry and the time alone (its
     # name is its registry id): computed once per registry and time, shared by every trace
-    return per_registry(inp, ("freshness.staleness", kb_doc.doc_id, inp.as_of), lambda: _staleness(inp, doc, kb_doc))
+    return per_registry(
+        inp, ("freshness.staleness", kb_doc.doc_id, inp.as_of), lambda: _staleness(inp, doc, kb_doc)
+    )
 
 
 def _staleness(inp: EvalInput, doc: StepDoc, kb_doc: KBDocument | None) -> dict[str, Any] | None:

@@ -29,7 +29,9 @@ def acl_of(inp: EvalInput, doc: StepDoc) -> tuple[list[str] | None, str]:
     if kb_doc is not None:  # the registry row decides, also when it has no acl
         acl = kb_doc.acl
         return per_registry(
-            inp, ("permission.acl", kb_doc.doc_id), lambda: ((list(acl) if acl is not None else None), "registry")
+            inp,
+            ("permission.acl", kb_doc.doc_id),
+            lambda: ((list(acl) if acl is not None else None), "registry"),
         )
     acl = as_list(meta(doc, "acl"))
     return acl, ("metadata" if acl is not None else "none")

@@ -48,9 +48,7 @@ def _ideal_dcg(grades: tuple[int, ...], ks: tuple[int, ...]) -> dict[int, float]
         if len(_IDEAL) >= 1024:
             _IDEAL.clear()
         gains = [2**g - 1 for g in grades]
-        found = _IDEAL[key] = {
-            k: sum(g / math.log2(i + 2) for i, g in enumerate(gains[:k])) for k in ks
-        }
+        found = _IDEAL[key] = {k: sum(g / math.log2(i + 2) for i, g in enumerate(gains[:k])) for k in ks}
     return found
 
 
@@ -124,11 +122,19 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
         found = union_topk[k]
         missed = [inp.matching.unit(u).label for u in range(n_units) if u not in found]
         recall_k, hit_k = names_at[k][:2]
-        out.append(ratio(recall_k, len(found), n_units, passed=len(found) == n_units, details={"missed": missed}))
+        out.append(
+            ratio(recall_k, len(found), n_units, passed=len(found) == n_units, details={"missed": missed})
+        )
         out.append(ratio(hit_k, 1 if found else 0, 1, passed=bool(found)))
     for name, values in step_values.items():
         out.append(
-            ratio(name, sum(values), len(values), label="macro over retrieval steps", na_reason="no retrieval step")
+            ratio(
+                name,
+                sum(values),
+                len(values),
+                label="macro over retrieval steps",
+                na_reason="no retrieval step",
+            )
         )
     found_all = inp.matching.in_candidates
     missed_units = [inp.matching.unit(u).describe() for u in range(n_units) if u not in found_all]

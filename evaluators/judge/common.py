@@ -95,4 +95,3 @@ def facts_supported(inp: EvalInput, metric: str, sentences: list[Sentence]) -> l
             details=details(inp.judge, items=[v.as_dict() for v in verdicts]),
         )
     ]
-

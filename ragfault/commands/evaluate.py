@@ -14,7 +14,9 @@ from ragfault.progress import Progress
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="re-run evaluators over stored traces")
     p.add_argument("--run", dest="run_id", help="only traces of this run id")
-    p.add_argument("--since", type=datetime.fromisoformat, help="only traces starting at or after (ISO time, UTC)")
+    p.add_argument(
+        "--since", type=datetime.fromisoformat, help="only traces starting at or after (ISO time, UTC)"
+    )
     p.add_argument("--until", type=datetime.fromisoformat, help="only traces starting before (ISO time, UTC)")
     p.add_argument("--db", default="./ragfault.duckdb", help="database file when no server runs")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")

@@ -39,8 +39,11 @@ def run(args: argparse.Namespace) -> int:
         value = "n/a" if o.value is None else f"{o.value:.4g}"
         m = o.rule.metric
         counts_only = m.startswith(("layer:", "root_cause:")) or m in ("traces", "regressions")
-        count = "" if o.denominator in (None, 1.0) and counts_only else (
-            f"{o.numerator:g}/{o.denominator:g}" if o.denominator is not None else "")
+        count = (
+            ""
+            if o.denominator in (None, 1.0) and counts_only
+            else (f"{o.numerator:g}/{o.denominator:g}" if o.denominator is not None else "")
+        )
         out.append(["PASS" if o.passed else "FAIL", o.rule.title, value, count, o.cases, o.detail])
     print(f"run: {run_id or '(all)'}" + (f"   baseline: {baseline_id}" if baseline_id else ""))
     print(table(["result", "rule", "value", "num/den", "cases", "detail"], out, max_width=70))
@@ -48,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"\n{len(failed)} of {len(outcomes)} gates failed:")
         for o in failed:
-            print(f"  - {o.rule.title}: {o.detail or ('value ' + ('n/a' if o.value is None else f'{o.value:.4g}'))}")
+            print(
+                f"  - {o.rule.title}: {o.detail or ('value ' + ('n/a' if o.value is None else f'{o.value:.4g}'))}"
+            )
         return 1
     print(f"\nall {len(outcomes)} gates passed")
     return 0

@@ -25,7 +25,9 @@ def run(args: argparse.Namespace) -> int:
         if args.kind == "gold":
             path += f"?dataset={Path(args.file).name}"
         result = post(url, path, body, content_type="application/x-ndjson")
-        print(f"loaded {result['loaded']} {'cases' if args.kind == 'gold' else 'documents'} into the server at {url}")
+        print(
+            f"loaded {result['loaded']} {'cases' if args.kind == 'gold' else 'documents'} into the server at {url}"
+        )
         return 0
     from evaluators.loading import store_gold, store_kb
     from ragfault.local import LocalStore
@@ -34,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.kind == "gold":
             ids = store_gold(local.write, body, Path(args.file).name)
-            print(f"loaded {len(ids)} cases into {args.db} (run `ragfault evaluate` to evaluate stored traces)")
+            print(
+                f"loaded {len(ids)} cases into {args.db} (run `ragfault evaluate` to evaluate stored traces)"
+            )
         else:
             ids = store_kb(local.write, body)
             print(f"loaded {len(ids)} documents into {args.db}")

@@ -13,7 +13,9 @@ from ragfault.output import render
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("query", help="run a read-only SQL statement or a .sql file")
     p.add_argument("sql", help="SQL text, a .sql file, or the name of a bundled query (see queries/)")
-    p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE", help="a $name parameter")
+    p.add_argument(
+        "--param", "-p", action="append", default=[], metavar="NAME=VALUE", help="a $name parameter"
+    )
     p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
     p.add_argument("--format", "-f", choices=["table", "json", "csv"], default="table")

@@ -62,7 +62,9 @@ class ScriptedLLM:
 
 
 class HelpdeskApp:
-    def __init__(self, tracer: Tracer | None = None, llm: ScriptedLLM | None = None, prompt_budget_chars: int = 1200):
+    def __init__(
+        self, tracer: Tracer | None = None, llm: ScriptedLLM | None = None, prompt_budget_chars: int = 1200
+    ):
         self.tracer = tracer or trace.get_tracer("ragfault.demo.helpdesk")
         self.llm = llm or ScriptedLLM({})
         self.prompt_budget_chars = prompt_budget_chars
@@ -79,7 +81,9 @@ class HelpdeskApp:
                 _set_document(span, f"retrieval.documents.{i}", c, score)
             return results
 
-    def rerank(self, question: str, results: list[tuple[Chunk, float]], keep: int) -> list[tuple[Chunk, float]]:
+    def rerank(
+        self, question: str, results: list[tuple[Chunk, float]], keep: int
+    ) -> list[tuple[Chunk, float]]:
         """Reranker: keeps the top ``keep`` (a cut-off too tight for some questions)."""
         with self.tracer.start_as_current_span("rerank") as span:
             kept = results[:keep]
@@ -107,7 +111,9 @@ class HelpdeskApp:
     def generate(self, question: str, prompt: str, citations: Sequence[str] | None) -> str:
         with self.tracer.start_as_current_span("llm.chat") as span:
             answer = self.llm.complete(question, prompt)
-            system = "You are a helpdesk assistant. Answer only from the context; say so when it has no answer."
+            system = (
+                "You are a helpdesk assistant. Answer only from the context; say so when it has no answer."
+            )
             span.set_attribute(SPAN_KIND, "LLM")
             span.set_attribute("llm.model_name", self.llm.model)
             span.set_attribute("llm.input_messages.0.message.role", "system")

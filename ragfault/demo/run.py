@@ -66,7 +66,11 @@ def run_demo(db: str | Path, *, keep_server: bool = False, timeout: float = 60.0
             p.unlink()
     t0 = time.monotonic()
     settings = ServerSettings(
-        db=str(db), http_port=free_port(), grpc_port=free_port(), settle_seconds=0.5, memory_limit="1GB",
+        db=str(db),
+        http_port=free_port(),
+        grpc_port=free_port(),
+        settle_seconds=0.5,
+        memory_limit="1GB",
         decode_workers=0,  # a few dozen spans: worker processes would only add startup time
     )
     server = ServerThread(settings).start()
@@ -77,7 +81,10 @@ def run_demo(db: str | Path, *, keep_server: bool = False, timeout: float = 60.0
         from ragfault.demo import scenarios as sc
 
         with httpx.Client(base_url=url, timeout=60) as http:
-            for path, name in (("/api/v1/kb", "kb.jsonl"), ("/api/v1/gold?dataset=helpdesk-demo", "gold.jsonl")):
+            for path, name in (
+                ("/api/v1/kb", "kb.jsonl"),
+                ("/api/v1/gold?dataset=helpdesk-demo", "gold.jsonl"),
+            ):
                 body = (Path(sc.__file__).parent / name).read_bytes()
                 r = http.post(path, content=body)
                 r.raise_for_status()
@@ -98,7 +105,9 @@ def _wait_evaluated(server: ServerThread, n: int, timeout: float) -> None:
     try:
         while time.monotonic() < deadline:
             row = run_select(
-                con, "SELECT count(*) FILTER (WHERE evaluated_at IS NOT NULL), count(*) FROM traces", row_cap=1
+                con,
+                "SELECT count(*) FILTER (WHERE evaluated_at IS NOT NULL), count(*) FROM traces",
+                row_cap=1,
             ).rows[0]
             svc: Any = getattr(server.runtime, "evaluation", None)
             if row[0] >= n and row[1] >= n and (svc is None or svc.idle()):

@@ -41,7 +41,9 @@ def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
         refs = References()
         refs.refresh(con)
         # its verdicts were all written since verdicts_since (when known): the scan skips older rows
-        since = con.execute("SELECT verdicts_since FROM traces WHERE trace_id = $t", {"t": trace_id}).fetchall()
+        since = con.execute(
+            "SELECT verdicts_since FROM traces WHERE trace_id = $t", {"t": trace_id}
+        ).fetchall()
         bound, params = verdicts_since_sql(since[0][0] if since else None)
         verdicts = run_select(
             con,
@@ -51,7 +53,9 @@ def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
             row_cap=5000,
         )
         attribution = run_select(
-            con, "SELECT root_cause, failing_layers, evidence FROM attribution WHERE trace_id = $t", {"t": trace_id}
+            con,
+            "SELECT root_cause, failing_layers, evidence FROM attribution WHERE trace_id = $t",
+            {"t": trace_id},
         )
     finally:
         con.close()
@@ -71,12 +75,23 @@ def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
     for s in sorted(view.steps, key=lambda s: (s.start_time is None, s.start_time)):
         steps.append(
             {
-                "span_id": s.span_id, "parent_span_id": s.parent_span_id, "step_type": s.step_type,
-                "name": s.name, "start_ms": offset(s.start_time), "duration_ms": s.duration_ms,
-                "status_code": s.status_code, "model": s.model, "total_tokens": s.total_tokens,
-                "query_text": _cap(s.query_text), "input_text": _cap(s.input_text),
-                "output_text": _cap(s.output_text), "tool_name": s.tool_name,
-                "is_answer": s.span_id == (view.answer_span_id or (inp.trace.answer_step.span_id if inp.trace.answer_step else None)),
+                "span_id": s.span_id,
+                "parent_span_id": s.parent_span_id,
+                "step_type": s.step_type,
+                "name": s.name,
+                "start_ms": offset(s.start_time),
+                "duration_ms": s.duration_ms,
+                "status_code": s.status_code,
+                "model": s.model,
+                "total_tokens": s.total_tokens,
+                "query_text": _cap(s.query_text),
+                "input_text": _cap(s.input_text),
+                "output_text": _cap(s.output_text),
+                "tool_name": s.tool_name,
+                "is_answer": s.span_id
+                == (
+                    view.answer_span_id or (inp.trace.answer_step.span_id if inp.trace.answer_step else None)
+                ),
             }  # fmt: skip
         )
     units = inp.matching.units
@@ -86,8 +101,14 @@ def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
         acl, _ = acl_of(inp, d)
         docs.append(
             {
-                "span_id": d.span_id, "stage": d.stage, "position": d.position, "doc_id": d.doc_id,
-                "chunk_id": d.chunk_id, "content": _cap(d.content), "score": d.score, "source": d.source,
+                "span_id": d.span_id,
+                "stage": d.stage,
+                "position": d.position,
+                "doc_id": d.doc_id,
+                "chunk_id": d.chunk_id,
+                "content": _cap(d.content),
+                "score": d.score,
+                "source": d.source,
                 "kb_doc_id": inp.matching.kb_id(d),
                 "evidence": [units[i].label for i in sorted(inp.matching.units_of_doc(d))],
                 "stale": stale,
@@ -98,18 +119,29 @@ def trace_view(runtime: Any, trace_id: str) -> dict[str, Any] | None:
     return jsonable(
         {
             "trace": {
-                "trace_id": view.trace_id, "service_name": view.service_name, "start_time": view.start_time,
-                "case_id": case.case_id if case else view.case_id, "run_id": view.run_id,
-                "user_scope": list(inp.user_scope or ()), "query_text": view.query_text,
-                "answer_text": view.answer_text, "answer_span_id": view.answer_span_id,
+                "trace_id": view.trace_id,
+                "service_name": view.service_name,
+                "start_time": view.start_time,
+                "case_id": case.case_id if case else view.case_id,
+                "run_id": view.run_id,
+                "user_scope": list(inp.user_scope or ()),
+                "query_text": view.query_text,
+                "answer_text": view.answer_text,
+                "answer_span_id": view.answer_span_id,
             },  # fmt: skip
             "case": case.model_dump(mode="json") if case else None,
             "evidence": [
-                {"label": u.label, "quotes": [e.quote for e in u.items if e.quote],
-                 "in_candidates": u.index in in_cand, "in_context": u.index in in_ctx}
+                {
+                    "label": u.label,
+                    "quotes": [e.quote for e in u.items if e.quote],
+                    "in_candidates": u.index in in_cand,
+                    "in_context": u.index in in_ctx,
+                }
                 for u in units
             ],  # fmt: skip
-            "attribution": dict(zip(attribution.columns, attribution.rows[0], strict=True)) if attribution.rows else None,
+            "attribution": dict(zip(attribution.columns, attribution.rows[0], strict=True))
+            if attribution.rows
+            else None,
             "steps": steps,
             "documents": docs,
             "verdicts": [dict(zip(verdicts.columns, r, strict=True)) for r in verdicts.rows],

@@ -69,7 +69,10 @@ def span(
 def rag_spans(tid: bytes) -> list[Span]:
     """A small OpenInference RAG trace: a CHAIN root answering from one retrieved document."""
     root = new_span_id()
-    docs = {f"retrieval.documents.0.document.{k}": v for k, v in (("id", "kb-1"), ("content", "Refunds take 30 days."))}
+    docs = {
+        f"retrieval.documents.0.document.{k}": v
+        for k, v in (("id", "kb-1"), ("content", "Refunds take 30 days."))
+    }
     return [
         span(tid, span_id=root, name="query", attrs={
             "openinference.span.kind": "CHAIN", "input.value": "refund?", "output.value": "Refunds take 30 days."}),

@@ -182,7 +182,8 @@ def test_grpc_uses_the_pool(pool_server: Server) -> None:
 
 def test_workers_exit_when_the_server_is_killed(tmp_path: Path) -> None:
     script = tmp_path / "owner.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import sys, time
         from collector.decode_pool import DecodePool
         if __name__ == "__main__":  # the workers import this module again
@@ -190,7 +191,8 @@ def test_workers_exit_when_the_server_is_killed(tmp_path: Path) -> None:
             p.start()
             print(" ".join(map(str, p.worker_pids())), flush=True)
             time.sleep(600)
-    """))
+    """)
+    )
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
     try:
         line = proc.stdout.readline() if proc.stdout else ""

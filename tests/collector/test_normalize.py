@@ -669,7 +669,9 @@ def _doc_attrs(seed: int) -> dict:
             if rng.random() < 0.8:
                 attrs[f"retrieval.documents.{i}.document.{field}"] = rng.choice(_VALUES)
         if rng.random() < 0.05:
-            attrs[f"retrieval.documents.{i}.document.metadata.extra"] = "x"  # a key the fast path does not read
+            attrs[f"retrieval.documents.{i}.document.metadata.extra"] = (
+                "x"  # a key the fast path does not read
+            )
     return attrs
 
 

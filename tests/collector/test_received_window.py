@@ -92,7 +92,9 @@ def test_migration_fills_receive_times_of_rows_written_before(tmp_path: Path) ->
 
     db = tmp_path / "old.duckdb"
     con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)")
+    con.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)"
+    )
     for version, name, sql in migrations():
         if version >= 5:
             break
@@ -124,8 +126,12 @@ def test_migration_fills_receive_times_of_rows_written_before(tmp_path: Path) ->
         assert store.con.execute("SELECT span_id, received_at FROM steps ORDER BY span_id").fetchall() == [
             ("a1", T0), ("a2", T0 - timedelta(seconds=5))
         ]  # fmt: skip
-        assert store.con.execute("SELECT received_at FROM step_documents").fetchall() == [(T0 - timedelta(seconds=5),)]
-        assert store.con.execute("SELECT first_received_at FROM traces").fetchall() == [(T0 - timedelta(seconds=5),)]
+        assert store.con.execute("SELECT received_at FROM step_documents").fetchall() == [
+            (T0 - timedelta(seconds=5),)
+        ]
+        assert store.con.execute("SELECT first_received_at FROM traces").fetchall() == [
+            (T0 - timedelta(seconds=5),)
+        ]
         assert fetch_tables(store.con, [tid]).steps.num_rows == 2
     finally:
         store.close()
@@ -134,6 +140,12 @@ def test_migration_fills_receive_times_of_rows_written_before(tmp_path: Path) ->
 def test_a_window_is_given_up_when_a_time_is_unknown() -> None:
     assert received_window([]) is None
     assert received_window([(T0, None)]) is None
-    assert received_window([(T0, T0 + timedelta(1)), (T0 - timedelta(1), T0)]) == (T0 - timedelta(1), T0 + timedelta(1))
+    assert received_window([(T0, T0 + timedelta(1)), (T0 - timedelta(1), T0)]) == (
+        T0 - timedelta(1),
+        T0 + timedelta(1),
+    )
     assert window_sql(received_window([(T0, T0), (None, T0)])) == ("", {})
-    assert window_sql((T0, T0), "d.received_at") == (" AND d.received_at BETWEEN $lo AND $hi", {"lo": T0, "hi": T0})
+    assert window_sql((T0, T0), "d.received_at") == (
+        " AND d.received_at BETWEEN $lo AND $hi",
+        {"lo": T0, "hi": T0},
+    )

@@ -50,7 +50,9 @@ def _key(d: DocView) -> tuple[object, ...]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(row, max_size=14))
-def test_the_same_context_as_from_every_row(tmp_path: Path, rows: list[tuple[str, str, str | None, str]]) -> None:
+def test_the_same_context_as_from_every_row(
+    tmp_path: Path, rows: list[tuple[str, str, str | None, str]]
+) -> None:
     store = Store(tmp_path / f"a{abs(hash(tuple(rows)))}.duckdb")
     try:
         trace_id = "f" * 32
@@ -89,7 +91,14 @@ def test_a_reranked_copy_names_the_document_and_repeats_are_fetched_once(tmp_pat
             store.con.execute(
                 "INSERT INTO step_documents (trace_id, span_id, stage, position, doc_id, content, score, source, "
                 "received_at) VALUES ('t', $s, $stage, 0, $d, $c, $score, 'span', $at)",
-                {"s": span, "stage": stage, "d": doc_id, "c": text, "score": score, "at": datetime(2026, 1, 1)},
+                {
+                    "s": span,
+                    "stage": stage,
+                    "d": doc_id,
+                    "c": text,
+                    "score": score,
+                    "at": datetime(2026, 1, 1),
+                },
             )
         store.con.execute(  # another trace with the same text: fetched for its own trace
             "INSERT INTO step_documents (trace_id, span_id, stage, position, doc_id, content, score, source, "

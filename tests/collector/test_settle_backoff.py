@@ -92,7 +92,9 @@ def test_traces_held_back_show_on_the_settle_gauges(tmp_path: Path) -> None:
     try:
         _trace(store, "a" * 32, received_ago=5)  # complete since 4.8 s
         _trace(store, "b" * 32, received_ago=0)  # not complete yet
-        _trace(store, "c" * 32, received_ago=320, root=False)  # no root: complete once max_wait passed, 20 s ago
+        _trace(
+            store, "c" * 32, received_ago=320, root=False
+        )  # no root: complete once max_wait passed, 20 s ago
         _trace(store, "d" * 32, received_ago=10, root=False)  # no root, within max_wait: not complete
         assert settler._back_off()
         settler.observe()

@@ -27,19 +27,28 @@ def _trace(store: Store, trace_id: str, received_ago: timedelta) -> None:
 
 
 def _settled(store: Store) -> set[str]:
-    return {r[0] for r in store.con.execute("SELECT trace_id FROM traces WHERE settled_at IS NOT NULL").fetchall()}
+    return {
+        r[0] for r in store.con.execute("SELECT trace_id FROM traces WHERE settled_at IS NOT NULL").fetchall()
+    }
 
 
-def test_old_leftovers_wait_for_the_sweep_recent_traces_do_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_old_leftovers_wait_for_the_sweep_recent_traces_do_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = Store(tmp_path / "s.duckdb")
     con = store.cursor()
-    settler = Settler(store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=300, batch_limit=10)
+    settler = Settler(
+        store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=300, batch_limit=10
+    )
     clock = [1000.0]
     monkeypatch.setattr(settle.time, "monotonic", lambda: clock[0])
     try:
         _trace(store, "a" * 32, timedelta(seconds=5))
         _trace(store, "b" * 32, timedelta(hours=2))  # left over from before a restart
-        assert settler.run_once() == 2 and _settled(store) == {"a" * 32, "b" * 32}  # the first round: everything
+        assert settler.run_once() == 2 and _settled(store) == {
+            "a" * 32,
+            "b" * 32,
+        }  # the first round: everything
         _trace(store, "c" * 32, timedelta(seconds=5))
         _trace(store, "d" * 32, timedelta(hours=3))
         clock[0] += 1
@@ -60,7 +69,9 @@ def test_a_full_batch_from_the_whole_table_is_followed_by_another_sweep(
 ) -> None:
     store = Store(tmp_path / "s.duckdb")
     con = store.cursor()
-    settler = Settler(store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=300, batch_limit=2)
+    settler = Settler(
+        store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=300, batch_limit=2
+    )
     monkeypatch.setattr(settle.time, "monotonic", lambda: 1000.0)  # no time passes
     try:
         for i in range(5):  # a backlog from before a restart, larger than a batch
@@ -95,7 +106,9 @@ def test_a_listening_loop_with_nothing_to_assemble_waits_for_spans(tmp_path: Pat
         with write_lock:
             return fn(con)
 
-    settler, listeners, rounds = _listening(Settler(store.cursor(), write, settle_seconds=0.2, max_wait_seconds=300))
+    settler, listeners, rounds = _listening(
+        Settler(store.cursor(), write, settle_seconds=0.2, max_wait_seconds=300)
+    )
     settler.start()
     try:
         _wait_for(lambda: len(rounds) >= 1)  # the first round, however slow the machine

@@ -52,7 +52,9 @@ def test_new_spans_are_written_with_their_steps_documents_and_trace(store: Store
     a, b = rag_trace(), rag_trace()
     assert store.write_spans(store.con, arrow(a + b)) == 4
     assert counts(store) == (4, 4, 6, 4)
-    assert store.con.execute("SELECT count(*) FROM traces WHERE has_root AND span_count = 2").fetchall() == [(2,)]
+    assert store.con.execute("SELECT count(*) FROM traces WHERE has_root AND span_count = 2").fetchall() == [
+        (2,)
+    ]
 
 
 def test_a_batch_with_stored_spans_keeps_only_the_new_ones(store: Store) -> None:
@@ -98,7 +100,9 @@ def test_writer_lanes_commit_side_by_side_and_agree_on_trace_totals(tmp_path: Pa
     writer = Writer(store, Metrics(), lanes=2)
     writer.start()
     try:
-        traces = [rag_trace() + rag_trace()[1:] for _ in range(40)]  # root + 2 children (one from another trace id)
+        traces = [
+            rag_trace() + rag_trace()[1:] for _ in range(40)
+        ]  # root + 2 children (one from another trace id)
         # the root of trace k and its children are sent by different senders at about the same time
         halves = [arrow(t[:1]) for t in traces] + [arrow(t[1:]) for t in traces[1:] + traces[:1]]
         futures = []
@@ -154,7 +158,9 @@ def test_a_commit_that_conflicts_with_another_writer_is_retried(store: Store) ->
         other.close()
     assert counts(store) == (2, 2, 3, 2)
     # both writers' changes are in: the other's error count and this batch's span
-    assert store.con.execute("SELECT span_count, has_root, error_count FROM traces").fetchall() == [(2, True, 1)]
+    assert store.con.execute("SELECT span_count, has_root, error_count FROM traces").fetchall() == [
+        (2, True, 1)
+    ]
 
 
 def test_a_trace_the_writer_no_longer_remembers_is_still_merged(tmp_path: Path) -> None:
@@ -200,7 +206,13 @@ def test_trace_rows_agree_with_their_spans_however_the_spans_arrive(tmp_path: Pa
             tid, root = new_trace_id(), new_span_id()
             for k in range(rng.randint(1, 5)):
                 attrs = {"ragfault.case_id": f"case-{rng.randint(0, 3)}"} if rng.random() < 0.3 else {}
-                s = span(tid, span_id=root if k == 0 else None, parent=b"" if k == 0 else root, name=f"op{k}", attrs=attrs)
+                s = span(
+                    tid,
+                    span_id=root if k == 0 else None,
+                    parent=b"" if k == 0 else root,
+                    name=f"op{k}",
+                    attrs=attrs,
+                )
                 if rng.random() < 0.2:
                     s.status.code = Status.STATUS_CODE_ERROR
                 if k == 0 and rng.random() < 0.3:
@@ -219,7 +231,9 @@ def test_trace_rows_agree_with_their_spans_however_the_spans_arrive(tmp_path: Pa
                     if mine:
                         n_request += 1
                         received = t0 + timedelta(seconds=n_request)
-                        commit.append(batch_to_arrow(flatten(request(mine, service=service), received_at=received)))
+                        commit.append(
+                            batch_to_arrow(flatten(request(mine, service=service), received_at=received))
+                        )
             if commit:
                 store.write_spans(store.con, ArrowBatch.merge(commit))
         disagree = store.con.execute(
@@ -266,4 +280,3 @@ def test_a_requests_trace_summary_matches_sql_over_its_spans() -> None:
     assert rows[a[0].trace_id.hex()]["root_span_id"] == a[0].span_id.hex()
     assert rows[b[0].trace_id.hex()]["service_name"] == "test-app"
     assert rows[b[0].trace_id.hex()]["root_service"] is None
-

@@ -24,7 +24,11 @@ def test_jobs_alone_checkpoint_only_past_their_larger_threshold(tmp_path: Path) 
     store = Store(tmp_path / "ck.duckdb")
     metrics = Metrics()
     writer = Writer(
-        store, metrics, idle_checkpoint_seconds=0.3, idle_checkpoint_bytes=256 * KB, jobs_checkpoint_bytes=4096 * KB
+        store,
+        metrics,
+        idle_checkpoint_seconds=0.3,
+        idle_checkpoint_bytes=256 * KB,
+        jobs_checkpoint_bytes=4096 * KB,
     )
     writer.start()
     try:

@@ -50,9 +50,15 @@ def test_the_index_finds_what_comparing_every_text_finds(case: tuple[list[str], 
 def test_identify_names_the_first_registry_document_containing_the_text_or_inside_it() -> None:
     docs = [
         KBDocument(doc_id="short", content="Refunds."),  # 7 characters once normalized: never inside a text
-        KBDocument(doc_id="policy-2024", content="Annual members may request a refund within 7 days of purchase."),
-        KBDocument(doc_id="policy-2026", content="Annual members may request a refund within 30 days of purchase."),
-        KBDocument(doc_id="policy-copy", content="ANNUAL MEMBERS may request a refund — within 30 days of purchase!"),
+        KBDocument(
+            doc_id="policy-2024", content="Annual members may request a refund within 7 days of purchase."
+        ),
+        KBDocument(
+            doc_id="policy-2026", content="Annual members may request a refund within 30 days of purchase."
+        ),
+        KBDocument(
+            doc_id="policy-copy", content="ANNUAL MEMBERS may request a refund — within 30 days of purchase!"
+        ),
         KBDocument(doc_id="shipping", content="运费和关税不予退还。"),
     ]
     kb = KnowledgeBase(docs)

@@ -41,7 +41,9 @@ def test_documents_come_in_span_stage_position_order(tmp_path: Path) -> None:
         local.store.write_spans(con, batch_to_arrow(flatten(request(rag_spans(tid, 12)))))
     local.settle_all()
     # the rows stored in a shuffled order, some positions missing
-    con.execute("CREATE TEMP TABLE shuffled AS SELECT * FROM step_documents ORDER BY hash(content, position, span_id)")
+    con.execute(
+        "CREATE TEMP TABLE shuffled AS SELECT * FROM step_documents ORDER BY hash(content, position, span_id)"
+    )
     con.execute("DELETE FROM step_documents")
     con.execute("INSERT INTO step_documents SELECT * FROM shuffled")
     con.execute("UPDATE step_documents SET position = NULL WHERE position IN (3, 7)")

@@ -63,7 +63,9 @@ def random_input(rng: random.Random) -> EvalInput:
     pool = [_content(rng) for _ in range(rng.randrange(2, 10))]
     n = rng.randrange(0, 14)
     cands = [_doc(rng, pool) for _ in range(n)] if rng.random() < 0.9 else None
-    extra = [(f"ret{j}", [_doc(rng, pool) for _ in range(rng.randrange(0, 8))]) for j in range(rng.randrange(0, 3))]
+    extra = [
+        (f"ret{j}", [_doc(rng, pool) for _ in range(rng.randrange(0, 8))]) for j in range(rng.randrange(0, 3))
+    ]
     reranked = cands[: rng.randrange(0, 6)] if cands and rng.random() < 0.5 else None
     trace = rag(candidates=cands, reranked=reranked, extra_steps=extra if cands is not None else [])
     gold = case(_evidence(rng, pool)) if rng.random() < 0.95 else None
@@ -136,7 +138,11 @@ def test_retrieval_equals_reference() -> None:
             assert all(r.status == "not_applicable" for r in rows)
             continue
         want = expected_ratios(plain, config.ks)
-        got = {(r.metric, r.span_id): (r.numerator, r.denominator) for r in rows if r.metric != "candidate_recall"}
+        got = {
+            (r.metric, r.span_id): (r.numerator, r.denominator)
+            for r in rows
+            if r.metric != "candidate_recall"
+        }
         assert got == want, seed
 
 
@@ -183,7 +189,9 @@ def test_history_moves_exactly_the_earlier_verdicts(tmp_path: Any) -> None:
         assert con.execute("SELECT count(*) FROM evaluation_history").fetchall() == [(0,)]
         out, now = _batch(["t1", "t2"], ["a"], "second")  # t1 evaluated before, t2 not
         write_job(out, now)(con)
-        history = con.execute("SELECT trace_id, evaluator, metric FROM evaluation_history ORDER BY ALL").fetchall()
+        history = con.execute(
+            "SELECT trace_id, evaluator, metric FROM evaluation_history ORDER BY ALL"
+        ).fetchall()
         assert history == [("t1", "a", "a-first")]
         current = con.execute("SELECT trace_id, evaluator, metric FROM evaluations ORDER BY ALL").fetchall()
         assert current == [

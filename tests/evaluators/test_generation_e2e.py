@@ -118,7 +118,9 @@ def test_seed_000_baseline_through_the_server(server) -> None:
     root_ms = server.scalar(
         "SELECT duration_ms FROM spans WHERE trace_id = $t AND parent_span_id IS NULL", t=ids["two-facts"]
     )
-    assert root_ms > 0 and row("two-facts", "latency_ms")[1] == pytest.approx(root_ms)  # the root span's duration
+    assert root_ms > 0 and row("two-facts", "latency_ms")[1] == pytest.approx(
+        root_ms
+    )  # the root span's duration
 
     details = json.loads(
         server.scalar(

@@ -36,7 +36,17 @@ def test_skipping_patterns_changes_nothing(text: str, monkeypatch: pytest.Monkey
 
 
 def test_skipping_patterns_changes_nothing_on_mixed_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    words = " ".join(TEXTS).replace(",", " ").split() + ["Jan", "of", "3rd", "2", "can't", "天", "一", "'", "’"]
+    words = " ".join(TEXTS).replace(",", " ").split() + [
+        "Jan",
+        "of",
+        "3rd",
+        "2",
+        "can't",
+        "天",
+        "一",
+        "'",
+        "’",
+    ]
     rng = random.Random(11)
     for _ in range(400):
         text = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 14)))

@@ -13,7 +13,16 @@ T0 = datetime(2026, 1, 1)
 
 
 def step(span: str, parent: str | None, kind: str, at: int) -> StepInfo:
-    return StepInfo(span, parent, kind, span, T0 + timedelta(milliseconds=at), T0 + timedelta(milliseconds=at + 5), 5.0, "OK")
+    return StepInfo(
+        span,
+        parent,
+        kind,
+        span,
+        T0 + timedelta(milliseconds=at),
+        T0 + timedelta(milliseconds=at + 5),
+        5.0,
+        "OK",
+    )
 
 
 def doc(span: str, pos: int, doc_id: str, content: str) -> StepDoc:
@@ -46,7 +55,11 @@ def test_document_less_nested_retrieval_is_not_a_second_step() -> None:
     (mrr,) = by_name(out, "mrr")
     assert (mrr.value, mrr.denominator) == (1.0, 1)  # not (1 + 0) / 2
     assert len(by_name(out, "mrr", trace_level=False)) == 1
-    calls = [m for m in retrieval_decision.evaluate(inp, retrieval_decision.Config()) if m.metric == "retrieval_calls"]
+    calls = [
+        m
+        for m in retrieval_decision.evaluate(inp, retrieval_decision.Config())
+        if m.metric == "retrieval_calls"
+    ]
     assert calls[0].value == 1
 
 

@@ -15,8 +15,16 @@ NOW = datetime(2026, 11, 1, 12, 0, 0)
 def every_field(i: EvalInput, config: NoConfig) -> list[Metric]:
     return [
         Metric(
-            metric="m", status="ok", value=0.25, numerator=1.0, denominator=4.0, span_id="ret",
-            passed=False, label="lbl", reason="why", details={"k": [1, 2]},
+            metric="m",
+            status="ok",
+            value=0.25,
+            numerator=1.0,
+            denominator=4.0,
+            span_id="ret",
+            passed=False,
+            label="lbl",
+            reason="why",
+            details={"k": [1, 2]},
         ),  # fmt: skip
         Metric("n", "not_applicable", reason="empty denominator"),
     ]
@@ -46,7 +54,13 @@ def test_each_metric_field_lands_in_its_column() -> None:
     assert (m["trace_id"], m["span_id"], m["evaluator"], m["evaluator_version"], m["tier"]) == (
         "t" * 32, "ret", "every", "3", "cheap",
     )  # fmt: skip
-    assert (m["value"], m["numerator"], m["denominator"], m["status"], m["reason"]) == (0.25, 1.0, 4.0, "ok", "why")
+    assert (m["value"], m["numerator"], m["denominator"], m["status"], m["reason"]) == (
+        0.25,
+        1.0,
+        4.0,
+        "ok",
+        "why",
+    )
     assert (m["passed"], m["label"], m["details"], m["generation"], m["evaluated_at"]) == (
         False, "lbl", '{"k":[1,2]}', 1, NOW,
     )  # fmt: skip

@@ -38,7 +38,9 @@ def store(tmp_path: Path) -> tuple[LocalStore, StoreRunner, list[str]]:
         tids.append(tid.hex())
     assert local.settle_all() == 3
     specs = discover()
-    runner = StoreRunner(local.store.cursor(), local.write, Runner(specs, evaluator_configs(EvaluationSettings(), specs)))
+    runner = StoreRunner(
+        local.store.cursor(), local.write, Runner(specs, evaluator_configs(EvaluationSettings(), specs))
+    )
     return local, runner, tids
 
 

@@ -80,7 +80,8 @@ def test_every_earlier_verdict_moves_whatever_the_clock_did_in_between(local: Lo
     assert gens == [(4, AT + timedelta(hours=2))]
     # the first run's verdicts of the other evaluators (written before the last two) moved too
     moved = con.execute(
-        "SELECT count(*) FROM evaluation_history WHERE evaluator <> 'refusal' AND evaluated_at = $t", {"t": AT}
+        "SELECT count(*) FROM evaluation_history WHERE evaluator <> 'refusal' AND evaluated_at = $t",
+        {"t": AT},
     ).fetchall()[0][0]
     assert moved > 0
 
@@ -91,7 +92,9 @@ def test_traces_evaluated_before_the_column_existed_are_searched_everywhere(loca
     # one trace as the migration leaves a trace whose verdicts it could not date, its rows older
     old = con.execute("SELECT min(trace_id) FROM traces").fetchall()[0][0]
     con.execute("UPDATE traces SET verdicts_since = NULL WHERE trace_id = $t", {"t": old})
-    con.execute("UPDATE evaluations SET evaluated_at = TIMESTAMP '2020-01-01' WHERE trace_id = $t", {"t": old})
+    con.execute(
+        "UPDATE evaluations SET evaluated_at = TIMESTAMP '2020-01-01' WHERE trace_id = $t", {"t": old}
+    )
     evaluate_at(local, AT + timedelta(hours=1))  # the batch holds it and a trace dated AT
     assert left_over(local) == []
     moved = con.execute(

@@ -94,10 +94,12 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
     import time
 
     from evaluators import service
+
     srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
     tr = srv.tracer()
     ids = [
-        rag_trace(tr, query=GOLD["query"], answer=f"{n} days", candidates=DOCS, case_id="c1") for n in (7, 30) * 4
+        rag_trace(tr, query=GOLD["query"], answer=f"{n} days", candidates=DOCS, case_id="c1")
+        for n in (7, 30) * 4
     ]
     srv.drain(timeout=120)  # settles all eight at once: one round of two batches plus one
     assert _pool_starts(srv) == 1
@@ -117,9 +119,12 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
     assert diff == 0
     assert srv.scalar("SELECT count(*) FROM evaluations WHERE generation = 2") > 8 * 20
     # the verdicts differ where the answers do: 30 days is supported, 7 days is not
-    assert srv.scalar(
-        "SELECT count(DISTINCT passed) FROM evaluations WHERE evaluator = 'answer_support' AND passed IS NOT NULL"
-    ) == 2
+    assert (
+        srv.scalar(
+            "SELECT count(DISTINCT passed) FROM evaluations WHERE evaluator = 'answer_support' AND passed IS NOT NULL"
+        )
+        == 2
+    )
     svc = srv.runtime.evaluation
     pool = svc._pool
     assert pool is not None and pool._pool is not None
@@ -152,11 +157,15 @@ def test_a_backlog_of_several_groups_and_rounds_is_evaluated_and_logged_once(liv
     assert rows == [[t, 1, True] for t in sorted(ids)]
     assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations WHERE generation = 1") == 21
     assert srv.scalar("SELECT count(*) FROM evaluation_history") == 0
-    logged = srv.sql("SELECT tier, decision, count(*), count(DISTINCT trace_id) FROM eval_log GROUP BY ALL ORDER BY 1")
+    logged = srv.sql(
+        "SELECT tier, decision, count(*), count(DISTINCT trace_id) FROM eval_log GROUP BY ALL ORDER BY 1"
+    )
     assert logged == [["cheap", "evaluated", 21, 21], ["judge", "sampled_out", 21, 21]]
 
 
-def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_written(live, monkeypatch) -> None:
+def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_written(
+    live, monkeypatch
+) -> None:
     from evaluators import service
     from evaluators.runner import StoreRunner
 
@@ -185,7 +194,9 @@ def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_wr
     assert reasons == {"RuntimeError: disk full"}
     judged = {r[0] for r in srv.sql("SELECT trace_id FROM eval_log WHERE tier = 'judge'")}
     assert set(written) <= judged and not judged & set(failed)
-    assert srv.scalar("SELECT count(*) FROM traces WHERE evaluated_spans IS DISTINCT FROM assembled_spans") == 0
+    assert (
+        srv.scalar("SELECT count(*) FROM traces WHERE evaluated_spans IS DISTINCT FROM assembled_spans") == 0
+    )
     assert _metric(srv, "ragfault_evaluation_failures_total") == 1
 
 

@@ -21,7 +21,9 @@ def test_header_and_parameters(name: str) -> None:
     q = QUERIES[name]
     assert q.name == name
     assert q.description and q.grain and q.returns, f"{name}: header needs description, grain and returns"
-    assert set(q.params) == q.used_params(), f"{name}: declared {sorted(q.params)} but uses {sorted(q.used_params())}"
+    assert set(q.params) == q.used_params(), (
+        f"{name}: declared {sorted(q.params)} but uses {sorted(q.used_params())}"
+    )
     if q.view:
         assert not q.params, "a view takes no parameters"
 

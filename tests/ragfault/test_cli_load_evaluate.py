@@ -21,7 +21,12 @@ CASE = {"case_id": "c1", "query": "How long is the refund window?", "answerable"
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, RAGFAULT_SERVER="http://127.0.0.1:9")  # nothing listens there
     return subprocess.run(
-        [sys.executable, "-m", "ragfault.cli", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+        [sys.executable, "-m", "ragfault.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
     )
 
 
@@ -60,7 +65,9 @@ def test_load_refuses_a_bad_file_whole_then_evaluate_reruns_stored_traces(tmp_pa
     out = cli("evaluate", "--db", str(db), "--run", "r1")
     assert out.returncode == 0, out.stderr
     assert "evaluated 1 traces" in out.stdout and "(1 assembled first)" in out.stdout
-    assert rows(db, "SELECT value, status FROM evaluations WHERE metric = 'candidate_recall'") == [(0.0, "ok")]
+    assert rows(db, "SELECT value, status FROM evaluations WHERE metric = 'candidate_recall'") == [
+        (0.0, "ok")
+    ]
     assert rows(db, "SELECT root_cause FROM attribution") == [("candidate_miss",)]
 
     out = cli("evaluate", "--db", str(db))  # again: the old verdicts move to the history

@@ -38,7 +38,9 @@ def test_slice_rates_and_empty_slice() -> None:
             answerability="answered_unanswerable"),
         row("a1", "ok"),
     ]  # fmt: skip
-    rule = Rule(metric="correct_refusal_rate", where={"risk": "high", "expected_behavior": "refuse"}, min=0.85)
+    rule = Rule(
+        metric="correct_refusal_rate", where={"risk": "high", "expected_behavior": "refuse"}, min=0.85
+    )
     out = measure(rule, rows, None)
     assert (out.numerator, out.denominator, out.passed) == (1.0, 2.0, False)
     empty = Rule(metric="correct_refusal_rate", where={"category": "nothing-here"}, min=0.5)
