@@ -16,7 +16,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--host", help="bind address (default 127.0.0.1)")
     p.add_argument("--http-port", type=int, help="OTLP/HTTP and API port (default 4318)")
     p.add_argument("--grpc-port", type=int, help="OTLP/gRPC port (default 4317)")
-    p.add_argument("--settle-seconds", type=float, help="quiet time after which a trace is complete (default 3)")
+    p.add_argument(
+        "--settle-seconds", type=float, help="quiet time after which a trace is complete (default 3)"
+    )
     p.add_argument("--config", help="TOML config file ([server], [store], [evaluation], [judge] tables)")
     return p
 
