@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -20,7 +20,25 @@ from collector.normalize import DEFAULT_SOURCE_KEYS
 class ServerSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    store: Literal["duckdb", "ducklake"] = Field(
+        "duckdb",
+        description="Backend: one DuckDB file (db), or a DuckLake (catalog + data_path) shared by collectors.",
+    )
     db: str = Field("./ragfault.duckdb", description="DuckDB file the server owns.")
+    catalog: str | None = Field(
+        None, description="DuckLake catalog, postgresql://USER@HOST:PORT/DB (store = ducklake)."
+    )
+    data_path: str | None = Field(
+        None,
+        description="Directory of the lake's Parquet files, shared by every collector (store = ducklake).",
+    )
+    extension_repository: bool = Field(
+        True,
+        description="Try DuckDB's extension repository before the installed packages (store = ducklake).",
+    )
+    extension_dir: str | None = Field(
+        None, description="Local directory of ducklake and postgres_scanner extension files, tried last."
+    )
     host: str = Field("127.0.0.1", description="Address both receivers bind to (0.0.0.0 for all).")
     http_port: int = Field(4318, ge=0, le=65535, description="OTLP/HTTP, API and metrics port.")
     grpc_port: int = Field(4317, ge=0, le=65535, description="OTLP/gRPC port; 0 picks a free port.")
@@ -120,6 +138,8 @@ class ServerSettings(BaseModel):
             )
         if self.http_port and self.http_port == self.grpc_port:
             raise ValueError("http_port and grpc_port must differ")
+        if self.store == "ducklake" and not (self.catalog and self.data_path):
+            raise ValueError("store ducklake needs catalog and data_path")
         return self
 
 
@@ -173,11 +193,25 @@ def env_values(model: type[BaseModel], prefix: str = "RAGFAULT_") -> dict[str, A
     return out
 
 
+# ``[store]`` keys -> settings: ``backend`` is the ``store`` setting, the others keep their names
+STORE_KEYS = {"backend": "store", "db": "db", "catalog": "catalog", "data_path": "data_path",
+              "extension_repository": "extension_repository", "extension_dir": "extension_dir"}  # fmt: skip
+
+
+def store_table(table: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(table) - set(STORE_KEYS))
+    if unknown:
+        raise ConfigError(f"unknown [store] keys: {', '.join(unknown)} (known: {', '.join(STORE_KEYS)})")
+    return {STORE_KEYS[k]: v for k, v in table.items()}
+
+
 def build_settings(
     config_file: str | Path | None = None, overrides: dict[str, Any] | None = None
 ) -> ServerSettings:
-    """Defaults < config file [server] < RAGFAULT_* environment < explicit overrides (flags)."""
-    data: dict[str, Any] = dict(load_toml(config_file).get("server", {}))
+    """Defaults < config file [server] and [store] < RAGFAULT_* environment < explicit overrides (flags)."""
+    toml = load_toml(config_file)
+    data: dict[str, Any] = dict(toml.get("server", {}))
+    data.update(store_table(toml.get("store", {})))
     data.update(env_values(ServerSettings))
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     if config_file:

@@ -17,6 +17,7 @@ from collector.metrics import Metrics
 from collector.pipeline import Pipeline
 from collector.settle import Settler
 from collector.store import Store
+from collector.store.lake import LakeStore
 from collector.store.writer import Writer
 
 log = logging.getLogger("ragfault")
@@ -42,7 +43,19 @@ class Runtime:
         self.metrics = Metrics()
         workers = settings.decode_workers if settings.decode_workers is not None else default_workers()
         threads = settings.duckdb_threads or default_duckdb_threads(workers)
-        self.store = Store(settings.db, memory_limit=settings.memory_limit, threads=threads)
+        self.store: Store | LakeStore
+        if settings.store == "ducklake":
+            assert settings.catalog and settings.data_path  # checked by ServerSettings
+            self.store = LakeStore(
+                settings.catalog,
+                settings.data_path,
+                memory_limit=settings.memory_limit,
+                threads=threads,
+                extension_repository=settings.extension_repository,
+                extension_dir=settings.extension_dir,
+            )
+        else:
+            self.store = Store(settings.db, memory_limit=settings.memory_limit, threads=threads)
         self.writer = Writer(
             self.store,
             self.metrics,
@@ -57,15 +70,22 @@ class Runtime:
             decode_workers=workers,
             max_inflight_bytes=settings.max_inflight_bytes,
         )
-        self.settler = Settler(
-            self.store.cursor(),
-            lambda fn: self.writer.call(fn, timeout=120),
-            pressure=lambda: self.writer.waiting_share(INGEST_PRESSURE_WINDOW) >= INGEST_PRESSURE_SHARE,
-            settle_seconds=settings.settle_seconds,
-            max_wait_seconds=settings.max_trace_wait_seconds,
-            metrics=self.metrics,
+        # Settling writes per-trace state through the single-file store's SQL; on a lake, settling and
+        # evaluation across collectors (leases in the catalog) are not there yet: a lake collector ingests.
+        self.settler: Settler | None = (
+            None
+            if settings.store == "ducklake"
+            else Settler(
+                self.store.cursor(),
+                lambda fn: self.writer.call(fn, timeout=120),
+                pressure=lambda: self.writer.waiting_share(INGEST_PRESSURE_WINDOW) >= INGEST_PRESSURE_SHARE,
+                settle_seconds=settings.settle_seconds,
+                max_wait_seconds=settings.max_trace_wait_seconds,
+                metrics=self.metrics,
+            )
         )
-        self.settler.listen(self.writer.listeners)
+        if self.settler is not None:
+            self.settler.listen(self.writer.listeners)
         self.grpc_server: Any = None
         self.grpc_port: int | None = None
         self.extensions: list[Any] = []
@@ -74,7 +94,8 @@ class Runtime:
     def start(self, grpc: bool = True) -> None:
         self.writer.start()
         self.pipeline.start_pool()  # in the background: the first request need not wait for the workers
-        self.settler.start()
+        if self.settler is not None:
+            self.settler.start()
         for factory in self.extension_factories:
             ext = factory(self)
             ext.start()
@@ -84,7 +105,7 @@ class Runtime:
 
             self.grpc_server, self.grpc_port = start_grpc(self.settings, self.pipeline, self.metrics)
         self.ready = True
-        log.info("collector ready: db=%s grpc=%s", self.settings.db, self.grpc_port)
+        log.info("collector ready: db=%s grpc=%s", self.store.path, self.grpc_port)
 
     def stop(self) -> None:
         self.ready = False
@@ -92,6 +113,7 @@ class Runtime:
             self.grpc_server.stop(grace=5).wait(10)
         for ext in reversed(self.extensions):
             ext.stop()
-        self.settler.stop()
+        if self.settler is not None:
+            self.settler.stop()
         self.writer.stop()
         self.store.close()

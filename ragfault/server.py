@@ -22,7 +22,9 @@ def build(settings: ServerSettings) -> tuple[Runtime, Any]:
     """The runtime and app with every built-in component wired in."""
     routers: list[Callable[[Runtime], Any]] = []
     extensions: list[Callable[[Runtime], Any]] = []
-    for hook in _components():
+    # a lake collector ingests and answers SQL; settling, evaluation, retention and the UI still run
+    # through the single-file store's SQL
+    for hook in _components() if settings.store == "duckdb" else ():
         hook(routers, extensions)
     runtime = Runtime(settings, extensions=extensions)
     return runtime, create_app(runtime, routers=routers)

@@ -46,7 +46,9 @@ class Settings(BaseModel):
     )
 
 
-TABLES = tuple(n for n in Settings.model_fields)
+# ``[store]`` is read into ``[server]``'s settings (``collector.config.store_table``: ``backend`` is
+# the ``store`` setting); it is a table of the file all the same
+TABLES = (*Settings.model_fields, "store")
 _MODELS: dict[str, type[BaseModel]] = {
     "evaluation": EvaluationSettings, "sampling": SamplingSettings, "judge": JudgeSettings,
     "retention": RetentionSettings, "experiments": ExperimentSettings,

@@ -31,7 +31,8 @@ import duckdb
 from collector.batch import ArrowBatch, SpanBatch
 from collector.errors import RetryableError
 from collector.metrics import Metrics
-from collector.store.duck import IDLE_CHECKPOINT_BYTES, JOBS_CHECKPOINT_BYTES, Store
+from collector.store.base import SpanStore
+from collector.store.duck import IDLE_CHECKPOINT_BYTES, JOBS_CHECKPOINT_BYTES
 from collector.store.schema import batch_to_arrow
 
 log = logging.getLogger("ragfault.writer")
@@ -85,7 +86,7 @@ class _Gate:
 class Writer:
     def __init__(
         self,
-        store: Store,
+        store: SpanStore,
         metrics: Metrics,
         *,
         max_queue_spans: int = 100_000,

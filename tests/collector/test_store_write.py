@@ -240,7 +240,7 @@ def test_trace_rows_agree_with_their_spans_however_the_spans_arrive(tmp_path: Pa
             """
             SELECT t.trace_id FROM traces t JOIN (
                 SELECT trace_id, count(*) n, count(*) FILTER (WHERE status_code = 'ERROR') errors,
-                       bool_or(parent_span_id IS NULL) has_root, min(received_at) first, max(received_at) last,
+                       bool_or(parent_span_id IS NULL) has_root, min(received_at) AS first, max(received_at) AS last,
                        min(start_time) start_time, max(end_time) end_time,
                        list(span_id) FILTER (WHERE parent_span_id IS NULL) roots,
                        list(name) FILTER (WHERE parent_span_id IS NULL) root_names,
