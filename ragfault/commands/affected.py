@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("affected", help="list the cases a changed knowledge-base document affects")
     p.add_argument("--run", dest="run_id", help="only the latest traces of this run")
     p.add_argument("--since", help="only changes at or after (ISO time, UTC)")
-    p.add_argument("--format", "-f", choices=["text", "json"], default="text")
+    p.add_argument("--format", "-f", choices=["text", "json"], default="text", help="output format")
     p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
     return p

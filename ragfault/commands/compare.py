@@ -14,7 +14,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="compare a run with a baseline run, with confidence intervals")
     p.add_argument("--run", dest="run_id", required=True, help="the run under test")
     p.add_argument("--baseline", required=True, help="the run it is compared with")
-    p.add_argument("--format", "-f", choices=["text", "markdown", "json"], default="text")
+    p.add_argument(
+        "--format", "-f", choices=["text", "markdown", "json"], default="text", help="output format"
+    )
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")

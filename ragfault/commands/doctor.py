@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--since", help="only traces that started at or after this time (ISO)")
     p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
-    p.add_argument("--format", "-f", choices=["text", "json"], default="text")
+    p.add_argument("--format", "-f", choices=["text", "json"], default="text", help="output format")
     return p
 
 

@@ -15,7 +15,12 @@ from ragfault.experiments import conflicts
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("kb", help="knowledge-base tools (conflict samples)")
-    kb = p.add_subparsers(dest="kb_command", metavar="KB_COMMAND", required=True)
+    kb = p.add_subparsers(
+        dest="kb_command",
+        metavar="KB_COMMAND",
+        required=True,
+        help="conflicts: write a KB with stale copies of evidence documents",
+    )
     c = kb.add_parser("conflicts", help="write a KB with stale copies of evidence documents, and a manifest")
     c.add_argument("--kb", required=True, help="knowledge base (JSONL)")
     c.add_argument("--gold", required=True, help="gold cases (JSONL)")
