@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from collector.errors import QueryTimeout, RagfaultError, TooManyQueries, status_of
 from collector.receivers.otlp_http import check_bearer
+from collector.store.duck import limit_operator_memory
 from collector.store.reader import run_select
 
 
@@ -48,7 +49,7 @@ def api_router(runtime: Any) -> APIRouter:
         cap = min(body.max_rows or settings.sql_row_cap, settings.sql_row_cap)
         con = runtime.store.cursor()
         try:
-            con.execute(f"SET operator_memory_limit = '{settings.sql_operator_memory}'")
+            limit_operator_memory(con, settings.sql_operator_memory)
             result = run_select(
                 con, body.sql, body.params, row_cap=cap, timeout=limit,
                 max_bytes=settings.sql_max_result_bytes, user=True, clock=clock,

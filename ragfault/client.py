@@ -98,6 +98,7 @@ def sql(
         return post(url, "/api/v1/sql", body, token)
     db = db or "./ragfault.duckdb"
     from collector.store import Store
+    from collector.store.duck import limit_operator_memory
     from collector.store.reader import run_select
 
     if not Path(db).exists():
@@ -108,7 +109,7 @@ def sql(
         raise ConfigError(f"{exc} (is a server running on this file? pass --server)") from exc
     try:
         con = store.cursor()
-        con.execute("SET operator_memory_limit = '256MB'")
+        limit_operator_memory(con, "256MB")
         return run_select(
             con, query, params, row_cap=row_cap, timeout=timeout, max_bytes=256 << 20, user=True
         ).as_dict()

@@ -9,6 +9,7 @@ appended as Arrow; span identity is (trace_id, span_id), and a re-sent span is i
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import threading
 import time
@@ -126,11 +127,30 @@ def _full_message(path: str, exc: BaseException) -> str:
     return f"cannot open database {path}: {str(exc).splitlines()[0]}"
 
 
+@functools.cache
+def has_operator_memory_limit() -> bool:
+    """Whether this DuckDB bounds one query's operators (``operator_memory_limit``, DuckDB 2.x; the
+    1.5 series that the DuckLake extensions are built for has no such setting)."""
+    with duckdb.connect() as con:
+        row = con.execute(
+            "SELECT count(*) FROM duckdb_settings() WHERE name = 'operator_memory_limit'"
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def limit_operator_memory(con: duckdb.DuckDBPyConnection, limit: str) -> None:
+    """Bound the sorts, joins and aggregates of the next queries on ``con`` (they spill past it);
+    without the setting (DuckDB 1.5) the instance's ``memory_limit`` is the only bound."""
+    if has_operator_memory_limit():
+        con.execute(f"SET operator_memory_limit = '{limit}'")
+
+
 def sandbox(con: duckdb.DuckDBPyConnection) -> None:
     """Lock the instance down: after this no statement can touch files, the network or settings."""
     con.execute("SET enable_external_access = false")
-    # the one setting a connection may still change: the SQL API bounds each user query's memory
-    con.execute("SET allowed_configs = ['operator_memory_limit']")
+    if has_operator_memory_limit():
+        # the one setting a connection may still change: the SQL API bounds each user query's memory
+        con.execute("SET allowed_configs = ['operator_memory_limit']")
     con.execute("SET lock_configuration = true")
 
 

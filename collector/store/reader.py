@@ -83,6 +83,28 @@ def _column(values: pa.ChunkedArray | pa.Array, duck_type: str) -> list[Any]:
     return [jsonable(v) for v in out]
 
 
+_BINDING_ERRORS = (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)
+
+
+def _located(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None, exc: duckdb.Error
+) -> str:
+    """The error with DuckDB's ``LINE n: ...`` and caret lines. The relation API (``con.sql``) leaves
+    them out of a binding error; binding the statement again through ``execute`` gives them, and a
+    statement that does not bind never runs."""
+    text = str(exc)
+    if "\nLINE " in text or not isinstance(exc, _BINDING_ERRORS):
+        return text
+    rollback(con)
+    try:
+        con.execute("BEGIN TRANSACTION READ ONLY")
+        con.execute(sql, params or None)
+    except duckdb.Error as again:
+        if type(again) is type(exc):
+            return str(again)
+    return text
+
+
 def run_select(
     con: duckdb.DuckDBPyConnection,
     sql: str,
@@ -144,7 +166,7 @@ def run_select(
     except duckdb.Error as exc:
         if "read-only" in str(exc).lower() or "read only" in str(exc).lower():
             raise QueryRefused(f"refused: {exc}") from exc
-        raise QueryRefused(f"{type(exc).__name__}: {exc}") from exc
+        raise QueryRefused(f"{type(exc).__name__}: {_located(con, sql, params, exc)}") from exc
     finally:
         timer.cancel()
         rollback(con)  # a read-only transaction: nothing to keep
