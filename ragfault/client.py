@@ -35,6 +35,23 @@ def server_up(url: str, timeout: float = 0.5) -> bool:
         return False
 
 
+def _send(req: urllib.request.Request, timeout: float) -> dict[str, Any]:
+    """The JSON answer to ``req``; a 400 is ``QueryRefused`` with the server's detail, any other
+    error status a ``ConfigError`` naming it."""
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")
+        try:
+            detail = json.loads(detail).get("detail", detail)
+        except (ValueError, AttributeError):
+            pass
+        if exc.code == 400:
+            raise QueryRefused(str(detail)) from exc
+        raise ConfigError(f"server answered {exc.code}: {detail}") from exc
+
+
 def post(
     url: str,
     path: str,
@@ -46,19 +63,7 @@ def post(
     headers = _headers(token)
     if content_type:
         headers["Content-Type"] = content_type
-    req = urllib.request.Request(url + path, data=body, headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return json.loads(resp.read() or b"{}")
-    except urllib.error.HTTPError as exc:
-        detail = exc.read().decode("utf-8", "replace")
-        try:
-            detail = json.loads(detail).get("detail", detail)
-        except (ValueError, AttributeError):
-            pass
-        if exc.code == 400:
-            raise QueryRefused(str(detail)) from exc
-        raise ConfigError(f"server answered {exc.code}: {detail}") from exc
+    return _send(urllib.request.Request(url + path, data=body, headers=headers, method="POST"), timeout)
 
 
 def get(
@@ -66,19 +71,9 @@ def get(
 ) -> dict[str, Any]:
     """GET a JSON answer from the server's API."""
     query = urllib.parse.urlencode({k: v for k, v in (params or {}).items() if v is not None})
-    req = urllib.request.Request(url + path + (f"?{query}" if query else ""), headers=_headers(token))
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return json.loads(resp.read() or b"{}")
-    except urllib.error.HTTPError as exc:
-        detail = exc.read().decode("utf-8", "replace")
-        try:
-            detail = json.loads(detail).get("detail", detail)
-        except (ValueError, AttributeError):
-            pass
-        if exc.code == 400:
-            raise QueryRefused(str(detail)) from exc
-        raise ConfigError(f"server answered {exc.code}: {detail}") from exc
+    return _send(
+        urllib.request.Request(url + path + (f"?{query}" if query else ""), headers=_headers(token)), timeout
+    )
 
 
 def sql(
