@@ -79,6 +79,7 @@ def main() -> int:
                 ("compare", f"compare?base=demo-v1&new={RUN2}", "compare"),
                 ("review", "review", "review"),
                 ("calibration", "calibration", "calibration"),
+                ("coverage", "coverage", "coverage"),
                 ("sql", "sql", "sql"),
             ]
             with sync_playwright() as pw:
