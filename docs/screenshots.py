@@ -79,6 +79,7 @@ def main() -> int:
                 ("compare", f"compare?base=demo-v1&new={RUN2}", "compare"),
                 ("review", "review", "review"),
                 ("calibration", "calibration", "calibration"),
+                ("coverage", "coverage", "coverage"),
                 ("sql", "sql", "sql"),
             ]
             with sync_playwright() as pw:
@@ -89,11 +90,11 @@ def main() -> int:
                         label_some(url)
                     page.goto("about:blank")
                     page.goto(f"{url}/ui#/{route}")
-                    page.wait_for_function(f"document.body.dataset.ready === {ready!r}")
+                    page.wait_for_function("(name) => document.body.dataset.ready === name", arg=ready)
                     page.screenshot(path=str(OUT / f"{name}.png"), full_page=name not in ("trace", "sql"))
                     print("wrote", OUT / f"{name}.png")
                 page.goto(f"http://127.0.0.1:{empty.http_port}/ui")
-                page.wait_for_function("document.body.dataset.ready === 'start'")
+                page.wait_for_function("(name) => document.body.dataset.ready === name", arg="start")
                 page.screenshot(path=str(OUT / "start.png"), full_page=True)
                 print("wrote", OUT / "start.png")
                 browser.close()

@@ -17,7 +17,7 @@ from tests.ui.conftest import CSP, RUN2, Page, strict_csp
 
 pytestmark = pytest.mark.browser
 
-ROUTES = ("dashboard", "traces", "compare", "review", "calibration", "sql", "start")
+ROUTES = ("dashboard", "traces", "compare", "review", "calibration", "coverage", "sql", "start")
 
 
 def case_rows(page: Any) -> list[dict[str, str]]:
@@ -207,6 +207,50 @@ def test_compare_runs(ui: Page, ui_server: Server) -> None:
     retention = page.inner_text('#slices tr[data-slice="(all)"] td[data-metric=context_retention]')
     assert ok_all == "0"  # one case fixed and one regressed: 5 of 17 ok in both runs
     assert retention.startswith("+0.091") and "n 11 / 10" in retention  # 10/11 -> 10/10, each with its n
+
+
+def test_coverage_page_shows_each_gap_with_the_api_fix(ui: Page, ui_server: Server) -> None:
+    import httpx
+
+    report = httpx.get(f"{ui_server.url}/api/v1/coverage", timeout=30).json()
+    page = ui.open("dashboard", "dashboard")
+    ui.after(lambda: page.click("nav a[data-nav=coverage]"), "coverage")
+    assert page.get_attribute("nav a[data-nav=coverage]", "class") == "on"
+    assert ui.overflow() <= 0
+    groups = page.eval_on_selector_all(
+        "section.cov-group", "gs => gs.map(g => [g.dataset.service, g.dataset.convention])"
+    )
+    assert groups == [[g["service_name"], g["convention"]] for g in report["groups"]]
+    gaps = [(g, f) for g in report["groups"] for f in g["fields"] if f["status"] == "gap"]
+    assert gaps, report  # the demo's traces have gaps (e.g. the traces without a gold case lack case_id)
+    for g, f in gaps:
+        sel = f'section.cov-group[data-service="{g["service_name"]}"][data-convention="{g["convention"]}"] tr[data-field="{f["field"]}"]'
+        assert page.get_attribute(sel, "data-status") == "gap" and "fail" in page.get_attribute(sel, "class")
+        # the fix shown is the API's, its `code` spans set as code
+        shown = page.inner_text(f"{sel} [data-role=fix]")
+        assert shown == f["fix"].replace("`", "") and shown
+        codes = page.eval_on_selector_all(f"{sel} [data-role=fix] code", "cs => cs.map(c => c.textContent)")
+        assert codes == f["fix"].split("`")[1::2]
+        pct = round(100 * f["carried"] / f["denominator"], 1)
+        assert page.inner_text(f"{sel} [data-role=share]") == f"{pct:g} % ({f['carried']}/{f['denominator']})"
+    # a field with an empty denominator reads n/a, never 0 % or 100 %; an ok field has no fix
+    for g in report["groups"]:
+        for f in g["fields"]:
+            sel = f'section.cov-group[data-service="{g["service_name"]}"][data-convention="{g["convention"]}"] tr[data-field="{f["field"]}"]'
+            share = page.inner_text(f"{sel} [data-role=share]")
+            if f["status"] == "not_applicable":
+                assert share == "n/a (0/0)"
+            if f["status"] != "gap":
+                assert page.inner_text(f"{sel} [data-role=fix]") == ""
+    # keyboard: Tab reaches a group's link in the summary, Enter moves focus to that group
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("!!document.activeElement.dataset.goto"):
+            break
+    target = page.evaluate("document.activeElement.dataset.goto")
+    assert target
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == target
 
 
 def calibrate(server: Server) -> dict[str, Any]:

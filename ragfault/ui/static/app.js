@@ -7,13 +7,14 @@ import {sqlPage} from "./sql.js";
 import {comparePage} from "./compare.js";
 import {reviewPage, calibrationPage} from "./review.js";
 import {startPage} from "./start.js";
+import {coveragePage} from "./coverage.js";
 
 const tokenInput = $("#token");
 tokenInput.value = localStorage.getItem("ragfault-token") || "";
 tokenInput.addEventListener("change", () => { localStorage.setItem("ragfault-token", tokenInput.value); route(); });
 
 const PAGES = {dashboard: dashboardPage, traces: tracesPage, trace: tracePage, sql: sqlPage,
-  compare: comparePage, review: reviewPage, calibration: calibrationPage, start: startPage};
+  compare: comparePage, review: reviewPage, calibration: calibrationPage, coverage: coveragePage, start: startPage};
 
 let seq = 0;
 async function route() {
