@@ -150,7 +150,10 @@ class Writer:
             )
             if self._waiting_from is not None:
                 total += now - max(self._waiting_from, since)
-        return min(1.0, total / window) if window > 0 else 0.0
+        # divided by ``now - since``, not ``window``: the two differ in the last bits, and a spell that
+        # covers the whole window must give exactly 1.0
+        span = now - since
+        return min(1.0, total / span) if span > 0 else 0.0
 
     def start(self) -> None:
         for t in self._threads:
