@@ -121,6 +121,25 @@ def _batch(
     return out
 
 
+def _resource(resource: Any) -> tuple[str | None, str | None, bytes]:
+    """(attributes as JSON, service.name, serialized form for record ids) of a request's resource."""
+    res_attrs = attributes(resource.attributes)
+    service = res_attrs.get("service.name")
+    return (
+        _json(res_attrs),
+        (str(service) if service is not None else None),
+        resource.SerializeToString(deterministic=True),
+    )
+
+
+def _scope(scope: Any) -> tuple[str | None, bytes]:
+    """(attributes as JSON or None, serialized form for record ids) of an instrumentation scope."""
+    return (
+        _json(attributes(scope.attributes)) if len(scope.attributes) else None,
+        scope.SerializeToString(deterministic=True),
+    )
+
+
 # --- logs ------------------------------------------------------------------------------------
 
 
@@ -130,15 +149,10 @@ def flatten_logs(req: ExportLogsServiceRequest, received_at: datetime | None = N
     rows: list[tuple[Any, ...]] = []
     rejected, errors = 0, list[str]()
     for rl in req.resource_logs:
-        res_attrs = attributes(rl.resource.attributes)
-        res_json = _json(res_attrs)
-        service = res_attrs.get("service.name")
-        service = str(service) if service is not None else None
-        res_key = rl.resource.SerializeToString(deterministic=True)
+        res_json, service, res_key = _resource(rl.resource)
         for sl in rl.scope_logs:
             scope = sl.scope
-            scope_json = _json(attributes(scope.attributes)) if len(scope.attributes) else None
-            scope_key = scope.SerializeToString(deterministic=True)
+            scope_json, scope_key = _scope(scope)
             for rec in sl.log_records:
                 tid, sid = rec.trace_id, rec.span_id
                 if len(tid) not in (0, 16) or len(sid) not in (0, 8):
@@ -216,15 +230,10 @@ def flatten_metrics(req: ExportMetricsServiceRequest, received_at: datetime | No
     rows: list[tuple[Any, ...]] = []
     rejected, errors = 0, list[str]()
     for rm in req.resource_metrics:
-        res_attrs = attributes(rm.resource.attributes)
-        res_json = _json(res_attrs)
-        service = res_attrs.get("service.name")
-        service = str(service) if service is not None else None
-        res_key = rm.resource.SerializeToString(deterministic=True)
+        res_json, service, res_key = _resource(rm.resource)
         for sm in rm.scope_metrics:
             scope = sm.scope
-            scope_json = _json(attributes(scope.attributes)) if len(scope.attributes) else None
-            scope_key = scope.SerializeToString(deterministic=True)
+            scope_json, scope_key = _scope(scope)
             for m in sm.metrics:
                 kind = m.WhichOneof("data")
                 if not m.name or kind is None:
