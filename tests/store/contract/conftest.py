@@ -1,0 +1,42 @@
+"""The store contract: the same tests against every backend.
+
+``backend`` opens an empty store of each kind: a DuckDB file, and a DuckLake (a throwaway PostgreSQL
+catalog and a data directory) where this environment has the ``lake`` set; elsewhere the lake
+half runs inside that environment by ``tests/store/test_lake_venv.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collector.store.lake import EXTENSIONS, _package_file
+
+BACKENDS = ("duckdb", "ducklake")
+
+
+def lake_set() -> bool:
+    return all(_package_file(package, name) for package, name in EXTENSIONS)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """An empty, writable store of each backend (``duck.Store`` or ``lake.LakeStore``)."""
+    if request.param == "duckdb":
+        from collector.store.duck import Store
+
+        store: Any = Store(tmp_path / "contract.duckdb")
+    else:
+        if not lake_set():
+            pytest.skip("needs the lake extra (DuckDB 1.5.5 + extension packages): run in .lake-venv")
+        from collector.store.lake import LakeStore
+
+        lake = request.getfixturevalue("lake")
+        store = LakeStore(lake.catalog, lake.data_path)
+    try:
+        yield store
+    finally:
+        store.close()
