@@ -9,6 +9,11 @@ import duckdb
 
 from collector.batch import ArrowBatch, SpanBatch
 
+Tx = duckdb.DuckDBPyConnection
+"""The handle a store operation runs on: a writer job's connection (inside its transaction) or a
+reader's cursor. Code outside ``collector/store/`` names this type and calls the store's
+operations with it; it never imports ``duckdb`` or writes backend SQL itself."""
+
 
 class SpanStore(Protocol):
     read_only: bool
