@@ -3,9 +3,12 @@ each text in the order ``assemble`` ranks them), and derives the same context as
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,35 +51,44 @@ def _key(d: DocView) -> tuple[object, ...]:
     return (d.span_id, d.stage, d.position, d.doc_id, d.content, d.score, d.source)
 
 
+@pytest.fixture(scope="module")
+def shared_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """One database for every example (opening one costs more than the example): each example
+    writes a trace id of its own, so examples never see each other's rows."""
+    store = Store(tmp_path_factory.mktemp("assembly") / "a.duckdb")
+    yield store
+    store.close()
+
+
+_trace_ids = itertools.count(1)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(row, max_size=14))
 def test_the_same_context_as_from_every_row(
-    tmp_path: Path, rows: list[tuple[str, str, str | None, str]]
+    shared_store: Store, rows: list[tuple[str, str, str | None, str]]
 ) -> None:
-    store = Store(tmp_path / f"a{abs(hash(tuple(rows)))}.duckdb")
-    try:
-        trace_id = "f" * 32
-        positions: dict[str, int] = {}
-        for i, (stage, text, doc_id, source) in enumerate(rows):
-            if stage != "context":
-                source = "span"  # only the context stage is ever derived
-            pos = positions[stage] = positions.get(stage, -1) + 1
-            store.con.execute(
-                "INSERT INTO step_documents (trace_id, span_id, stage, position, doc_id, content, score, source, "
-                "received_at) VALUES ($t, $s, $stage, $p, $d, $c, $score, $src, $at)",
-                {
-                    "t": trace_id, "s": SPANS[stage], "stage": stage, "p": pos, "d": doc_id, "c": text,
-                    "score": float(i), "src": source, "at": datetime(2026, 1, 1),
-                },
-            )  # fmt: skip
-        _, fetched = load_trace_parts(store.con, [trace_id])
-        every = _all_rows(store, trace_id)
-        assert len(fetched[trace_id]) <= len(every)
-        expected = assemble(rag_steps(PROMPT), every).context
-        got = assemble(rag_steps(PROMPT), fetched[trace_id]).context
-        assert [_key(d) for d in got] == [_key(d) for d in expected]
-    finally:
-        store.close()
+    store = shared_store
+    trace_id = f"{next(_trace_ids):032x}"
+    positions: dict[str, int] = {}
+    for i, (stage, text, doc_id, source) in enumerate(rows):
+        if stage != "context":
+            source = "span"  # only the context stage is ever derived
+        pos = positions[stage] = positions.get(stage, -1) + 1
+        store.con.execute(
+            "INSERT INTO step_documents (trace_id, span_id, stage, position, doc_id, content, score, source, "
+            "received_at) VALUES ($t, $s, $stage, $p, $d, $c, $score, $src, $at)",
+            {
+                "t": trace_id, "s": SPANS[stage], "stage": stage, "p": pos, "d": doc_id, "c": text,
+                "score": float(i), "src": source, "at": datetime(2026, 1, 1),
+            },
+        )  # fmt: skip
+    _, fetched = load_trace_parts(store.con, [trace_id])
+    every = _all_rows(store, trace_id)
+    assert len(fetched[trace_id]) <= len(every)
+    expected = assemble(rag_steps(PROMPT), every).context
+    got = assemble(rag_steps(PROMPT), fetched[trace_id]).context
+    assert [_key(d) for d in got] == [_key(d) for d in expected]
 
 
 def test_a_reranked_copy_names_the_document_and_repeats_are_fetched_once(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ def registry_and_probes(draw: st.DrawFn) -> tuple[list[str], list[str]]:
     alphabet = draw(ALPHABETS)
 
     def text(length: int) -> str:
-        return "".join(draw(st.lists(st.sampled_from(alphabet), min_size=length, max_size=length)))
+        return draw(st.text(alphabet=alphabet, min_size=length, max_size=length))
 
     texts = [text(draw(st.sampled_from(LENGTHS))) for _ in range(draw(st.integers(0, 25)))]
     probes = []

@@ -21,32 +21,22 @@ recall, hit, precision and MRR (its nDCG gain is 0). Grades are drawn from 1..3 
 from __future__ import annotations
 
 import math
+import os
 
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from ranx import Qrels, Run, evaluate
+# ranx's metrics are numba functions; compiling them took 50–165 s of every run (a fresh
+# environment has no compile cache), while interpreting them on these few-document queries takes
+# about a second. Same code, same float64 arithmetic: only the compilation is skipped.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
-from evaluators.builtin import retrieval
-from tests.evaluators.evidence_builders import case, inp, one, rag
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from ranx import Qrels, Run, evaluate  # noqa: E402
+
+from evaluators.builtin import retrieval  # noqa: E402
+from tests.evaluators.evidence_builders import case, inp, one, rag  # noqa: E402
 
 KS = (1, 3, 5, 10)
 CFG = retrieval.Config(ks=KS)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _jit_once():
-    """ranx compiles its metrics with numba on first use; pay that once, outside the examples."""
-    metrics = [f"{m}@{k}" for k in KS for m in ("recall", "precision", "hit_rate", "ndcg", "ndcg_burges")] + [
-        "mrr"
-    ]
-    evaluate(
-        Qrels({"q": {"a": 1}}),
-        Run({"q": {"a": 1.0, "b": 0.5}}),
-        metrics,
-        return_mean=False,
-        make_comparable=True,
-    )
 
 
 @st.composite
