@@ -203,10 +203,44 @@ def test_compare_runs(ui: Page, ui_server: Server) -> None:
         "ORDER BY run_id"
     )
     assert links == [f"#/trace/{ids[0][1]}", f"#/trace/{ids[1][1]}"]
-    ok_all = page.inner_text('#slices tr[data-slice="(all)"] td[data-metric=ok_share] [data-role=delta]')
-    retention = page.inner_text('#slices tr[data-slice="(all)"] td[data-metric=context_retention]')
-    assert ok_all == "0"  # one case fixed and one regressed: 5 of 17 ok in both runs
-    assert retention.startswith("+0.091") and "n 11 / 10" in retention  # 10/11 -> 10/10, each with its n
+    # the metrics are `ragfault compare`'s (GET /api/v1/compare): value, paired delta and interval
+    import httpx
+
+    stats = httpx.get(
+        f"{ui_server.url}/api/v1/compare", params={"run": RUN2, "baseline": "demo-v1"}, timeout=60
+    ).json()
+
+    def signed(v: float | None) -> str:
+        return "n/a" if v is None else ("+" if v > 0 else "") + f"{round(v, 3):g}"
+
+    def shown(slice_: str) -> list[tuple[str, str, str, str]]:
+        rows = page.eval_on_selector_all(
+            f'#metrics tr[data-slice="{slice_}"]',
+            "rs => rs.map(r => [r.dataset.metric, r.querySelector('[data-role=delta]').textContent, "
+            "r.querySelector('[data-role=ci]').textContent, r.querySelector('[data-role=n]').textContent])",
+        )
+        return [tuple(r) for r in rows]
+
+    def expected(category: str | None) -> list[tuple[str, str, str, str]]:
+        return [
+            (m["metric"], signed(m["delta"]),
+             "n/a" if m["ci_low"] is None else f"[{signed(m['ci_low'])}, {signed(m['ci_high'])}]", str(m["n"]))
+            for m in stats["metrics"] if m["category"] == category
+        ]  # fmt: skip
+
+    assert shown("(all)") == expected(None) and len(expected(None)) >= 5
+    retention = next(
+        m for m in stats["metrics"] if m["metric"] == "context_retention" and m["category"] is None
+    )
+    cell = page.inner_text("#metrics tr[data-metric=context_retention] td:nth-child(2)")
+    assert f"{retention['baseline_cases']} cases" in cell
+    assert page.inner_text("[data-role=mcnemar]") == f"{round(stats['cases']['mcnemar_p'], 3):g}"
+    # another slice: the same rows as the API's for that category
+    category = next(m["category"] for m in stats["metrics"] if m["category"] is not None)
+    ui.after(lambda: page.select_option("#slice", category), "compare")
+    page.wait_for_selector(f'#metrics tr[data-slice="{category}"]')
+    assert shown(category) == expected(category)
+    assert ui.overflow() <= 0
 
 
 def test_coverage_page_shows_each_gap_with_the_api_fix(ui: Page, ui_server: Server) -> None:

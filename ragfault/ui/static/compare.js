@@ -1,9 +1,35 @@
-// Two runs side by side: metric deltas per slice, and the cases that regressed and improved, each
-// linking to the trace of both runs.
-import {$, api, esc, num, go, hashParams, paint, causeBadge} from "./util.js";
+// Two runs side by side, as `ragfault compare` computes them (GET /api/v1/compare): each metric of
+// the report per slice with both runs' values and denominators, the paired difference over the cases
+// both runs answered and its 95 % bootstrap interval; the cases that regressed and improved (McNemar's
+// exact p), each linking to the trace of both runs.
+import {$, api, esc, num, frac, go, hashParams, paint, causeBadge} from "./util.js";
 
-const METRIC_NAMES = {ok_share: "share of traces ok", candidate_recall: "candidate recall", context_recall: "context recall",
-  context_retention: "context retention", answer_support: "answer support", fact_coverage: "fact coverage"};
+const ALL = "(all)";
+
+function signed(v) {
+  if (v === null || v === undefined) return "n/a";
+  return `${v > 0 ? "+" : ""}${num(v)}`;
+}
+
+function metricRows(metrics, slice, resamples) {
+  const rows = metrics.filter((m) => (m.category ?? ALL) === slice);
+  if (!rows.length) return '<p class="muted">No metric applies to this slice.</p>';
+  return `<table id="metrics"><thead><tr><th>metric</th><th class="num">base</th><th class="num">new</th>
+      <th class="num">Δ new − base</th><th class="num">95 % interval</th><th class="num">paired cases</th></tr></thead><tbody>
+    ${rows.map((m) => {
+      const cls = !m.significant || m.delta === null ? "" : m.delta > 0 ? "up" : "down";
+      const ci = m.ci_low === null ? "n/a" : `[${signed(m.ci_low)}, ${signed(m.ci_high)}]`;
+      return `<tr data-metric="${esc(m.metric)}" data-slice="${esc(m.category ?? ALL)}"${m.significant ? ' data-significant="1"' : ""}>
+        <td>${esc(m.metric)}</td>
+        <td class="num">${m.baseline === null ? "n/a" : num(m.baseline)}<br><span class="muted small">${frac(m.baseline_numerator, m.baseline_denominator)} · ${m.baseline_cases} cases</span></td>
+        <td class="num">${m.run === null ? "n/a" : num(m.run)}<br><span class="muted small">${frac(m.run_numerator, m.run_denominator)} · ${m.run_cases} cases</span></td>
+        <td class="num"><span class="${cls}" data-role="delta">${signed(m.delta)}</span></td>
+        <td class="num" data-role="ci">${ci}</td><td class="num" data-role="n">${m.n}</td></tr>`;
+    }).join("")}</tbody></table>
+    <p class="small muted">Δ is the paired difference over the cases both runs answered (the latest trace of each case in each run);
+      the interval is a percentile bootstrap over those cases (${num(resamples)} resamples). A coloured Δ is one whose interval excludes 0.
+      A value with an empty denominator is n/a, never 0 or 1.</p>`;
+}
 
 export async function comparePage(main, _arg, current) {
   const p = hashParams();
@@ -14,30 +40,27 @@ export async function comparePage(main, _arg, current) {
   main.innerHTML = `<h2>Compare runs</h2>
     <form class="row card" id="pick"><label>Base run <select name="base">${opt(base)}</select></label>
       <label>New run <select name="new">${opt(nw)}</select></label><button type="submit">Compare</button>
-      <span class="muted small">Paired by case (the latest trace of each case in each run). Deltas are new − base, without a confidence interval.</span></form>
+      <span class="muted small">Paired by case: the same numbers as <code>ragfault compare --baseline BASE NEW</code>.</span></form>
     <div id="cmp"></div>`;
   $("#pick").addEventListener("submit", (e) => { e.preventDefault(); go("compare", Object.fromEntries(new FormData(e.target))); });
   if (!base || !nw) { $("#cmp").innerHTML = '<p class="muted">No run to compare yet: traces carry a run id (ragfault.run_id) when they come from an experiment.</p>'; return; }
-  const c = await api("/api/v1/ui/compare?" + new URLSearchParams({base, new: nw}));
+  const [stats, c] = await Promise.all([
+    api("/api/v1/compare?" + new URLSearchParams({run: nw, baseline: base})),
+    api("/api/v1/ui/compare?" + new URLSearchParams({base, new: nw})),
+  ]);
   if (!current()) return;
-  const cats = [...new Set(c.slices.map((s) => s.category))];
-  const metrics = Object.keys(METRIC_NAMES).filter((m) => c.slices.some((s) => s.metric === m));
-  const cell = (cat, m) => {
-    const s = c.slices.find((x) => x.category === cat && x.metric === m);
-    if (!s) return '<td class="num muted">—</td>';
-    const cls = s.delta === null ? "" : s.delta > 0 ? "up" : s.delta < 0 ? "down" : "";
-    const delta = s.delta === null ? "n/a" : `${s.delta > 0 ? "+" : ""}${num(s.delta)}`;
-    return `<td class="num" data-metric="${esc(m)}"><span class="${cls}" data-role="delta">${delta}</span><br><span class="muted small">${num(s.base)} → ${num(s.new)} · n ${s.base_n} / ${s.new_n}</span></td>`;
-  };
-  const slices = `<table id="slices"><thead><tr><th>slice</th>${metrics.map((m) => `<th class="num">${esc(METRIC_NAMES[m])}</th>`).join("")}</tr></thead><tbody>
-    ${cats.map((cat) => `<tr data-slice="${esc(cat)}"><td>${esc(cat)}</td>${metrics.map((m) => cell(cat, m)).join("")}</tr>`).join("")}</tbody></table>
-    <p class="small muted">Each cell: Δ = new − base, then base → new and the traces each mean is over (n). Metric means are macro over traces where the metric applies.</p>`;
+  const slices = [ALL, ...new Set(stats.metrics.map((m) => m.category).filter((x) => x !== null))];
+  const slice = slices.includes(p.slice) ? p.slice : ALL;
   const link = (id, label) => id ? `<a href="#/trace/${esc(id)}">${esc(label)}</a>` : '<span class="muted">—</span>';
   const caseRows = (change) => c.cases.filter((r) => r.change === change).map((r) => `<tr><td>${esc(r.case_id)}</td><td>${esc(r.category)}</td>
     <td>${causeBadge(r.base_root_cause)} ${link(r.base_trace_id, "base trace")}</td><td>${causeBadge(r.new_root_cause)} ${link(r.new_trace_id, "new trace")}</td></tr>`).join("");
-  const section = (change, title) => { const rows = caseRows(change); const n = c.cases.filter((r) => r.change === change).length;
-    return `<div class="card" id="cases-${change}"><h3>${title} <span class="muted small">${n} of ${c.cases.length} cases</span></h3>${rows ? `<table><thead><tr><th>case</th><th>category</th><th>${esc(base)}</th><th>${esc(nw)}</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">None.</p>'}</div>`; };
-  $("#cmp").innerHTML = `<div class="card"><h3>Metrics per slice</h3>${slices}</div>
-    ${section("regressed", "Regressed (ok → failing)")}${section("fixed", "Improved (failing → ok)")}${section("changed", "Root cause changed")}`;
+  const section = (change, title, extra = "") => { const rows = caseRows(change); const n = c.cases.filter((r) => r.change === change).length;
+    return `<div class="card" id="cases-${change}"><h3>${title} <span class="muted small">${n} of ${c.cases.length} cases${extra}</span></h3>${rows ? `<table><thead><tr><th>case</th><th>category</th><th>${esc(base)}</th><th>${esc(nw)}</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">None.</p>'}</div>`; };
+  const mc = stats.cases.mcnemar_p;
+  const mcnemar = mc === null ? "" : ` · McNemar's exact p = <span data-role="mcnemar">${num(mc)}</span> over ${stats.cases.paired} paired cases`;
+  $("#cmp").innerHTML = `<div class="card"><h3>Metrics <label class="small">slice <select id="slice">${slices.map((s) => `<option ${s === slice ? "selected" : ""} value="${esc(s)}">${esc(s)}</option>`).join("")}</select></label></h3>
+      ${metricRows(stats.metrics, slice, stats.resamples)}</div>
+    ${section("regressed", "Regressed (ok → failing)", mcnemar)}${section("fixed", "Improved (failing → ok)")}${section("changed", "Root cause changed")}`;
+  $("#slice").addEventListener("change", (e) => go("compare", {base, new: nw, slice: e.target.value}));
   paint($("#cmp"));
 }
