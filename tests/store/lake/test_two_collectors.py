@@ -34,13 +34,14 @@ TRACES = 30
 class Collector:
     def __init__(self, lake: Lake, log: Path) -> None:
         self.port = free_port()
+        self.grpc_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "RAGFAULT_DECODE_WORKERS": "0", "RAGFAULT_MEMORY_LIMIT": "1GB",
                "RAGFAULT_EXTENSION_REPOSITORY": "false"}  # fmt: skip
         self.log = log
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ragfault.cli", "serve", "--store", "ducklake", "--catalog", lake.catalog,
-             "--data-path", str(lake.data_path), "--http-port", str(self.port), "--grpc-port", str(free_port())],
+             "--data-path", str(lake.data_path), "--http-port", str(self.port), "--grpc-port", str(self.grpc_port)],
             env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
         )  # fmt: skip
 

@@ -1,0 +1,105 @@
+"""``deploy/haproxy.cfg`` in front of three ``ragfault serve --store ducklake`` collectors on one lake,
+fed by the real OTLP exporters over HTTP and gRPC at once; one collector is killed with SIGKILL while
+they send. Every acknowledged span is in ``spans`` exactly once, and the balancer spread the requests
+over the collectors (each live one stored some)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExportResult
+
+from tests.haproxy import HAProxy, haproxy_binary
+from tests.store.conftest import Lake
+from tests.store.lake.test_two_collectors import Collector, key, make_traces
+
+TRACES, PER_REQUEST = 60, 5
+
+
+@pytest.fixture
+def balanced(lake: Lake, tmp_path: Path) -> Iterator[tuple[list[Collector], HAProxy]]:
+    if haproxy_binary() is None:
+        pytest.fail("haproxy is not installed (apt-get install haproxy; .ci/run installs it)")
+    collectors = [Collector(lake, tmp_path / f"collector{i}.log") for i in range(3)]
+    lb = None
+    try:
+        for c in collectors:
+            c.wait_ready()
+        lb = HAProxy([(c.port, c.grpc_port) for c in collectors], tmp_path / "haproxy.log")
+        lb.wait_ready()
+        yield collectors, lb
+    finally:
+        if lb is not None:
+            lb.stop()
+        for c in collectors:
+            c.stop()
+
+
+def stored(c: Collector) -> int:
+    text = httpx.get(f"{c.url}/metrics", timeout=10).text
+    m = re.search(r"^ragfault_spans_stored_total(?:\{[^}]*\})? (\S+)$", text, re.M)
+    assert m, text[:2000]
+    return int(float(m.group(1)))
+
+
+def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_nothing(
+    balanced: tuple[list[Collector], HAProxy],
+) -> None:
+    collectors, lb = balanced
+    traces = make_traces(TRACES)
+    requests = [[s for t in traces[i : i + PER_REQUEST] for s in t] for i in range(0, TRACES, PER_REQUEST)]
+    over_http, over_grpc = requests[0::2], requests[1::2]
+    exporters = {
+        "http": HttpExporter(endpoint=f"{lb.url}/v1/traces", timeout=60),
+        "grpc": GrpcExporter(endpoint=lb.grpc_endpoint, insecure=True, timeout=60),
+    }
+    acked: set[tuple[str, str]] = set()
+    lock = threading.Lock()
+    halfway = threading.Barrier(2)
+
+    def send(kind: str, batches: list[list[ReadableSpan]]) -> None:
+        for n, spans in enumerate(batches):
+            if n == 2:
+                halfway.wait(120)  # both senders are mid-run: the kill happens between their requests
+                halfway.wait(120)
+            assert exporters[kind].export(spans) is SpanExportResult.SUCCESS, kind
+            with lock:
+                acked.update(key(s) for s in spans)
+
+    with ThreadPoolExecutor(3) as pool:
+        done = [pool.submit(send, "http", over_http), pool.submit(send, "grpc", over_grpc)]
+        halfway.wait(120)
+        before_kill = [stored(c) for c in collectors]
+        collectors[1].proc.kill()  # SIGKILL
+        collectors[1].proc.wait(30)
+        halfway.wait(120)
+        for f in done:
+            f.result(timeout=600)
+    for e in exporters.values():
+        e.shutdown()
+
+    assert len(acked) == 4 * TRACES
+    live = [collectors[0], collectors[2]]
+    after = [stored(c) for c in live]
+    # the requests were spread: more than one collector stored spans, before and after the kill
+    assert sum(1 for n in before_kill if n > 0) >= 2, before_kill
+    assert all(n > 0 for n in after), after
+    # what users read through the balancer: every acknowledged span exactly once
+    r = httpx.post(
+        f"{lb.url}/api/v1/sql",
+        json={"sql": "SELECT trace_id, span_id, count(*) FROM spans GROUP BY ALL", "max_rows": 10_000},
+        timeout=60,
+    )
+    assert r.status_code == 200, r.text
+    rows = r.json()["rows"]
+    assert {(t, s) for t, s, _ in rows} == acked
+    assert all(n == 1 for _, _, n in rows)
