@@ -39,6 +39,15 @@ class ServerSettings(BaseModel):
     extension_dir: str | None = Field(
         None, description="Local directory of ducklake and postgres_scanner extension files, tried last."
     )
+    lake_maintenance_seconds: float = Field(
+        600,
+        ge=0,
+        description="How often one lake collector (a lease decides which) removes duplicate copies, "
+        "merges small files and expires snapshots; 0 = never (store = ducklake).",
+    )
+    lake_keep_snapshots_seconds: float = Field(
+        3600, ge=0, description="How far back the lake's snapshots (time travel) are kept by maintenance."
+    )
     host: str = Field("127.0.0.1", description="Address both receivers bind to (0.0.0.0 for all).")
     http_port: int = Field(4318, ge=0, le=65535, description="OTLP/HTTP, API and metrics port.")
     grpc_port: int = Field(4317, ge=0, le=65535, description="OTLP/gRPC port; 0 picks a free port.")
@@ -195,7 +204,9 @@ def env_values(model: type[BaseModel], prefix: str = "RAGFAULT_") -> dict[str, A
 
 # ``[store]`` keys -> settings: ``backend`` is the ``store`` setting, the others keep their names
 STORE_KEYS = {"backend": "store", "db": "db", "catalog": "catalog", "data_path": "data_path",
-              "extension_repository": "extension_repository", "extension_dir": "extension_dir"}  # fmt: skip
+              "extension_repository": "extension_repository", "extension_dir": "extension_dir",
+              "maintenance_seconds": "lake_maintenance_seconds",
+              "keep_snapshots_seconds": "lake_keep_snapshots_seconds"}  # fmt: skip
 
 
 def store_table(table: dict[str, Any]) -> dict[str, Any]:

@@ -86,6 +86,23 @@ class Runtime:
         )
         if self.settler is not None:
             self.settler.listen(self.writer.listeners)
+        # the lake's maintenance: every collector asks, the holder of the catalog lease runs it
+        self.maintainer: Any = None
+        if isinstance(self.store, LakeStore) and settings.lake_maintenance_seconds > 0:
+            from collector.store.lease import CatalogLeases
+            from collector.store.maintenance import Maintainer
+
+            assert settings.catalog
+            self.maintainer = Maintainer(
+                self.store,
+                CatalogLeases(
+                    settings.catalog,
+                    extension_repository=settings.extension_repository,
+                    extension_dir=settings.extension_dir,
+                ),
+                interval_seconds=settings.lake_maintenance_seconds,
+                keep_snapshots_seconds=settings.lake_keep_snapshots_seconds,
+            )
         self.grpc_server: Any = None
         self.grpc_port: int | None = None
         self.extensions: list[Any] = []
@@ -96,6 +113,8 @@ class Runtime:
         self.pipeline.start_pool()  # in the background: the first request need not wait for the workers
         if self.settler is not None:
             self.settler.start()
+        if self.maintainer is not None:
+            self.maintainer.start()
         for factory in self.extension_factories:
             ext = factory(self)
             ext.start()
@@ -115,5 +134,7 @@ class Runtime:
             ext.stop()
         if self.settler is not None:
             self.settler.stop()
+        if self.maintainer is not None:
+            self.maintainer.stop()
         self.writer.stop()
         self.store.close()

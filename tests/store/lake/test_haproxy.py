@@ -1,12 +1,14 @@
 """``deploy/haproxy.cfg`` in front of three ``ragfault serve --store ducklake`` collectors on one lake,
 fed by the real OTLP exporters over HTTP and gRPC at once; one collector is killed with SIGKILL while
 they send. Every acknowledged span is in ``spans`` exactly once, and the balancer spread the requests
-over the collectors (each live one stored some)."""
+over the collectors (each live one stored some); the lake's scheduled maintenance, in whichever
+collector holds its lease, removes the raw copies of spans sent to two collectors."""
 
 from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,7 +31,9 @@ TRACES, PER_REQUEST = 60, 5
 def balanced(lake: Lake, tmp_path: Path) -> Iterator[tuple[list[Collector], HAProxy]]:
     if haproxy_binary() is None:
         pytest.fail("haproxy is not installed (apt-get install haproxy; .ci/run installs it)")
-    collectors = [Collector(lake, tmp_path / f"collector{i}.log") for i in range(3)]
+    # the lake's maintenance every second (whichever collector holds the lease runs it)
+    env = {"RAGFAULT_LAKE_MAINTENANCE_SECONDS": "1", "RAGFAULT_LAKE_KEEP_SNAPSHOTS_SECONDS": "0"}
+    collectors = [Collector(lake, tmp_path / f"collector{i}.log", env) for i in range(3)]
     lb = None
     try:
         for c in collectors:
@@ -103,3 +107,22 @@ def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_no
     rows = r.json()["rows"]
     assert {(t, s) for t, s, _ in rows} == acked
     assert all(n == 1 for _, _, n in rows)
+
+    # the same request straight to both live collectors: two raw copies, until a maintenance turn
+    # (the lease holder's) removes one; what users read never changes
+    again = requests[0]
+    for c in live:
+        assert (
+            HttpExporter(endpoint=f"{c.url}/v1/traces", timeout=60).export(again) is SpanExportResult.SUCCESS
+        )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        total, distinct = live[0].sql("SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM span_rows")[
+            0
+        ]
+        if total == distinct:
+            break
+        time.sleep(0.2)
+    assert (total, distinct) == (4 * TRACES, 4 * TRACES)
+    assert live[1].sql("SELECT count(*) FROM spans") == [[4 * TRACES]]
+    assert sum(c.log.read_text().count("lake maintenance by") for c in collectors) >= 1

@@ -32,12 +32,13 @@ TRACES = 30
 
 
 class Collector:
-    def __init__(self, lake: Lake, log: Path) -> None:
+    def __init__(self, lake: Lake, log: Path, extra_env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.grpc_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "RAGFAULT_DECODE_WORKERS": "0", "RAGFAULT_MEMORY_LIMIT": "1GB",
-               "RAGFAULT_EXTENSION_REPOSITORY": "false"}  # fmt: skip
+               "RAGFAULT_EXTENSION_REPOSITORY": "false", "RAGFAULT_LAKE_MAINTENANCE_SECONDS": "0",
+               **(extra_env or {})}  # fmt: skip
         self.log = log
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ragfault.cli", "serve", "--store", "ducklake", "--catalog", lake.catalog,

@@ -1,0 +1,123 @@
+"""The lake's maintenance, in one collector at a time, on a schedule.
+
+Each lake commit adds small Parquet files (one per table it touches) and a snapshot; a span two
+collectors both committed stays twice in the raw tables. Every ``interval`` seconds each lake
+collector asks for the ``lake-maintenance`` lease (``collector/store/lease.py``) for that interval;
+the one that gets it — one per interval across all collectors — runs, in order:
+
+1. ``compact_duplicates``: the second and later copies of each span are deleted from the raw tables;
+2. ``ducklake_flush_inlined_data`` (rows of small commits that DuckLake kept in the catalog are
+   written to data files), then ``ducklake_merge_adjacent_files``: small data files of a table are
+   rewritten as larger ones;
+3. ``ducklake_expire_snapshots``: snapshots older than ``keep_snapshots`` seconds are dropped (time
+   travel reaches back that far);
+4. ``ducklake_cleanup_old_files``: data files no snapshot needs any more, older than that, are deleted.
+
+A collector killed while it held the lease leaves it to expire: another takes it one interval later.
+A step that conflicts with a concurrent ingest commit is rolled back (DuckLake decides between the
+two) and runs again at the next interval; nothing is lost either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from collector.store.lake import LAKE, LakeStore
+from collector.store.lease import CatalogLeases
+
+log = logging.getLogger("ragfault.lake")
+
+LEASE = "lake-maintenance"
+
+
+def maintain(store: LakeStore, keep_snapshots_seconds: float) -> dict[str, Any]:
+    """Run the steps once on ``store``'s lake; returns what each did (counts, seconds)."""
+    done: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    done["duplicates_deleted"] = store.compact_duplicates()
+    con = store.cursor()
+    try:
+        keep = f"now() - to_seconds({float(keep_snapshots_seconds)!r})"
+        # small commits are kept in the catalog itself (DuckLake's inlining): written out as files first
+        done["inlined_rows_flushed"] = _count(con, f"ducklake_flush_inlined_data('{LAKE}')")
+        files_before = _data_files(con)
+        con.execute(f"CALL ducklake_merge_adjacent_files('{LAKE}')")
+        done["data_files_before"], done["data_files_after_merge"] = files_before, _data_files(con)
+        # counted in SQL: their rows hold time zones, which Python would need pytz to convert
+        done["snapshots_expired"] = _count(con, f"ducklake_expire_snapshots('{LAKE}', older_than => {keep})")
+        done["files_deleted"] = _count(con, f"ducklake_cleanup_old_files('{LAKE}', older_than => {keep})")
+    finally:
+        con.close()
+    done["seconds"] = round(time.perf_counter() - t0, 3)
+    return done
+
+
+def _count(con: Any, table_function: str) -> int:
+    row = con.execute(f"SELECT count(*) FROM {table_function}").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _data_files(con: Any) -> int:
+    """Data files of the current snapshot, over every table of the lake."""
+    tables = [
+        r[0]
+        for r in con.execute(
+            f"SELECT table_name FROM duckdb_tables() WHERE database_name = '{LAKE}'"
+        ).fetchall()
+    ]
+    return sum(
+        int(con.execute(f"SELECT count(*) FROM ducklake_list_files('{LAKE}', ?)", [t]).fetchone()[0])
+        for t in tables
+    )
+
+
+class Maintainer:
+    """Every ``interval`` seconds: claim the lease; when this process got it, ``maintain``."""
+
+    def __init__(
+        self,
+        store: LakeStore,
+        leases: CatalogLeases,
+        *,
+        interval_seconds: float,
+        keep_snapshots_seconds: float,
+        run: Callable[[LakeStore, float], dict[str, Any]] = maintain,
+    ) -> None:
+        if interval_seconds <= 0:
+            raise ValueError("the maintenance interval is a positive number of seconds")
+        self.store, self.leases = store, leases
+        self.interval = interval_seconds
+        self.keep = keep_snapshots_seconds
+        self._run = run
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.last: dict[str, Any] | None = None
+
+    def run_once(self) -> dict[str, Any] | None:
+        """One turn: the maintenance's result when this process held the lease, else None."""
+        if not self.leases.claim(LEASE, self.interval):
+            return None
+        self.last = self._run(self.store, self.keep)
+        log.info("lake maintenance by %s: %s", self.leases.holder, self.last)
+        return self.last
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.run_once()
+            except Exception as exc:  # a conflict with an ingest commit, the catalog away: next turn
+                log.warning("lake maintenance did not complete (next try in %.0f s): %s", self.interval, exc)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="ragfault-lake-maintenance", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+        self.leases.close()
