@@ -85,8 +85,12 @@ def sql(
     token: str | None = None,
     row_cap: int = 10_000,
     timeout: float = 60,
+    lake: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Run a read-only query through the server when one answers, else on the file read-only."""
+    """Run a read-only query through the server when one answers, else on the file read-only; with
+    ``lake`` (catalog URL, data path), on that DuckLake attached read-only (a read-only node)."""
+    if lake is not None:
+        return _sql_on_lake(query, params, lake, row_cap=row_cap, timeout=timeout)
     url = server_url(server)
     if server_up(url):
         body = json.dumps({"sql": query, "params": params or {}, "max_rows": row_cap}).encode()
@@ -110,3 +114,31 @@ def sql(
         ).as_dict()
     finally:
         store.con.close()
+
+
+def _sql_on_lake(
+    query: str, params: dict[str, Any] | None, lake: tuple[str, str], *, row_cap: int, timeout: float
+) -> dict[str, Any]:
+    from collector.store.duck import limit_operator_memory
+    from collector.store.lake import LakeStore
+    from collector.store.reader import run_select
+
+    catalog, data_path = lake
+    if not Path(data_path).is_dir():
+        raise ConfigError(f"no lake data directory {data_path}")
+    repository = os.environ.get("RAGFAULT_EXTENSION_REPOSITORY", "true").strip().lower()
+    store = LakeStore(
+        catalog,
+        data_path,
+        read_only=True,
+        extension_repository=repository not in ("0", "false", "no", "off"),
+        extension_dir=os.environ.get("RAGFAULT_EXTENSION_DIR") or None,
+    )
+    try:
+        con = store.cursor()
+        limit_operator_memory(con, "256MB")
+        return run_select(
+            con, query, params, row_cap=row_cap, timeout=timeout, max_bytes=256 << 20, user=True
+        ).as_dict()
+    finally:
+        store.close()

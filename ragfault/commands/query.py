@@ -20,6 +20,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
     p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument(
+        "--catalog",
+        help="query a DuckLake directly, read-only, instead: its catalog, postgresql://USER@HOST:PORT/DB "
+        "(with --data-path; default: none, use the server or --db)",
+    )
+    p.add_argument("--data-path", help="the lake's data directory (with --catalog; default: none)")
     p.add_argument("--format", "-f", choices=["table", "json", "csv"], default="table", help="output format")
     p.add_argument("--max-rows", type=int, default=10_000, help="most rows to return")
     return p
@@ -69,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
         params = bind_params(text, parse_params(args.param))
     except KeyError as exc:
         raise SystemExit(f"ragfault: {exc.args[0]}") from None
-    result = sql(text, params, db=args.db, server=args.server, row_cap=args.max_rows)
+    if bool(args.catalog) != bool(args.data_path):
+        raise ConfigError("--catalog and --data-path go together: the lake's catalog and its data directory")
+    lake = (args.catalog, args.data_path) if args.catalog else None
+    result = sql(text, params, db=args.db, server=args.server, row_cap=args.max_rows, lake=lake)
     print(render(result, args.format))
     return 0
