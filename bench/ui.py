@@ -120,7 +120,8 @@ def time_pages(url: str, routes: list[tuple[str, str]], repeat: int) -> dict[str
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(f"{url}/ui#/start")
-        page.wait_for_function("document.body.dataset.ready === 'start'")
+        # a function, not a string to evaluate: the UI's CSP forbids string evaluation
+        page.wait_for_function("(name) => document.body.dataset.ready === name", arg="start")
         for label, route in routes:
             times = []
             for _ in range(repeat + 1):
@@ -128,7 +129,9 @@ def time_pages(url: str, routes: list[tuple[str, str]], repeat: int) -> dict[str
                 t = time.perf_counter()
                 page.goto(f"{url}/ui#/{route}")
                 page.wait_for_function(
-                    f"document.body.dataset.ready === {route.split('?')[0].split('/')[0]!r}", timeout=60_000
+                    "(name) => document.body.dataset.ready === name",
+                    arg=route.split("?")[0].split("/")[0],
+                    timeout=60_000,
                 )
                 times.append((time.perf_counter() - t) * 1000)
             out[label] = {
