@@ -162,6 +162,9 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         bodies = build(n_traces, per_request, args.kb_docs, args.seed, work)
         build_s = time.perf_counter() - t
         db = work / "bench.duckdb"
+        from collector.store import Store
+
+        Store(db).close()  # `ragfault load` refuses a database file that does not exist (a mistyped --db)
         for kind in ("kb", "gold"):
             subprocess.run(
                 ragfault_bin() + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db)],

@@ -59,6 +59,10 @@ class Postgres:
         self._psql("postgres", f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def query(self, db: str, sql: str) -> str:
+        """``sql`` run by psql in database ``db``; its unaligned, tuples-only output."""
+        return self._psql(db, sql)
+
     def _psql(self, db: str, sql: str) -> str:
         psql = self._bindir / "psql"
         cmd = [str(psql) if psql.exists() else "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1"]

@@ -1,0 +1,264 @@
+#!/usr/bin/env python
+"""What a stored RAG trace costs on disk: the single DuckDB file (stored, settled and evaluated), the
+lake (stored), and Arize Phoenix's database, against the raw OTLP bytes of the same traces.
+
+The traces are ``bench/evaluate.py``'s (four spans: root, retriever with 20 documents, reranker
+keeping 5, LLM call with a ~3 KB prompt; half English, half Chinese; a gold case each; a registry of
+KB documents). They are built once and sent as OTLP/HTTP protobuf requests to each system:
+
+- **ragfault file**: ``ragfault load`` puts the registry and the gold cases in a fresh database, then
+  ``ragfault serve`` receives the traces, settles them and runs the cheap tier on each; once every
+  trace is evaluated the server stops (it checkpoints on the way out) and the file is measured.
+  Per table: rows and the storage blocks holding its segments; rows a trace of ``evaluations``.
+- **ragfault lake** (``--lake``, in the environment with the lake set): a ``ragfault serve --store
+  ducklake`` on a throwaway PostgreSQL catalog stores the spans (a lake collector does not settle or
+  evaluate yet); the data path's bytes plus the catalog database's size.
+- **Phoenix** (``--phoenix-traces``, 0 to skip; installed into ``bench/.phoenix-venv``): ``phoenix
+  serve`` receives the first traces (it persists ~100 spans a second, so fewer are sent), and its
+  SQLite file is measured once every span is in it; bytes a trace are compared.
+
+Raw OTLP is the uncompressed protobuf of the requests (and gzip -6 of it, what exporters send with
+compression on). Run from the project root:
+
+    .venv/bin/python bench/storage.py --traces 5000 --phoenix-traces 500
+    .lake-venv/bin/python bench/storage.py --traces 5000 --phoenix-traces 0 --lake
+
+Results are printed and written to bench/results/storage.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.ingest import ensure_phoenix, free_port, ragfault_bin, start_ragfault, stop_process, wait_http  # noqa: E402
+from bench.sustain import build  # noqa: E402
+
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
+def post_all(port: int, bodies: list[bytes]) -> None:
+    for body in bodies:
+        while True:
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}/v1/traces", data=body, headers=PROTOBUF, method="POST"
+            )
+            try:
+                with urllib.request.urlopen(req, timeout=300) as r:
+                    r.read()
+                break
+            except urllib.error.HTTPError as exc:
+                if exc.code not in (429, 503):
+                    raise
+                time.sleep(0.2)
+
+
+def metric(port: int, name: str) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                return float(line.split()[-1])
+    return 0.0
+
+
+def file_sizes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+
+
+def tree_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def ragfault_file(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, Any]:
+    db = work / "bench.duckdb"
+    from collector.store import Store
+
+    Store(db).close()  # `ragfault load` refuses a database file that does not exist (a mistyped --db)
+    for kind in ("kb", "gold"):
+        done = subprocess.run(
+            ragfault_bin() + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db),
+                              "--server", "http://127.0.0.1:9"],  # never a server that happens to run
+            capture_output=True, text=True, cwd=work,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(f"ragfault load {kind} failed: {done.stdout}{done.stderr}")
+    references = file_sizes(db)
+    config = {"settle_seconds": 1, "log_level": "warning", "sampling.production_rate": 0.0}
+    proc, port, log = start_ragfault(work, config)
+    try:
+        t0 = time.perf_counter()
+        post_all(port, bodies)
+        deadline = time.monotonic() + 1800
+        while metric(port, 'ragfault_traces_evaluated_total{tier="cheap"}') < n_traces:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit(f"not every trace was evaluated: {log.read_text()[-2000:]}")
+            time.sleep(0.5)
+        seconds = time.perf_counter() - t0
+    finally:
+        stop_process(proc)
+    import duckdb
+
+    total = file_sizes(db)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables: dict[str, dict[str, int]] = {}
+        for (name,) in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall():
+            rows = con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
+            # the blocks its column segments sit in (a block two tables share counts for both)
+            used = con.execute(
+                f"SELECT count(DISTINCT b) FROM (SELECT block_id AS b FROM pragma_storage_info('{name}') "
+                f"WHERE block_id >= 0 UNION ALL SELECT unnest(additional_block_ids) "
+                f"FROM pragma_storage_info('{name}'))"
+            ).fetchone()
+            tables[name] = {"rows": int(rows[0]) if rows else 0, "blocks": int(used[0]) if used else 0}
+        blocks = con.execute(
+            "SELECT total_blocks, block_size, free_blocks FROM pragma_database_size()"
+        ).fetchone()
+    finally:
+        con.close()
+    assert blocks is not None
+    return {
+        "bytes": total,
+        "bytes_before_traces": references,
+        "bytes_per_trace": (total - references) / n_traces,
+        "used_blocks": int(blocks[0]) - int(blocks[2]),
+        "block_size": int(blocks[1]),
+        "evaluation_rows_per_trace": tables.get("evaluations", {}).get("rows", 0) / n_traces,
+        "tables": tables,
+        "seconds_to_evaluated": seconds,
+    }
+
+
+def ragfault_lake(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, Any]:
+    from tests.pg import postgres_cluster
+
+    with postgres_cluster() as pg:
+        catalog = pg.create_database("storage")
+        data = work / "lake-data"
+        port = free_port()
+        log = work / "lake.log"
+        env = {
+            **os.environ,
+            "RAGFAULT_EXTENSION_REPOSITORY": "false",
+            "RAGFAULT_LAKE_MAINTENANCE_SECONDS": "0",
+        }
+        proc = subprocess.Popen(
+            ragfault_bin() + ["serve", "--store", "ducklake", "--catalog", catalog, "--data-path", str(data),
+                              "--http-port", str(port), "--grpc-port", str(free_port())],
+            stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=work, env=env,
+        )  # fmt: skip
+        try:
+            wait_http(f"http://127.0.0.1:{port}/healthz", proc, 120, log)
+            post_all(port, bodies)
+        finally:
+            stop_process(proc)
+        catalog_bytes = int(pg.query("storage", "SELECT pg_database_size(current_database())").strip())
+    data_bytes = tree_bytes(data)
+    return {
+        "data_bytes": data_bytes,
+        "catalog_bytes": catalog_bytes,
+        "bytes_per_trace": (data_bytes + catalog_bytes) / n_traces,
+        "data_bytes_per_trace": data_bytes / n_traces,
+        "note": "spans, steps and step documents only: a lake collector does not settle or evaluate yet",
+    }
+
+
+def phoenix(bodies: list[bytes], per_request: int, n_traces: int, work: Path) -> dict[str, Any]:
+    exe = ensure_phoenix(HERE / ".phoenix-venv")
+    port, grpc = free_port(), free_port()
+    env = {**os.environ, "PHOENIX_WORKING_DIR": str(work), "PHOENIX_PORT": str(port),
+           "PHOENIX_GRPC_PORT": str(grpc), "PHOENIX_HOST": "127.0.0.1", "PHOENIX_TELEMETRY_ENABLED": "false"}  # fmt: skip
+    log = work / "phoenix.log"
+    proc = subprocess.Popen(
+        [str(exe), "serve"], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=work
+    )
+    db = work / "phoenix.db"
+    spans = 4 * n_traces
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, 300, log)
+        empty = file_sizes(db)
+        post_all(port, bodies[: max(1, n_traces // per_request)])
+        deadline = time.monotonic() + 3600
+        while True:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+            try:
+                n = int(con.execute("SELECT count(*) FROM spans").fetchone()[0])
+            finally:
+                con.close()
+            if n >= spans or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+    finally:
+        stop_process(proc)
+    total = file_sizes(db)
+    return {
+        "traces": n_traces,
+        "bytes": total,
+        "bytes_empty": empty,
+        "bytes_per_trace": (total - empty) / n_traces,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--traces", type=int, default=5000)
+    ap.add_argument("--traces-per-request", type=int, default=50)
+    ap.add_argument("--kb-docs", type=int, default=400)
+    ap.add_argument("--phoenix-traces", type=int, default=500, help="traces sent to Phoenix (0: skip)")
+    ap.add_argument("--lake", action="store_true", help="also the lake (needs the lake set: .lake-venv)")
+    ap.add_argument("--seed", type=int, default=22)
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "storage.json")
+    args = ap.parse_args()
+
+    # the servers run from temporary directories: they find the project by PYTHONPATH (the lake's
+    # environment has it on sys.path only from the project root)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(HERE.parent), os.environ.get("PYTHONPATH")) if p
+    )
+    out: dict[str, Any] = {"traces": args.traces, "load_average_at_start": os.getloadavg()[0]}
+    with tempfile.TemporaryDirectory(prefix="ragfault-storage-") as d:
+        work = Path(d)
+        bodies = build(args.traces, args.traces_per_request, args.kb_docs, args.seed, work)
+        raw = sum(len(b) for b in bodies)
+        gz = sum(len(gzip.compress(b, 6)) for b in bodies)
+        out["otlp_bytes_per_trace"] = raw / args.traces
+        out["otlp_gzip_bytes_per_trace"] = gz / args.traces
+        (work / "file").mkdir()
+        for name in ("kb.jsonl", "gold.jsonl"):
+            (work / "file" / name).write_bytes((work / name).read_bytes())
+        out["file"] = ragfault_file(bodies, args.traces, work / "file")
+        out["file"]["ratio_to_otlp"] = out["file"]["bytes_per_trace"] / out["otlp_bytes_per_trace"]
+        print(f"file: {out['file']['bytes_per_trace']:,.0f} B a trace "
+              f"({out['file']['ratio_to_otlp']:.2f} x raw OTLP {out['otlp_bytes_per_trace']:,.0f} B)", flush=True)  # fmt: skip
+        if args.lake:
+            (work / "lake").mkdir()
+            out["lake"] = ragfault_lake(bodies, args.traces, work / "lake")
+            out["lake"]["ratio_to_otlp"] = out["lake"]["bytes_per_trace"] / out["otlp_bytes_per_trace"]
+            print(f"lake: {out['lake']['bytes_per_trace']:,.0f} B a trace", flush=True)
+        if args.phoenix_traces > 0:
+            (work / "phoenix").mkdir()
+            out["phoenix"] = phoenix(bodies, args.traces_per_request, args.phoenix_traces, work / "phoenix")
+            out["phoenix"]["ratio_to_otlp"] = out["phoenix"]["bytes_per_trace"] / out["otlp_bytes_per_trace"]
+            out["file_to_phoenix"] = out["file"]["bytes_per_trace"] / out["phoenix"]["bytes_per_trace"]
+            print(f"phoenix: {out['phoenix']['bytes_per_trace']:,.0f} B a trace", flush=True)
+    print(json.dumps(out, indent=2))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
