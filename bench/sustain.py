@@ -167,7 +167,8 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         Store(db).close()  # `ragfault load` refuses a database file that does not exist (a mistyped --db)
         for kind in ("kb", "gold"):
             subprocess.run(
-                ragfault_bin() + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db)],
+                ragfault_bin() + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db),
+                                  "--server", "http://127.0.0.1:9"],  # never a server that happens to run
                 check=True, capture_output=True, cwd=work,
             )  # fmt: skip
         config = {
