@@ -22,15 +22,18 @@ from itertools import accumulate, repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import duckdb
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ValidationError
 
 from collector.jsonvalue import loads as loads_json
-from collector.store.reader import Window, first_received_range, received_window, traces_in_range, window_sql
-from collector.store.tx import transaction
+from collector.store import references, verdicts
+from collector.store.base import Tx
+from collector.store.reader import Window, first_received_range
+from collector.store.verdicts import EVAL_COLUMNS as EVAL_COLUMNS  # re-exported: its old home
+from collector.store.verdicts import TraceTables as TraceTables
+from collector.store.verdicts import verdicts_since_sql as verdicts_since_sql
 from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
 from evaluators.gold import GoldCase, KBDocument
 from evaluators.text import normalize
@@ -40,13 +43,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ragfault.evaluate")
 
-WriteFn = Callable[[Callable[[duckdb.DuckDBPyConnection], Any]], Any]
-
-EVAL_COLUMNS = (
-    "trace_id", "span_id", "case_id", "run_id", "evaluator", "evaluator_version", "tier", "metric",
-    "value", "numerator", "denominator", "status", "reason", "passed", "label", "details",
-    "generation", "evaluated_at",
-)  # fmt: skip
+WriteFn = Callable[[Callable[[Tx], Any]], Any]
 
 EVAL_SCHEMA = pa.schema(
     [
@@ -164,31 +161,25 @@ class References:
         self._cases: dict[str, GoldCase | None] = {}  # validated so far (None: invalid)
         self.kb = KnowledgeBase()
 
-    def refresh(self, con: duckdb.DuckDBPyConnection) -> None:
-        stamp = con.execute(
-            "SELECT (SELECT count(*) FROM gold_cases), (SELECT max(loaded_at) FROM gold_cases), "
-            "(SELECT count(*) FROM kb_documents), (SELECT max(loaded_at) FROM kb_documents)"
-        ).fetchall()[0]  # fetchall: duckdb 2 keeps a fetchone() result open
+    def refresh(self, con: Tx) -> None:
+        stamp = references.stamp(con)
         if stamp == self.stamp:
             return
-        cases = con.execute("SELECT case_id, coalesce(query_norm, ''), query, raw FROM gold_cases").fetchall()
-        docs = []
-        for r in con.execute(
-            "SELECT doc_id, version, valid_from, valid_to, superseded_by, acl, title, content, metadata FROM kb_documents"
-        ).fetchall():
-            docs.append(
-                KBDocument(
-                    doc_id=r[0],
-                    version=r[1],
-                    valid_from=r[2],
-                    valid_to=r[3],
-                    superseded_by=r[4],
-                    acl=r[5],
-                    title=r[6],
-                    content=r[7],
-                    metadata=_loads(r[8]),
-                )  # fmt: skip
-            )
+        docs = [
+            KBDocument(
+                doc_id=r[0],
+                version=r[1],
+                valid_from=r[2],
+                valid_to=r[3],
+                superseded_by=r[4],
+                acl=r[5],
+                title=r[6],
+                content=r[7],
+                metadata=_loads(r[8]),
+            )  # fmt: skip
+            for r in references.kb_rows(con)
+        ]
+        cases = references.gold_rows(con)
         # store_gold fills query_norm; a row written some other way may lack it: normalized here
         self._set([(cid, qn or normalize(q), raw) for cid, qn, q, raw in cases], docs, stamp)
 
@@ -243,85 +234,17 @@ class References:
 
 _METRIC_TYPE = frozenset({Metric})
 
-_TRACE_COLS = (
-    "trace_id, start_time, end_time, service_name, case_id, run_id, session_id, user_id, user_scope, "
-    "query_text, answer_text, answer_span_id, error_count, coalesce(eval_generation, 0) AS generation, "
-    "first_received_at, last_received_at"
-)
-_STEP_COLS = (
-    "trace_id, span_id, parent_span_id, step_type, name, start_time, end_time, duration_ms, status_code, model, "
-    "input_tokens, output_tokens, total_tokens, query_text, input_text, output_text, tool_name, tool_arguments, "
-    "tool_result, top_k, citations, is_root"
-)
-_DOC_COLS = "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata::VARCHAR AS metadata, source"
 
-
-class TraceTables(NamedTuple):
-    """The rows of a batch of traces as fetched: traces, steps and step documents (Arrow tables).
-
-    Plain data: it is what a worker process receives to build the views itself."""
-
-    traces: pa.Table
-    steps: pa.Table
-    docs: pa.Table
-
-
-def fetch_tables(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> TraceTables:
+def fetch_tables(con: Tx, trace_ids: list[str]) -> TraceTables:
     """The stored rows of the given traces (missing ids have none), fetched column-wise."""
     return fetch_with_window(con, trace_ids)[0]
 
 
-def _trace_rows(con: duckdb.DuckDBPyConnection, where: str, n_ids: int, hint: Window) -> pa.Table:
-    """The ``traces`` rows of the ids in ``_eval_ids`` (``traces_in_range``)."""
-
-    def run(extra: str, params: dict[str, Any]) -> pa.Table:
-        return con.sql(
-            f"SELECT {_TRACE_COLS} FROM traces {where}{extra}", params=params or None
-        ).to_arrow_table()
-
-    return traces_in_range(run, lambda t: t.num_rows, lambda a, b: pa.concat_tables([a, b]), n_ids, hint)
-
-
-def fetch_with_window(
-    con: duckdb.DuckDBPyConnection, trace_ids: list[str], hint: Window = None
-) -> tuple[TraceTables, Window]:
+def fetch_with_window(con: Tx, trace_ids: list[str], hint: Window = None) -> tuple[TraceTables, Window]:
     """``fetch_tables``, and the range of the fetched traces' ``first_received_at`` (for
     ``write_job``: writing their verdicts looks them up again). ``hint``: that range as the caller
     read it with the ids, which limits looking them up (``traces_in_range``)."""
-    con.register("_eval_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
-    try:
-        where = "WHERE trace_id IN (SELECT trace_id FROM _eval_ids)"
-        traces = _trace_rows(con, where, len(set(trace_ids)), hint)
-        # every step and document of these traces was received between their first and last
-        # span: the window lets the scans skip the rest of the tables (see migration 005)
-        first, last = (
-            traces.column("first_received_at").to_pylist(),
-            traces.column("last_received_at").to_pylist(),
-        )
-        window, params = window_sql(received_window(list(zip(first, last, strict=True))))
-        steps = con.sql(
-            f"SELECT {_STEP_COLS} FROM steps {where}{window}", params=params or None
-        ).to_arrow_table()
-        docs = con.sql(
-            f"SELECT {_DOC_COLS} FROM step_documents {where}{window}",  # in no order: see views_from_tables
-            params=params or None,
-        ).to_arrow_table()
-        traces = traces.drop_columns(["first_received_at", "last_received_at"])
-    finally:
-        con.unregister("_eval_ids")
-    # a document comes back for each stage it is in (candidate, reranker input and output,
-    # context): these columns dictionary-encoded, each distinct text travels
-    # (to a worker) and becomes a Python string once
-    for name in _DOC_DICT_COLS:
-        i = docs.schema.get_field_index(name)
-        docs = docs.set_column(i, name, pc.dictionary_encode(docs.column(i)))
-    written: Window = None
-    if first and all(f is not None for f in first):
-        written = min(first), max(first)
-    return TraceTables(traces, steps, docs), written
-
-
-_DOC_DICT_COLS = ("stage", "doc_id", "chunk_id", "content", "metadata", "source")
+    return verdicts.fetch_traces(con, trace_ids, hint)
 
 
 def _pylist(column: pa.ChunkedArray) -> list[Any]:
@@ -431,9 +354,7 @@ def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, i
     return views, gens
 
 
-def load_views(
-    con: duckdb.DuckDBPyConnection, trace_ids: list[str]
-) -> tuple[list[TraceView], dict[str, int]]:
+def load_views(con: Tx, trace_ids: list[str]) -> tuple[list[TraceView], dict[str, int]]:
     """TraceViews of the given ids (missing ids are skipped) and each trace's current generation."""
     return views_from_tables(fetch_tables(con, trace_ids))
 
@@ -586,120 +507,14 @@ def _evaluate_tables(
     return build_tables(runner, make_inputs(refs, views, source_keys), gens, now)
 
 
-_DONE = "trace_id IN (SELECT trace_id FROM _done)"
+def write_job(out: EvalTables, now: datetime, window: Window = None) -> Callable[[Tx], None]:
+    """The write of one evaluated batch, in one transaction (``collector.store.verdicts.write_verdicts``):
+    earlier verdicts of the pairs that ran move to ``evaluation_history``, the new ones go to
+    ``evaluations``, decisions to ``eval_log``. ``window``: the range of the traces'
+    ``first_received_at`` as fetched (``fetch_with_window``), which limits looking them up."""
 
-
-class _Earlier(NamedTuple):
-    """What the traces of a batch being written already have in ``evaluations``."""
-
-    found: int  # traces of the batch found in ``traces``
-    before: int  # of which evaluated before: they may have verdicts to move to history
-    unknown: int  # of those, without ``verdicts_since``
-    since: datetime | None  # the least ``verdicts_since`` of those evaluated before
-
-    def merge(self, other: _Earlier) -> _Earlier:
-        times = [t for t in (self.since, other.since) if t is not None]
-        return _Earlier(
-            self.found + other.found,
-            self.before + other.before,
-            self.unknown + other.unknown,
-            min(times) if times else None,
-        )
-
-    def bound(self) -> tuple[str, dict[str, Any]]:
-        """The filter on ``evaluated_at`` that finds every earlier verdict of these traces ('' when
-        one of them does not say since when it has verdicts: then every row is read)."""
-        return verdicts_since_sql(None if self.unknown else self.since)
-
-
-def verdicts_since_sql(since: datetime | None) -> tuple[str, dict[str, Any]]:
-    """The filter (appended to a WHERE clause on ``evaluations``) and its parameters that keep to
-    the rows written since ``since`` (a trace's ``verdicts_since``, migration 007; the start of a
-    sampling round): rows are appended in the order they are written, so the scan skips the row
-    groups before it. None: no filter."""
-    if since is None:
-        return "", {}
-    return " AND evaluated_at >= $since", {"since": since}
-
-
-def _earlier_verdicts(con: duckdb.DuckDBPyConnection, n_done: int, window: Window) -> _Earlier:
-    """Whether the traces of the batch being written (``_done``) were evaluated before, and since
-    when they have verdicts (``traces.verdicts_since``, migration 007).
-
-    Every write of verdicts goes through ``write_job``, which raises the trace's
-    ``eval_generation`` in the same transaction as it inserts the rows: a trace whose generation is
-    still 0 has no rows in ``evaluations``. Moving earlier verdicts to history reads
-    ``evaluations`` twice; a batch of traces seen for the first time (the usual case) skips that,
-    and a batch evaluated before reads only the rows written since its traces' earliest verdict.
-    Read inside the write transaction, so a batch written meanwhile is seen. The traces are looked
-    up within ``window`` (``traces_in_range``)."""
-
-    def run(extra: str, params: dict[str, Any]) -> _Earlier:
-        found, before, unknown, since = con.execute(
-            "SELECT count(*), count(*) FILTER (WHERE coalesce(eval_generation, 0) > 0), "
-            "count(*) FILTER (WHERE coalesce(eval_generation, 0) > 0 AND verdicts_since IS NULL), "
-            "min(verdicts_since) FILTER (WHERE coalesce(eval_generation, 0) > 0) "
-            f"FROM traces WHERE {_DONE}{extra}",
-            params or None,
-        ).fetchall()[0]
-        return _Earlier(int(found), int(before), int(unknown), since)
-
-    earlier: _Earlier = traces_in_range(run, lambda r: r.found, _Earlier.merge, n_done, window)
-    return earlier
-
-
-def _mark_evaluated(con: duckdb.DuckDBPyConnection, now: datetime, n_done: int, window: Window) -> None:
-    """Raise the generation of the traces in ``_done`` and record what was evaluated (looked up
-    within ``window``: ``traces_in_range``). ``verdicts_since`` becomes the least of the times the
-    trace was evaluated: ``now`` the first time, and stays unknown when it was (see migration 007)."""
-
-    def run(extra: str, params: dict[str, Any]) -> int:
-        return int(
-            con.execute(
-                "UPDATE traces SET eval_generation = coalesce(eval_generation, 0) + 1, evaluated_at = $now, "
-                "verdicts_since = CASE WHEN coalesce(eval_generation, 0) = 0 THEN $now "
-                "WHEN verdicts_since IS NULL THEN NULL ELSE least(verdicts_since, $now) END, "
-                f"evaluated_spans = assembled_spans WHERE {_DONE}{extra}",
-                {"now": now, **params},
-            ).fetchall()[0][0]
-        )
-
-    traces_in_range(run, lambda n: n, lambda a, b: a + b, n_done, window)
-
-
-def write_job(
-    out: EvalTables, now: datetime, window: Window = None
-) -> Callable[[duckdb.DuckDBPyConnection], None]:
-    """The write of one evaluated batch, in one transaction: earlier verdicts of the pairs that ran
-    move to ``evaluation_history`` (only looked for when a trace of the batch was evaluated before,
-    and only among the rows written since: ``_earlier_verdicts``), the new ones go to
-    ``evaluations``, decisions to ``eval_log``.
-    ``window``: the range of the traces' ``first_received_at`` as fetched (``fetch_with_window``),
-    which limits looking them up in ``traces``."""
-    n_done = out.done.num_rows
-
-    def job(con: duckdb.DuckDBPyConnection) -> None:
-        con.register("_evals", out.evals)
-        con.register("_elog", out.log)
-        con.register("_ran", out.ran)
-        con.register("_done", out.done)
-        try:
-            with transaction(con):
-                earlier = _earlier_verdicts(con, n_done, window)
-                if earlier.before:
-                    bound, params = earlier.bound()
-                    pairs = f"(trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran){bound}"
-                    con.execute(
-                        f"INSERT INTO evaluation_history SELECT * FROM evaluations WHERE {pairs}",
-                        params or None,
-                    )
-                    con.execute(f"DELETE FROM evaluations WHERE {pairs}", params or None)
-                con.execute(f"INSERT INTO evaluations ({', '.join(EVAL_COLUMNS)}) SELECT * FROM _evals")
-                con.execute("INSERT INTO eval_log SELECT * FROM _elog")
-                _mark_evaluated(con, now, n_done, window)
-        finally:
-            for n in ("_evals", "_elog", "_ran", "_done"):
-                con.unregister(n)
+    def job(con: Tx) -> None:
+        verdicts.write_verdicts(con, out.evals, out.log, out.ran, out.done, now, window)
 
     return job
 
@@ -707,7 +522,7 @@ def write_job(
 class StoreRunner:
     def __init__(
         self,
-        cursor: duckdb.DuckDBPyConnection,
+        cursor: Tx,
         write: WriteFn,
         runner: Runner,
         source_keys: tuple[str, ...] = (),

@@ -45,17 +45,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import anyio
-import duckdb
 import pyarrow as pa
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
 from collector.receivers.otlp_http import check_bearer
+from collector.store import verdicts
+from collector.store.base import Tx
 from collector.store.reader import Window, first_received_range
-from collector.store.tx import transaction
 from evaluators import feedback as feedback_mod
+from evaluators import loading
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
-from evaluators.loading import store_gold, store_kb, traces_for_cases
 from evaluators.pool import EvalPool, default_workers
 from evaluators.registry import discover
 from evaluators.runner import LOG_SCHEMA, Runner, StoreRunner, utcnow
@@ -81,15 +81,6 @@ IDLE_TICK_SECONDS = 5.0
 # The sampler reads the flags of a round's traces from the verdicts written since the round began;
 # this much earlier, in case the clock is set back meanwhile.
 WRITTEN_SINCE_MARGIN = timedelta(hours=1)
-
-_PENDING = (
-    "SELECT trace_id, assembled_spans, first_received_at FROM traces WHERE settled_at IS NOT NULL "
-    "AND (evaluated_spans IS NULL OR evaluated_spans <> assembled_spans) ORDER BY settled_at LIMIT $n"
-)
-_BACKLOG = (
-    "SELECT count(*), min(settled_at) FROM traces WHERE settled_at IS NOT NULL "
-    "AND (evaluated_spans IS NULL OR evaluated_spans <> assembled_spans)"
-)
 
 _METRICS = {
     "ragfault_evaluation_lag_seconds": (
@@ -169,25 +160,9 @@ class LogBuffer:
         return pa.table([pa.array(self.cols[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA)
 
 
-def _write_log(con: duckdb.DuckDBPyConnection, buf: LogBuffer, done: dict[str, int] | None = None) -> None:
+def _write_log(con: Tx, buf: LogBuffer, done: dict[str, int] | None = None) -> None:
     """eval_log rows and (optionally) the span counts the cheap tier saw, in one transaction."""
-    con.register("_slog", buf.table())
-    try:
-        with transaction(con):
-            con.execute("INSERT INTO eval_log SELECT * FROM _slog")
-            if done:
-                con.register(
-                    "_sdone",
-                    pa.table({"trace_id": list(done), "n": pa.array(list(done.values()), pa.int64())}),
-                )
-                # the count loaded, not the current one: a span that settled meanwhile re-queues the trace
-                con.execute(
-                    "UPDATE traces SET evaluated_spans = d.n FROM _sdone d WHERE traces.trace_id = d.trace_id"
-                )
-    finally:
-        con.unregister("_slog")
-        if done:
-            con.unregister("_sdone")
+    verdicts.write_log(con, buf.table(), done)
 
 
 class EvaluationService:
@@ -245,14 +220,7 @@ class EvaluationService:
         if not trace_ids:
             return
         ids = list(dict.fromkeys(trace_ids))
-        self.runtime.writer.call(
-            lambda con: con.execute(
-                "UPDATE traces SET evaluated_spans = NULL WHERE trace_id IN (SELECT unnest($t)) "
-                "AND settled_at IS NOT NULL",
-                {"t": ids},
-            ),
-            timeout=120,
-        )
+        self.runtime.writer.call(lambda con: verdicts.requeue(con, ids), timeout=120)
         self._wake.set()
 
     def idle(self) -> bool:
@@ -297,9 +265,8 @@ class EvaluationService:
             self.observe()
             self._retire_idle_pool()
 
-    def backlog(self, con: duckdb.DuckDBPyConnection | None = None) -> tuple[int, datetime | None]:
-        row = (con or self.cursor).execute(_BACKLOG).fetchall()[0]
-        return (int(row[0]), row[1]) if row else (0, None)
+    def backlog(self, con: Tx | None = None) -> tuple[int, datetime | None]:
+        return verdicts.backlog(con or self.cursor)
 
     def observe(self) -> None:
         """Refresh the self-observation gauges."""
@@ -311,12 +278,7 @@ class EvaluationService:
         m.set("ragfault_judge_queue_traces", self._judge_q.qsize())
         if time.monotonic() - self._stats_at > 5:
             self._stats_at = time.monotonic()
-            try:
-                row = self.cursor.execute(
-                    "SELECT count(*), coalesce(sum(cost_usd), 0) FROM judge_calls"
-                ).fetchall()[0]
-            except duckdb.Error:
-                row = None  # no judge tables in this database
+            row = verdicts.judge_spend(self.cursor)  # None: no judge tables in this database
             if row:
                 m.set("ragfault_judge_calls_total", float(row[0]))
                 m.set("ragfault_judge_spend_usd_total", float(row[1]))
@@ -324,7 +286,7 @@ class EvaluationService:
     def _pending(self, n: int) -> list[tuple[str, int, datetime | None]]:
         """The oldest ``n`` waiting traces, with the span count each was assembled with and the
         time its first span was received."""
-        return [(r[0], int(r[1] or 0), r[2]) for r in self.cursor.execute(_PENDING, {"n": n}).fetchall()]
+        return verdicts.pending(self.cursor, n)
 
     def run_once(self) -> int:
         """Evaluate a round of the oldest waiting traces; returns how many.
@@ -567,7 +529,7 @@ def router(runtime: Any) -> APIRouter:
             return 0
         con = runtime.store.cursor()
         try:
-            ids = traces_for_cases(con, case_ids)
+            ids = loading.traces_for_cases(con, case_ids)
         finally:
             con.close()
         if ids:
@@ -577,15 +539,21 @@ def router(runtime: Any) -> APIRouter:
     @r.post("/gold", summary="Load gold cases (JSONL body); re-evaluates traces of reloaded cases")
     async def load_gold(request: Request, dataset: str | None = None) -> dict[str, Any]:
         body = await request.body()
-        ids = await anyio.to_thread.run_sync(lambda: store_gold(write, body, dataset or "api"))
+        ids = await anyio.to_thread.run_sync(lambda: loading.store_gold(write, body, dataset or "api"))
         queued = await anyio.to_thread.run_sync(reevaluate, ids)
         return {"loaded": len(ids), "reevaluating": queued}
 
-    @r.post("/kb", summary="Load knowledge-base documents (JSONL body)")
+    @r.post(
+        "/kb",
+        summary="Load knowledge-base documents (JSONL body); re-evaluates traces whose textless documents take their text",
+    )
     async def load_kb(request: Request) -> dict[str, Any]:
         body = await request.body()
-        ids = await anyio.to_thread.run_sync(lambda: store_kb(write, body))
-        return {"loaded": len(ids)}
+        ids, refilled = await anyio.to_thread.run_sync(lambda: loading.load_kb(write, body))
+        svc = getattr(runtime, "evaluation", None)
+        if refilled and svc is not None:
+            svc.wake()  # the load marked them waiting
+        return {"loaded": len(ids), "reevaluating": len(refilled)}
 
     @r.post("/evaluate", summary="Re-run the cheap-tier evaluators over stored traces")
     async def evaluate(body: EvaluateRequest) -> dict[str, Any]:
@@ -607,17 +575,11 @@ def router(runtime: Any) -> APIRouter:
 
 
 def select_traces_received(
-    con: Any, run_id: str | None, since: datetime | None, until: datetime | None, limit: int
+    con: Tx, run_id: str | None, since: datetime | None, until: datetime | None, limit: int
 ) -> dict[str, datetime | None]:
     """The settled traces matching the filters, oldest first, each with its ``first_received_at``
     (for ``StoreRunner.evaluate_many``'s ``received``)."""
-    rows = con.execute(
-        "SELECT trace_id, first_received_at FROM traces WHERE settled_at IS NOT NULL "
-        "AND ($run_id IS NULL OR run_id = $run_id) AND ($since IS NULL OR start_time >= $since) "
-        "AND ($until IS NULL OR start_time < $until) ORDER BY first_received_at, trace_id LIMIT $limit",
-        {"run_id": run_id, "since": since, "until": until, "limit": limit},
-    ).fetchall()
-    return dict(rows)
+    return verdicts.settled_received(con, run_id, since, until, limit)
 
 
 def register(routers: list[Any], extensions: list[Callable[[Any], Any]]) -> None:
