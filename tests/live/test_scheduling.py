@@ -89,6 +89,41 @@ def test_judge_sheds_load_when_it_cannot_keep_up(live, tmp_path) -> None:
     assert judge.requests == decisions.count("evaluated")  # one call per judged trace
 
 
+def test_the_judge_tier_sheds_traces_that_waited_longer_than_judge_max_wait_seconds(live) -> None:
+    """While the judge answers the first trace, the clock moves past ``judge_max_wait_seconds``:
+    the traces still queued are shed (``over_budget``, ``backlog: waited ...``), not judged."""
+    import time
+
+    from bench.judge_server import JudgeServer
+
+    clock = ManualClock()
+    with JudgeServer(latency=3.0) as judge:  # holds the first call while the clock is moved
+        srv = live(
+            "[sampling]\nproduction_rate = 1.0\njudge_batch_size = 1\njudge_max_wait_seconds = 300\n"
+            'judge_factory = "bench.minimal_judge:build_judge_runner"\n'
+            f'[bench_judge]\nbase_url = "{judge.url}"\n',
+            clock=clock,
+            settle_seconds=600,
+        )
+        tr = srv.tracer()
+        ids = [rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS) for i in range(3)]
+        srv.settle()
+        srv.runtime.evaluation.wake()
+        tier = srv.runtime.evaluation.judge_tier
+        deadline = time.monotonic() + 60  # a deadline, not a timing assertion
+        while not (tier.busy and tier.queue.qsize() == 2):
+            assert time.monotonic() < deadline, "the judge never took the first trace with two queued"
+            time.sleep(0.01)
+        clock.advance(301)
+        srv.drain(timeout=60)
+    decisions = {t: srv.status(t) for t in ids}
+    judged = [t for t, (d, _) in decisions.items() if d == "evaluated"]
+    shed = [r for d, r in decisions.values() if d == "over_budget"]
+    assert len(judged) == 1 and len(shed) == 2
+    assert all(r.startswith("backlog: waited 301 s > 300 s") for r in shed), shed
+    assert judge.requests == 1
+
+
 def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live) -> None:
     """More than one batch waiting: the server hands the batches to its worker pool. Evaluating the
     same traces again in the server process (the API) gives the same verdicts. Idle workers stop
