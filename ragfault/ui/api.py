@@ -3,7 +3,7 @@ the case table and the trace list paged, sorted and filtered on the server with 
 against run, the review queue for human labels, the bundled queries for the SQL console, and a
 button's worth of demo data loaded into this server.
 
-Every section is SQL: the bundled queries (``queries/``) and the UI's own files in ``ui/sql/`` with
+Every section is SQL: the bundled queries (``queries/``) and the UI's own files in ``collector/store/sql/ui/`` with
 the same headers. Sort columns are chosen from fixed lists, never spliced from the request.
 """
 
@@ -22,9 +22,10 @@ from fastapi import Query as Q
 from collector.receivers.otlp_http import check_bearer
 from collector.store import ui as store_ui
 from collector.store.reader import jsonable, run_select
+from collector.store.sqlfiles import statement
 from collector.store.ui import CASE_SORTS as CASE_SORTS
 from collector.store.ui import TRACE_SORTS as TRACE_SORTS
-from queries import Query, all_queries, load_query, parse
+from queries import Query, all_queries, load_query
 
 ROOT_CAUSES = (
     "permission_violation", "no_retrieval", "evidence_not_in_kb", "stale_context", "candidate_miss",
@@ -59,8 +60,8 @@ class AttributionSnapshot:
 
 
 def ui_query(name: str) -> Query:
-    text = resources.files("ragfault.ui").joinpath("sql", name + ".sql").read_text(encoding="utf-8")
-    return parse(text, name)
+    """One of the UI's own statements (``collector/store/sql/ui/<name>.sql``)."""
+    return statement("ui", name)
 
 
 def _rows(result: Any) -> list[dict[str, Any]]:
