@@ -34,20 +34,19 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import anyio
-import duckdb
 import orjson
 import pyarrow as pa
 from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from collector.batch import FEEDBACK_EVENT, FEEDBACK_KEYS
 from collector.jsonvalue import loads as loads_json
 from collector.receivers.otlp_http import check_bearer
-from collector.store.reader import Window, received_window, traces_in_range, window_sql
-from collector.store.tx import transaction
+from collector.store import feedback as store_fb
+from collector.store.base import Tx
+from collector.store.reader import Window
 from evaluators.sampling import SamplingSettings, is_negative
 
-WriteFn = Callable[[Callable[[duckdb.DuckDBPyConnection], Any]], Any]
+WriteFn = Callable[[Callable[[Tx], Any]], Any]
 
 FEEDBACK_SCHEMA = pa.schema(
     [
@@ -151,33 +150,13 @@ class Stored:
     requeued: list[str]
 
 
-def store_feedback(
-    con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], requeue: bool = True
-) -> Stored:
+def store_feedback(con: Tx, rows: list[dict[str, Any]], requeue: bool = True) -> Stored:
     """Insert feedback (writer thread). Annotation rows have stable ids, so reading a span twice adds
     nothing. New negative feedback on a trace already evaluated marks it for evaluation again."""
     if not rows:
         return Stored(0, [])
-    con.register("_fb", to_table(rows))
-    try:
-        with transaction(con):
-            new = con.execute(
-                "INSERT OR IGNORE INTO feedback SELECT * FROM _fb RETURNING trace_id, negative"
-            ).fetchall()
-            requeued: list[str] = []
-            targets = sorted({t for t, neg in new if neg})
-            if requeue and targets:
-                requeued = [
-                    r[0]
-                    for r in con.execute(
-                        "UPDATE traces SET evaluated_spans = NULL WHERE trace_id IN (SELECT unnest($t)) "
-                        "AND settled_at IS NOT NULL AND evaluated_spans IS NOT NULL RETURNING trace_id",
-                        {"t": targets},
-                    ).fetchall()
-                ]
-    finally:
-        con.unregister("_fb")
-    return Stored(len(new), requeued)
+    inserted, requeued = store_fb.insert(con, to_table(rows), requeue)
+    return Stored(inserted, requeued)
 
 
 # --- annotations read from spans ----------------------------------------------------------------
@@ -309,15 +288,8 @@ def annotations_of_span(
     return out
 
 
-# Spans stored before they were marked: the same markers searched anywhere in their JSON
-_UNMARKED_FILTER = " OR ".join(
-    [f"CAST(attributes AS VARCHAR) LIKE '%{k}%'" for k in FEEDBACK_KEYS]
-    + [f"CAST(events AS VARCHAR) LIKE '%{FEEDBACK_EVENT}%'"]
-)
-
-
 def read_annotations(
-    con: duckdb.DuckDBPyConnection, trace_ids: list[str], policy: SamplingSettings, hint: Window = None
+    con: Tx, trace_ids: list[str], policy: SamplingSettings, hint: Window = None
 ) -> list[dict[str, Any]]:
     """Feedback rows from the spans of these traces: the spans marked at ingest (``spans.feedback``),
     and those stored before spans were marked that a LIKE filter finds; then parsed. ``hint``: the
@@ -325,29 +297,9 @@ def read_annotations(
     if not trace_ids:
         return []
     now = utcnow()
-    con.register("_fb_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
-    try:
-        # every span of these traces was received between their first and last span: the window
-        # lets the scan skip the rest of the table, which otherwise grows with every trace stored
-        def run(extra: str, params: dict[str, Any]) -> list[Any]:
-            return con.execute(
-                "SELECT first_received_at, last_received_at FROM traces "
-                f"WHERE trace_id IN (SELECT trace_id FROM _fb_ids){extra}",
-                params or None,
-            ).fetchall()
-
-        times = traces_in_range(run, len, lambda a, b: a + b, len(set(trace_ids)), hint)
-        window, params = window_sql(received_window(times))
-        # spans are marked where they are decoded (collector.batch.carries_feedback); those stored
-        # before that (NULL) are searched as they always were
-        rows = con.execute(
-            "SELECT trace_id, span_id, parent_span_id, attributes, events, links FROM spans "
-            f"WHERE trace_id IN (SELECT trace_id FROM _fb_ids){window} AND (feedback OR (feedback IS NULL AND "
-            f"({_UNMARKED_FILTER})))",
-            params or None,
-        ).fetchall()
-    finally:
-        con.unregister("_fb_ids")
+    # spans are marked where they are decoded (collector.batch.carries_feedback); those stored
+    # before that (NULL) are searched as they always were
+    rows = store_fb.annotated_spans(con, trace_ids, hint)
     out: list[dict[str, Any]] = []
     for tid, sid, parent, attrs, events, links in rows:
         a = _loads(attrs)
@@ -365,7 +317,7 @@ def router(runtime: Any) -> APIRouter:
 
     r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
 
-    def write(fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+    def write(fn: Callable[[Tx], Any]) -> Any:
         return runtime.writer.call(fn, timeout=120)
 
     @r.post("/feedback", summary="Record user feedback on a trace or span (thumbs, score, comment)")
@@ -381,12 +333,10 @@ def router(runtime: Any) -> APIRouter:
             stored = write(lambda con: store_feedback(con, [row]))
             con = runtime.store.cursor()
             try:
-                known = con.execute(
-                    "SELECT count(*) FROM traces WHERE trace_id = $t", {"t": body.trace_id}
-                ).fetchall()[0]
+                known = store_fb.trace_known(con, body.trace_id)
             finally:
                 con.close()
-            return stored, bool(known and known[0])
+            return stored, known
 
         stored, known = await anyio.to_thread.run_sync(work)
         runtime.metrics.inc("ragfault_feedback_total", stored.inserted, source="api")
@@ -399,17 +349,10 @@ def router(runtime: Any) -> APIRouter:
 
     @r.get("/feedback", summary="Feedback on one trace")
     async def get_feedback(trace_id: str) -> dict[str, Any]:
-        from collector.store.reader import run_select
-
         def load() -> dict[str, Any]:
             con = runtime.store.cursor()
             try:
-                return run_select(
-                    con,
-                    "SELECT * FROM feedback WHERE trace_id = $t ORDER BY created_at",
-                    {"t": trace_id.lower()},
-                    row_cap=10_000,
-                ).as_dict()
+                return store_fb.of_trace(con, trace_id.lower()).as_dict()
             finally:
                 con.close()
 

@@ -26,15 +26,14 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-import duckdb
 import orjson
-import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from collector.config import explain, load_toml
 from collector.errors import ConfigError
-from collector.store.reader import Window, received_window, traces_in_range, window_sql
-from evaluators.runner import verdicts_since_sql
+from collector.store import sampling as store_sampling
+from collector.store.base import Tx
+from collector.store.reader import Window
 
 TRIGGERS = ("negative_feedback", "error_status", "empty_retrieval", "stale_document", "forbidden_document")
 
@@ -237,7 +236,7 @@ def _loads(raw: Any) -> dict[str, Any]:
 
 
 def load_facts(
-    con: duckdb.DuckDBPyConnection,
+    con: Tx,
     trace_ids: list[str],
     settings: SamplingSettings,
     hint: Window = None,
@@ -250,66 +249,25 @@ def load_facts(
     scan skips the rest of it, which holds dozens of rows for every trace ever evaluated)."""
     if not trace_ids:
         return []
-    con.register("_s_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
-    try:
-
-        def run(extra: str, params: dict[str, Any]) -> list[Any]:
-            return con.execute(
-                "SELECT trace_id, service_name, run_id, root_name, coalesce(error_count, 0), root_span_id, "
-                "coalesce(eval_generation, 0), first_received_at, last_received_at FROM traces "
-                f"WHERE trace_id IN (SELECT trace_id FROM _s_ids){extra}",
-                params or None,
-            ).fetchall()
-
-        rows = traces_in_range(run, len, lambda a, b: a + b, len(set(trace_ids)), hint)
-        # the steps and documents of these traces were received in their window: the scans skip
-        # the rest of the tables (migration 005)
-        window = received_window([(r[7], r[8]) for r in rows])
-        s_win, params = window_sql(window, "s.received_at")
-        d_win, _ = window_sql(window, "d.received_at")
-        empty = {
-            r[0]
-            for r in con.execute(
-                "SELECT s.trace_id FROM steps s WHERE s.trace_id IN (SELECT trace_id FROM _s_ids) "
-                f"AND s.step_type = 'retrieval'{s_win} GROUP BY s.trace_id "
-                "HAVING NOT EXISTS (SELECT 1 FROM step_documents d WHERE d.trace_id = s.trace_id "
-                f"AND d.stage IN ('candidate', 'rerank_input'){d_win})",
-                params,
-            ).fetchall()
-        }
-        flagged: dict[str, set[str]] = {}
-        metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
-        if metrics:
-            since, since_params = verdicts_since_sql(written_since)
-            for tid, metric in con.execute(
-                "SELECT DISTINCT trace_id, metric FROM evaluations WHERE trace_id IN (SELECT trace_id FROM _s_ids) "
-                f"AND metric IN (SELECT unnest($m)) AND status = 'ok' AND numerator > 0{since}",
-                {"m": metrics, **since_params},
-            ).fetchall():
-                flagged.setdefault(tid, set()).add(metric)
-        negative = {
-            r[0]
-            for r in con.execute(
-                "SELECT DISTINCT trace_id FROM feedback WHERE trace_id IN (SELECT trace_id FROM _s_ids) "
-                "AND negative AND coalesce(annotator_kind, 'HUMAN') IN (SELECT unnest($k))",
-                {"k": list(settings.feedback_annotator_kinds)},
-            ).fetchall()
-        }
-        attrs: dict[str, dict[str, Any]] = {}
-        if settings.needs_attributes():
-            for tid, a, ra in con.execute(
-                "SELECT t.trace_id, s.attributes, s.resource_attributes FROM traces t JOIN spans s "
-                "ON s.trace_id = t.trace_id AND s.span_id = t.root_span_id "
-                "WHERE t.trace_id IN (SELECT trace_id FROM _s_ids)"
-            ).fetchall():
-                merged = _loads(ra)
-                merged.update(_loads(a))
-                attrs[tid] = merged
-    finally:
-        con.unregister("_s_ids")
+    metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
+    found = store_sampling.fact_rows(
+        con,
+        trace_ids,
+        metrics,
+        list(settings.feedback_annotator_kinds),
+        settings.needs_attributes(),
+        hint,
+        written_since,
+    )
+    attrs: dict[str, dict[str, Any]] = {}
+    for tid, (a, ra) in found.attributes.items():
+        merged = _loads(ra)
+        merged.update(_loads(a))
+        attrs[tid] = merged
+    rows, empty, flagged, negative = found.traces, found.empty_retrieval, found.flagged, found.negative
     stale_m, forbidden_m = set(settings.stale_metrics), set(settings.forbidden_metrics)
     out = []
-    for tid, service, run_id, route, errors, _root, gen, _first, _last in rows:
+    for tid, service, run_id, route, errors, _root, gen in rows:
         f = flagged.get(tid, set())
         out.append(
             TraceFacts(

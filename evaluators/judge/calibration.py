@@ -21,11 +21,12 @@ from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
-import duckdb
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collector.errors import PermanentError
+from collector.store import judging
+from collector.store.base import Tx
 from collector.textnorm import normalize
 from evaluators.runner import WriteFn
 
@@ -96,11 +97,7 @@ def store_labels(write: WriteFn, labels: list[HumanLabel]) -> int:
         for lb in labels
     ]
     if rows:
-        write(
-            lambda con: con.executemany(
-                "INSERT INTO human_labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-            )
-        )
+        write(lambda con: judging.insert_labels(con, rows))
     return len(rows)
 
 
@@ -124,18 +121,7 @@ def agreement(pairs: list[tuple[str, str]]) -> dict[str, Any]:
     return {"n": n, "accuracy": p_o, "kappa": kappa, "confusion": dict(confusion), "labels": labels}
 
 
-_LATEST = """
-SELECT trace_id, metric, coalesce(claim_norm, '') AS item, label, model, prompt_version, source
-FROM judge_verdicts
-QUALIFY row_number() OVER (PARTITION BY trace_id, metric, coalesce(claim_norm, ''), model, prompt_version
-                           ORDER BY scored_at DESC, source) = 1
-"""
-
-
-def _versions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    rows = con.execute(
-        "SELECT model, prompt_version, first_seen, anchors_scored_at, trusted FROM judge_versions ORDER BY first_seen"
-    ).fetchall()
+def _versions(con: Tx) -> list[dict[str, Any]]:
     return [
         {
             "model": r[0],
@@ -144,23 +130,19 @@ def _versions(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             "anchors_scored_at": r[3],
             "trusted": r[4],
         }
-        for r in rows
+        for r in judging.versions(con)
     ]
 
 
 def calibration_report(
-    con: duckdb.DuckDBPyConnection, model: str | None = None, prompt_version: str | None = None
+    con: Tx, model: str | None = None, prompt_version: str | None = None
 ) -> dict[str, Any]:
-    humans = con.execute(
-        "SELECT trace_id, metric, coalesce(claim_norm, ''), label, anchor FROM human_labels"
-    ).fetchall()
+    humans = judging.human_labels(con)
     judged: dict[tuple[str, str], dict[tuple[str, str, str], str]] = defaultdict(dict)
     anchor_judged: dict[tuple[str, str], dict[tuple[str, str, str], str]] = defaultdict(dict)
-    for tid, metric, item, label, m, p, _source in con.execute(_LATEST).fetchall():
+    for tid, metric, item, label, m, p, _source in judging.latest_verdicts(con):
         judged[(m, p)][(tid, metric, item)] = label
-    for tid, metric, item, label, m, p, _ in con.execute(
-        _LATEST.replace("FROM judge_verdicts", "FROM judge_verdicts WHERE source = 'anchor'")
-    ).fetchall():
+    for tid, metric, item, label, m, p, _ in judging.latest_verdicts(con, anchor_only=True):
         anchor_judged[(m, p)][(tid, metric, item)] = label
     versions = []
     for ver in sorted(judged.keys() | anchor_judged.keys()):
@@ -188,7 +170,7 @@ def calibration_report(
 
 
 def drift(
-    con: duckdb.DuckDBPyConnection,
+    con: Tx,
     humans: list[tuple[Any, ...]],
     anchor_judged: dict[tuple[str, str], dict[tuple[str, str, str], str]],
     model: str | None,
@@ -256,14 +238,4 @@ def accept(write: WriteFn, model: str, prompt_version: str, report: dict[str, An
     now = datetime.now(UTC).replace(tzinfo=None)
     payload = orjson.dumps(report, default=str).decode() if report is not None else None
 
-    def job(con: duckdb.DuckDBPyConnection) -> None:
-        con.execute(
-            "INSERT INTO judge_versions (model, prompt_version, first_seen) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-            [model, prompt_version, now],
-        )
-        con.execute(
-            "UPDATE judge_versions SET trusted = true, trusted_at = ?, drift = ? WHERE model = ? AND prompt_version = ?",
-            [now, payload, model, prompt_version],
-        )
-
-    write(job)
+    write(lambda con: judging.trust(con, model, prompt_version, payload, now))

@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import duckdb
 from pydantic import BaseModel, ConfigDict, Field
 
+from collector.store import judging
+from collector.store.base import Tx
 from evaluators.judge.client import JudgeClient, JudgeSkipped
 from evaluators.judge.settings import JudgeSettings
 
@@ -132,7 +133,7 @@ def load_prompt(task: str, version: str) -> tuple[str, str]:
 class JudgeCache:
     """Answers by key: in memory, then in DuckDB (``judge_cache``); new answers wait in ``pending``."""
 
-    def __init__(self, cursor: duckdb.DuckDBPyConnection | None = None) -> None:
+    def __init__(self, cursor: Tx | None = None) -> None:
         self.cursor = cursor
         self.mem: dict[str, dict[str, Any]] = {}
         self.pending: list[tuple[Any, ...]] = []
@@ -146,10 +147,9 @@ class JudgeCache:
                 self.hits += 1
                 return self.mem[key]
             if self.cursor is not None:
-                # fetchall, not fetchone: duckdb 2 keeps a fetchone() result open on the connection
-                rows = self.cursor.execute("SELECT response FROM judge_cache WHERE key = ?", [key]).fetchall()
-                if rows:
-                    value: dict[str, Any] = json.loads(rows[0][0])
+                found = judging.cached_response(self.cursor, key)
+                if found is not None:
+                    value: dict[str, Any] = json.loads(found)
                     self.mem[key] = value
                     self.hits += 1
                     return value

@@ -19,11 +19,11 @@ from dataclasses import astuple
 from datetime import datetime, timedelta
 from typing import Any
 
-import duckdb
 import httpx
 
+from collector.store import judging
+from collector.store.base import Tx
 from collector.store.reader import Window
-from collector.store.tx import transaction
 from collector.textnorm import normalize
 from evaluators.base import EvalInput, EvaluatorSpec, Metric
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
@@ -144,7 +144,7 @@ class JudgeRunner:
 
     def __init__(
         self,
-        cursor: duckdb.DuckDBPyConnection,
+        cursor: Tx,
         write: WriteFn,
         settings: JudgeSettings,
         evaluation: EvaluationSettings | None = None,
@@ -163,12 +163,8 @@ class JudgeRunner:
         specs = specs if specs is not None else discover()
         configs = evaluator_configs(evaluation or EvaluationSettings(), specs)
         self.budget = Budget(settings.tokens_per_hour, settings.budget_usd_per_hour)
-        for at, tokens, cost in cursor.execute(
-            "SELECT epoch(called_at), coalesce(input_tokens, 0) + coalesce(output_tokens, 0), coalesce(cost_usd, 0) "
-            "FROM judge_calls WHERE called_at > $since ORDER BY called_at",
-            {"since": utcnow() - timedelta(hours=1)},
-        ).fetchall():
-            self.budget.add(int(tokens), float(cost), at=float(at))
+        for at, tokens, cost in judging.recent_spend(cursor, utcnow() - timedelta(hours=1)):
+            self.budget.add(tokens, cost, at=at)
         self.client = JudgeClient(
             settings, record=self._record, budget=self.budget, sleep=sleep, transport=transport
         )
@@ -216,18 +212,9 @@ class JudgeRunner:
         to ``judge_verdicts`` (source ``anchor``), not to ``evaluations``. Returns traces scored."""
         v = self.judge.version
         if only_if_new:
-            done = self.cursor.execute(
-                "SELECT count(*) FROM judge_verdicts WHERE source = 'anchor' AND model = $m AND prompt_version = $p",
-                {"m": v["model"], "p": v["prompt_version"]},
-            ).fetchall()[0][0]
-            if done:
+            if judging.anchors_scored(self.cursor, v["model"], v["prompt_version"]):
                 return 0
-        ids = [
-            r[0]
-            for r in self.cursor.execute(
-                "SELECT DISTINCT trace_id FROM human_labels WHERE anchor ORDER BY trace_id"
-            ).fetchall()
-        ]
+        ids = judging.anchor_traces(self.cursor)
         if not ids:
             return 0
         inputs = self.store_runner.plain_inputs(ids)
@@ -251,41 +238,18 @@ class JudgeRunner:
         )
         v = self.judge.version
 
-        def job(con: duckdb.DuckDBPyConnection) -> None:
-            with transaction(con):
-                if cache_rows:
-                    con.executemany(
-                        "INSERT OR IGNORE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)", cache_rows
-                    )
-                if calls:
-                    con.executemany(
-                        "INSERT INTO judge_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [astuple(c) for c in calls],
-                    )
-                if verdicts:
-                    if source == "anchor":
-                        con.execute(
-                            "DELETE FROM judge_verdicts WHERE source = 'anchor' AND model = ? AND prompt_version = ?",
-                            [v["model"], v["prompt_version"]],
-                        )
-                    con.executemany(
-                        "INSERT INTO judge_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", verdicts
-                    )
-                con.execute(
-                    "INSERT INTO judge_versions (model, prompt_version, first_seen) VALUES (?, ?, ?) "
-                    "ON CONFLICT DO NOTHING",
-                    [v["model"], v["prompt_version"], now],
-                )
-                if source == "anchor":
-                    con.execute(
-                        "UPDATE judge_versions SET anchors_scored_at = ? WHERE model = ? AND prompt_version = ?",
-                        [now, v["model"], v["prompt_version"]],
-                    )
-                if over:
-                    con.executemany(
-                        "INSERT INTO eval_log VALUES (?, 'judge', NULL, 'over_budget', 'budget', NULL, ?)",
-                        [(t, now) for t in over],
-                    )
+        def job(con: Tx) -> None:
+            judging.write_run(
+                con,
+                cache_rows=cache_rows,
+                calls=[astuple(c) for c in calls],
+                verdicts=verdicts,
+                model=v["model"],
+                prompt_version=v["prompt_version"],
+                anchors=source == "anchor",
+                over_budget=over,
+                now=now,
+            )
 
         self.write(job)
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from collector.receivers.otlp_http import check_bearer
+from collector.store import experiments as store_experiments
 from collector.store.reader import run_select
 from ragfault import compare
 from ragfault.experiments.config import load_experiment_settings
@@ -59,10 +60,7 @@ def router(runtime: Any) -> APIRouter:
     @r.put("/runs/{run_id}", summary="Mark a run: repeat of a configuration, or closed-book twin of a run")
     async def mark_run(run_id: str, body: RunMark) -> dict[str, Any]:
         def job(con: Any) -> None:
-            con.execute(
-                "INSERT OR REPLACE INTO marked_runs VALUES (?, ?, ?, current_timestamp::TIMESTAMP)",
-                [run_id, body.run_group, body.baseline_of],
-            )
+            store_experiments.mark_run(con, run_id, body.run_group, body.baseline_of)
 
         await anyio.to_thread.run_sync(lambda: runtime.writer.call(job, timeout=60))
         return {"run_id": run_id, "run_group": body.run_group, "baseline_of": body.baseline_of}

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from collector.receivers.otlp_http import check_bearer
-from collector.store.reader import jsonable, run_select
+from collector.store.reader import jsonable
 from collector.web import html_page
 
 _TEXT_CAP = 6000
@@ -51,9 +51,10 @@ class _SharedReferences:
 
 def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = None) -> dict[str, Any] | None:
     """Everything the trace page shows, computed with the evaluators' own matching rules."""
+    from collector.store import ui as store_ui
     from evaluators.builtin.freshness import staleness
     from evaluators.builtin.permission import acl_of
-    from evaluators.runner import load_views, verdicts_since_sql
+    from evaluators.runner import load_views
 
     con = runtime.store.cursor()
     try:
@@ -61,23 +62,8 @@ def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = N
         if not views:
             return None
         refs = (shared or _SharedReferences()).current(con)
-        # its verdicts were all written since verdicts_since (when known): the scan skips older rows
-        since = con.execute(
-            "SELECT verdicts_since FROM traces WHERE trace_id = $t", {"t": trace_id}
-        ).fetchall()
-        bound, params = verdicts_since_sql(since[0][0] if since else None)
-        verdicts = run_select(
-            con,
-            "SELECT span_id, evaluator, metric, value, numerator, denominator, status, passed, label, reason, "
-            f"details, tier, generation FROM evaluations WHERE trace_id = $t{bound} ORDER BY evaluator, metric, span_id",
-            {"t": trace_id, **params},
-            row_cap=5000,
-        )
-        attribution = run_select(
-            con,
-            "SELECT root_cause, failing_layers, evidence FROM attribution WHERE trace_id = $t",
-            {"t": trace_id},
-        )
+        verdicts = store_ui.trace_verdicts(con, trace_id)
+        attribution = store_ui.read(con, "trace_attribution", {"t": trace_id})
     finally:
         con.close()
     from evaluators.base import EvalInput

@@ -3,7 +3,7 @@ the case table and the trace list paged, sorted and filtered on the server with 
 against run, the review queue for human labels, the bundled queries for the SQL console, and a
 button's worth of demo data loaded into this server.
 
-Every section is SQL: the bundled queries (``queries/``) and the UI's own files in ``ui/sql/`` with
+Every section is SQL: the bundled queries (``queries/``) and the UI's own files in ``collector/store/sql/ui/`` with
 the same headers. Sort columns are chosen from fixed lists, never spliced from the request.
 """
 
@@ -20,8 +20,12 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi import Query as Q
 
 from collector.receivers.otlp_http import check_bearer
+from collector.store import ui as store_ui
 from collector.store.reader import jsonable, run_select
-from queries import Query, all_queries, load_query, parse
+from collector.store.sqlfiles import statement
+from collector.store.ui import CASE_SORTS as CASE_SORTS
+from collector.store.ui import TRACE_SORTS as TRACE_SORTS
+from queries import Query, all_queries, load_query
 
 ROOT_CAUSES = (
     "permission_violation", "no_retrieval", "evidence_not_in_kb", "stale_context", "candidate_miss",
@@ -29,25 +33,6 @@ ROOT_CAUSES = (
     "incomplete_answer", "invalid_citation", "ok",
 )  # fmt: skip
 MAX_PAGE = 200
-
-# sort keys the tables accept -> the SQL they order by
-CASE_SORTS = {
-    "root_cause": "array_position($causes, root_cause)",
-    "case_id": "case_id",
-    "category": "category",
-    "run_id": "run_id",
-    "start_time": "start_time",
-    "context_recall": "context_recall",
-    "answer_support": "answer_support",
-}
-TRACE_SORTS = {"start_time": "t.start_time", "latency_ms": "latency_ms", "service_name": "t.service_name"}
-
-
-_VERSION = """
-SELECT (SELECT count(*) FROM evaluations), (SELECT max(evaluated_at) FROM evaluations),
-    (SELECT count(*) FROM gold_cases), (SELECT max(loaded_at) FROM gold_cases),
-    (SELECT count(*) FROM traces), (SELECT max(settled_at) FROM traces)
-"""
 
 
 class AttributionSnapshot:
@@ -64,21 +49,19 @@ class AttributionSnapshot:
         self.builds = 0
 
     def use(self, con: Any) -> None:
-        key = tuple(con.execute(_VERSION).fetchall()[0])
+        key = store_ui.version(con)
         with self.lock:
             if key != self.key or self.table is None:
-                self.table = con.sql(
-                    "SELECT * EXCLUDE (evidence, answer_text) FROM attribution"
-                ).to_arrow_table()
+                self.table = store_ui.attribution_snapshot(con)
                 self.key = key
                 self.builds += 1
             table = self.table
-        con.register("attribution", table)
+        store_ui.use_attribution(con, table)
 
 
 def ui_query(name: str) -> Query:
-    text = resources.files("ragfault.ui").joinpath("sql", name + ".sql").read_text(encoding="utf-8")
-    return parse(text, name)
+    """One of the UI's own statements (``collector/store/sql/ui/<name>.sql``)."""
+    return statement("ui", name)
 
 
 def _rows(result: Any) -> list[dict[str, Any]]:
@@ -97,7 +80,7 @@ def _filters(run_id: str | None, dataset: str | None, since: str | None, until: 
 def _order(sorts: dict[str, str], sort: str, desc: bool, tiebreak: str) -> str:
     if sort not in sorts:
         raise HTTPException(400, f"cannot sort by {sort!r}; choose one of {sorts and sorted(sorts)}")
-    return f"{sorts[sort]} {'DESC' if desc else 'ASC'} NULLS LAST, {tiebreak}"
+    return store_ui.order_by(sorts, sort, desc, tiebreak)
 
 
 def _page(limit: int, offset: int) -> tuple[int, int]:
@@ -112,18 +95,8 @@ def overview(con: Any) -> dict[str, Any]:
     q = ui_query("ui_overview")
     out = _rows(run_select(con, q.sql, {}, row_cap=1))[0]
     out["runs"] = _rows(run_select(con, ui_query("ui_runs").sql, {}, row_cap=10_000))
-    out["datasets"] = [
-        r[0]
-        for r in run_select(
-            con, "SELECT DISTINCT dataset FROM gold_cases WHERE dataset IS NOT NULL ORDER BY 1"
-        ).rows
-    ]
-    out["categories"] = [
-        r[0]
-        for r in run_select(
-            con, "SELECT DISTINCT category FROM gold_cases WHERE category IS NOT NULL ORDER BY 1"
-        ).rows
-    ]
+    out["datasets"] = [r[0] for r in store_ui.read(con, "datasets").rows]
+    out["categories"] = [r[0] for r in store_ui.read(con, "categories").rows]
     out["root_causes"] = list(ROOT_CAUSES)
     return out
 
@@ -144,91 +117,26 @@ def dashboard(con: Any, filters: dict[str, Any], bucket: str) -> dict[str, Any]:
     return out
 
 
-_CASES_FROM = """
-FROM attribution
-WHERE ($run_id IS NULL OR run_id = $run_id)
-  AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
-  AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
-  AND ($dataset IS NULL OR case_id IN (SELECT case_id FROM gold_cases WHERE dataset = $dataset))
-  AND ($root_cause IS NULL OR root_cause = $root_cause)
-  AND ($layer IS NULL OR list_contains(failing_layers, $layer))
-  AND ($category IS NULL OR coalesce(category, '(none)') = $category)
-  AND ($q IS NULL OR contains(lower(coalesce(query_text, '')), lower($q)) OR lower(case_id) = lower($q))
-"""
-
-
 def cases(con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int) -> dict[str, Any]:
-    order = _order(CASE_SORTS, sort, desc, "case_id, trace_id")
-    params = {**params, "limit": limit, "offset": offset}
-    sql = (
-        "WITH f AS MATERIALIZED (SELECT trace_id, case_id, run_id, category, root_cause, failing_layers, start_time, "
-        "query_text, candidate_recall, context_recall, context_retention, answer_support, fact_coverage"
-        f"{_CASES_FROM}) SELECT *, (SELECT count(*) FROM f) AS _total FROM f ORDER BY {order} "
-        "LIMIT $limit OFFSET $offset"
-    )
-    if "$causes" in order:
-        params["causes"] = list(ROOT_CAUSES)
-    res = run_select(con, sql, params, row_cap=limit)
-    rows = _rows(res)
-    if rows:
-        total = rows[0]["_total"]
-    else:
-        count_params = {k: v for k, v in params.items() if k not in ("limit", "offset", "causes")}
-        total = run_select(con, "SELECT count(*) " + _CASES_FROM, count_params).rows[0][0]
+    _order(CASE_SORTS, sort, desc, "case_id, trace_id")  # a sort key of the list, or a clear 400
+    rows = _rows(store_ui.cases_page(con, params, sort, desc, limit, offset, list(ROOT_CAUSES)))
+    total = rows[0]["_total"] if rows else store_ui.read(con, "cases_count", params).rows[0][0]
     for r in rows:
         r.pop("_total", None)
     return {"total": total, "offset": offset, "limit": limit, "rows": rows}
 
 
-_TRACES_WHERE = """
-WHERE ($service IS NULL OR t.service_name = $service)
-  AND ($run_id IS NULL OR t.run_id = $run_id)
-  AND ($since IS NULL OR t.start_time >= CAST($since AS TIMESTAMP))
-  AND ($until IS NULL OR t.start_time < CAST($until AS TIMESTAMP))
-  AND ($q IS NULL OR contains(lower(coalesce(t.query_text, '')), lower($q))
-       OR contains(lower(coalesce(t.answer_text, '')), lower($q)) OR t.trace_id = lower($q))
-  AND ($feedback IS NULL OR $feedback = EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = t.trace_id))
-  AND ($root_cause IS NULL OR t.trace_id IN (SELECT trace_id FROM attribution WHERE root_cause = $root_cause))
-"""
-
-
 def traces(
     con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int
 ) -> dict[str, Any]:
-    order = _order(TRACE_SORTS, sort, desc, "t.trace_id")
-    total = run_select(con, "SELECT count(*) FROM traces t" + _TRACES_WHERE, params).rows[0][0]
-    page = run_select(
-        con,
-        "SELECT t.trace_id, t.start_time, t.service_name, t.run_id, t.case_id, t.span_count, t.error_count, "
-        "date_diff('microsecond', t.start_time, t.end_time) / 1000.0 AS latency_ms, t.query_text, t.answer_text "
-        f"FROM traces t{_TRACES_WHERE} ORDER BY {order} LIMIT $limit OFFSET $offset",
-        {**params, "limit": limit, "offset": offset},
-        row_cap=limit,
-    )
-    rows = _rows(page)
+    _order(TRACE_SORTS, sort, desc, "t.trace_id")  # a sort key of the list, or a clear 400
+    total = store_ui.read(con, "traces_count", params).rows[0][0]
+    rows = _rows(store_ui.traces_page(con, params, sort, desc, limit, offset))
     ids = [r["trace_id"] for r in rows]
     if ids:
-        tokens = dict(
-            run_select(
-                con,
-                "SELECT trace_id, sum(total_tokens) FROM steps WHERE trace_id IN (SELECT unnest($ids)) GROUP BY 1",
-                {"ids": ids},
-            ).rows
-        )
-        causes = dict(
-            run_select(
-                con,
-                "SELECT trace_id, root_cause FROM attribution WHERE trace_id IN (SELECT unnest($ids))",
-                {"ids": ids},
-            ).rows
-        )
-        fb = dict(
-            run_select(
-                con,
-                "SELECT trace_id, count(*) FROM feedback WHERE trace_id IN (SELECT unnest($ids)) GROUP BY 1",
-                {"ids": ids},
-            ).rows
-        )
+        tokens = dict(store_ui.read(con, "trace_tokens", {"ids": ids}).rows)
+        causes = dict(store_ui.read(con, "trace_causes", {"ids": ids}).rows)
+        fb = dict(store_ui.read(con, "trace_feedback", {"ids": ids}).rows)
         for r in rows:
             r["tokens"] = tokens.get(r["trace_id"])
             r["root_cause"] = causes.get(r["trace_id"])
@@ -297,32 +205,11 @@ def review_queue(con: Any, size: int, week: str) -> list[dict[str, Any]]:
 def review_item(con: Any, trace_id: str, metric: str, claim: str | None) -> dict[str, Any]:
     """What one review screen shows: the trace's question and answer, the final context and the judge's
     verdict on the item with its reason when the judge gave one."""
-    trace = _rows(
-        run_select(
-            con,
-            "SELECT trace_id, query_text, answer_text, case_id, run_id FROM traces WHERE trace_id = $t",
-            {"t": trace_id},
-        )
-    )
+    trace = _rows(store_ui.read(con, "review_trace", {"t": trace_id}))
     if not trace:
         raise HTTPException(404, f"no trace {trace_id}")
-    context = [
-        r[0]
-        for r in run_select(
-            con,
-            "SELECT content FROM step_documents WHERE trace_id = $t AND stage = 'context' ORDER BY span_id, position",
-            {"t": trace_id},
-            row_cap=50,
-        ).rows
-    ]
-    ev = _rows(
-        run_select(
-            con,
-            "SELECT label, reason, details, value, passed FROM evaluations WHERE trace_id = $t AND metric = $m "
-            "ORDER BY span_id NULLS FIRST LIMIT 1",
-            {"t": trace_id, "m": metric},
-        )
-    )
+    context = [r[0] for r in store_ui.read(con, "review_context", {"t": trace_id}, row_cap=50).rows]
+    ev = _rows(store_ui.read(con, "review_verdict", {"t": trace_id, "m": metric}))
     reason = None
     if ev:
         reason = ev[0]["reason"]

@@ -146,7 +146,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Ap
         })
         for case_id, (q, doc, quote) in CASES.items()
     )  # fmt: skip
-    assert srv.http.post("/api/v1/kb", content=kb).json() == {"loaded": len(KB)}
+    assert srv.http.post("/api/v1/kb", content=kb).json() == {"loaded": len(KB), "reevaluating": 0}
     assert srv.http.post("/api/v1/gold", content=gold).json()["loaded"] == len(CASES)
     try:
         with LLMServer(model_reply) as llm:

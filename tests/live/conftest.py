@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -23,13 +24,49 @@ DOCS = [{"id": "policy", "content": "Refunds are accepted within 30 days of purc
 
 
 class LiveServer(Server):
-    def __init__(self, tmp_path: Path, toml: str, **overrides: Any) -> None:
+    """``clock``: the evaluation scheduler's clock (``evaluators.clock``; the system's by default)."""
+
+    def __init__(self, tmp_path: Path, toml: str, clock: Any = None, **overrides: Any) -> None:
         cfg = tmp_path / "ragfault.toml"
         cfg.write_text(toml, encoding="utf-8")
-        super().__init__(make_settings(tmp_path, config_file=str(cfg), **overrides))
+        settings = make_settings(tmp_path, config_file=str(cfg), **overrides)
+        if clock is None:
+            super().__init__(settings)
+        else:
+            self._start_with_clock(settings, clock)
         self.providers: dict[str, TracerProvider] = {}
         r = self.http.post("/api/v1/gold", content=json.dumps(GOLD) + "\n")
         assert r.status_code == 200, r.text
+
+    def _start_with_clock(self, settings: Any, clock: Any) -> None:
+        """``Server.__init__`` with the evaluation service built on ``clock``."""
+        import httpx
+
+        from evaluators.scheduler import EvaluationService
+        from ragfault.server import ServerThread
+
+        self.settings = settings
+        self.thread = ServerThread(settings)
+        self.runtime = self.thread.runtime
+        self.runtime.extension_factories = [
+            functools.partial(EvaluationService, clock=clock) if f is EvaluationService else f
+            for f in self.runtime.extension_factories
+        ]
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{settings.http_port}"
+        self.grpc_endpoint = f"127.0.0.1:{self.runtime.grpc_port}"
+        self.http = httpx.Client(base_url=self.url, timeout=30)
+        self.clock = clock
+
+    def parked(self) -> None:
+        """Until the evaluation loop waits on its clock with no wake pending (a deadline, no timing
+        assertion): nothing runs in it until the clock is advanced or it is woken."""
+        svc = self.runtime.evaluation
+        deadline = time.monotonic() + 60
+        while not (self.clock.parked and not svc._wake.is_set() and not svc._busy):
+            if time.monotonic() > deadline:
+                raise AssertionError("the evaluation loop never came to rest")
+            time.sleep(0.01)
 
     def settle(self) -> int:
         """Assemble every unassembled trace now, with a settler of its own (the server's is busy in its thread)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from opentelemetry import trace as otel_trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
+from tests.clock import ManualClock
 from tests.live.conftest import DOCS, GOLD
 from tests.tracegen import rag_trace
 
@@ -88,14 +89,49 @@ def test_judge_sheds_load_when_it_cannot_keep_up(live, tmp_path) -> None:
     assert judge.requests == decisions.count("evaluated")  # one call per judged trace
 
 
-def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live, monkeypatch) -> None:
-    """More than one batch waiting: the server hands the batches to its worker pool. Evaluating the
-    same traces again in the server process (the API) gives the same verdicts. Idle workers stop."""
+def test_the_judge_tier_sheds_traces_that_waited_longer_than_judge_max_wait_seconds(live) -> None:
+    """While the judge answers the first trace, the clock moves past ``judge_max_wait_seconds``:
+    the traces still queued are shed (``over_budget``, ``backlog: waited ...``), not judged."""
     import time
 
-    from evaluators import service
+    from bench.judge_server import JudgeServer
 
-    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
+    clock = ManualClock()
+    with JudgeServer(latency=3.0) as judge:  # holds the first call while the clock is moved
+        srv = live(
+            "[sampling]\nproduction_rate = 1.0\njudge_batch_size = 1\njudge_max_wait_seconds = 300\n"
+            'judge_factory = "bench.minimal_judge:build_judge_runner"\n'
+            f'[bench_judge]\nbase_url = "{judge.url}"\n',
+            clock=clock,
+            settle_seconds=600,
+        )
+        tr = srv.tracer()
+        ids = [rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS) for i in range(3)]
+        srv.settle()
+        srv.runtime.evaluation.wake()
+        tier = srv.runtime.evaluation.judge_tier
+        deadline = time.monotonic() + 60  # a deadline, not a timing assertion
+        while not (tier.busy and tier.queue.qsize() == 2):
+            assert time.monotonic() < deadline, "the judge never took the first trace with two queued"
+            time.sleep(0.01)
+        clock.advance(301)
+        srv.drain(timeout=60)
+    decisions = {t: srv.status(t) for t in ids}
+    judged = [t for t, (d, _) in decisions.items() if d == "evaluated"]
+    shed = [r for d, r in decisions.values() if d == "over_budget"]
+    assert len(judged) == 1 and len(shed) == 2
+    assert all(r.startswith("backlog: waited 301 s > 300 s") for r in shed), shed
+    assert judge.requests == 1
+
+
+def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live) -> None:
+    """More than one batch waiting: the server hands the batches to its worker pool. Evaluating the
+    same traces again in the server process (the API) gives the same verdicts. Idle workers stop
+    after POOL_IDLE_SECONDS, not before."""
+    from evaluators import scheduler
+
+    clock = ManualClock()
+    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", clock=clock, settle_seconds=600)
     tr = srv.tracer()
     ids = [
         rag_trace(tr, query=GOLD["query"], answer=f"{n} days", candidates=DOCS, case_id="c1")
@@ -130,10 +166,10 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
     assert pool is not None
     workers = pool.worker_processes()
     assert workers
-    monkeypatch.setattr(service, "POOL_IDLE_SECONDS", 0.0)
-    deadline = time.monotonic() + 30
-    while svc._pool is not None and time.monotonic() < deadline:
-        time.sleep(0.1)
+    srv.parked()
+    clock.tick(scheduler.IDLE_TICK_SECONDS)  # idle for less than POOL_IDLE_SECONDS: the workers stay
+    assert svc._pool is pool and pool.usable
+    clock.tick(scheduler.POOL_IDLE_SECONDS)
     assert svc._pool is None
     for w in workers:
         w.join(30)
@@ -143,7 +179,7 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
 def test_a_backlog_of_several_groups_and_rounds_is_evaluated_and_logged_once(live, monkeypatch) -> None:
     """With workers, traces are picked a group at a time while the workers still evaluate the last
     group: none is picked twice or left out, and each gets its eval_log rows once."""
-    from evaluators import service
+    from evaluators import scheduler as service
 
     monkeypatch.setattr(service, "GROUP_BATCHES", 1)  # groups of 2 batches of 2 traces
     monkeypatch.setattr(service, "ROUND_GROUPS", 2)  # rounds of 8 traces
@@ -167,7 +203,7 @@ def test_a_backlog_of_several_groups_and_rounds_is_evaluated_and_logged_once(liv
 def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_written(
     live, monkeypatch
 ) -> None:
-    from evaluators import service
+    from evaluators import scheduler as service
     from evaluators.runner import StoreRunner
 
     monkeypatch.setattr(service, "GROUP_BATCHES", 1)
@@ -202,28 +238,31 @@ def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_wr
 
 
 def test_an_idle_loop_does_not_scan_for_waiting_traces_until_woken(live, monkeypatch) -> None:
-    import time
+    from evaluators import scheduler
 
-    from evaluators import service
-
-    srv = live(NO_SAMPLE)
+    clock = ManualClock()
+    srv = live(NO_SAMPLE, clock=clock)
     svc = srv.runtime.evaluation
     srv.drain()
+    srv.parked()
     looked: list[float] = []
     real_pending = svc._pending
 
     def counting(n):  # noqa: ANN001, ANN202
-        looked.append(time.monotonic())
+        looked.append(clock.monotonic())
         return real_pending(n)
 
     monkeypatch.setattr(svc, "_pending", counting)
-    time.sleep(3.5)  # three ticks of the loop, nothing waiting, nothing woke it
+    assert 3 * scheduler.IDLE_TICK_SECONDS < scheduler.IDLE_POLL_SECONDS
+    for _ in range(3):  # three ticks of the loop, nothing waiting, nothing woke it
+        clock.tick(scheduler.IDLE_TICK_SECONDS)
     assert looked == []
+    clock.tick(scheduler.IDLE_POLL_SECONDS)  # unwoken, it still looks once every IDLE_POLL_SECONDS
+    assert len(looked) == 1
     tr = srv.tracer()
     t = rag_trace(tr, query="q", answer="a", candidates=DOCS)
-    srv.drain()  # settles and wakes it
-    assert looked and srv.status(t, "cheap") == ("evaluated", None)
-    assert service.IDLE_POLL_SECONDS > 3.5
+    srv.drain()  # settles and wakes it: no time need pass
+    assert len(looked) > 1 and srv.status(t, "cheap") == ("evaluated", None)
 
 
 def test_the_api_reevaluates_the_traces_a_filter_selects(live) -> None:
@@ -249,7 +288,10 @@ def test_steady_traffic_goes_to_the_workers(live) -> None:
     """Short rounds (a batch or less waiting) are evaluated in the server process only while fewer
     than a batch of traces were evaluated in the last POOL_RATE_SECONDS: steady traffic, settled a
     few traces a round, goes to the workers and keeps the evaluators off the server's GIL."""
-    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
+    # the clock stands still: every round is within the last POOL_RATE_SECONDS
+    srv = live(
+        NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", clock=ManualClock(), settle_seconds=600
+    )
     tr = srv.tracer()
     for i in range(2):  # two rounds of one trace: two traces in the window, not more than a batch
         rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS)
@@ -261,15 +303,16 @@ def test_steady_traffic_goes_to_the_workers(live) -> None:
     assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations") == 3
 
 
-def test_a_trickle_is_evaluated_in_the_server_process(live, monkeypatch) -> None:
-    from evaluators import service
+def test_a_trickle_is_evaluated_in_the_server_process(live) -> None:
+    from evaluators import scheduler
 
-    monkeypatch.setattr(service, "POOL_RATE_SECONDS", 0.0)  # rounds far apart: nothing recent
-    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", settle_seconds=600)
+    clock = ManualClock()
+    srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", clock=clock, settle_seconds=600)
     tr = srv.tracer()
     for i in range(3):
         rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS)
         srv.drain(timeout=60)
+        clock.advance(scheduler.POOL_RATE_SECONDS + 1)  # rounds far apart: none recent
     assert _pool_starts(srv) == 0
     assert srv.scalar("SELECT count(DISTINCT trace_id) FROM evaluations") == 3
 

@@ -1,0 +1,97 @@
+"""The judge tier's records: its calls and spend, the response cache, its verdicts, the judge versions
+and the human labels that calibrate them. The statements are ``sql/judging/*.sql``; rows go in as
+tuples in the tables' column order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from collector.store.base import Tx
+from collector.store.sqlfiles import sql
+from collector.store.tx import transaction
+
+
+def recent_spend(con: Tx, since: datetime) -> list[tuple[float, int, float]]:
+    """(epoch seconds, tokens, USD) of each judge call since ``since``, oldest first."""
+    rows = con.execute(sql("judging", "recent_spend"), {"since": since}).fetchall()
+    return [(float(at), int(tokens), float(cost)) for at, tokens, cost in rows]
+
+
+def anchors_scored(con: Tx, model: str, prompt_version: str) -> int:
+    """How many anchor verdicts this judge version has."""
+    return int(
+        con.execute(sql("judging", "anchors_scored"), {"m": model, "p": prompt_version}).fetchall()[0][0]
+    )
+
+
+def anchor_traces(con: Tx) -> list[str]:
+    return [r[0] for r in con.execute(sql("judging", "anchor_traces")).fetchall()]
+
+
+def cached_response(con: Tx, key: str) -> str | None:
+    """The cached judge response (JSON text) of a key, or None."""
+    # fetchall, not fetchone: duckdb 2 keeps a fetchone() result open on the connection
+    rows = con.execute(sql("judging", "cache_get"), [key]).fetchall()
+    return rows[0][0] if rows else None
+
+
+def write_run(
+    con: Tx,
+    *,
+    cache_rows: Sequence[tuple[Any, ...]],
+    calls: Sequence[tuple[Any, ...]],
+    verdicts: Sequence[tuple[Any, ...]],
+    model: str,
+    prompt_version: str,
+    anchors: bool,
+    over_budget: Sequence[str],
+    now: datetime,
+) -> None:
+    """What one judge run records, in one transaction: new cache entries, the calls made, the
+    verdicts (an anchor run replaces the version's earlier anchor verdicts and stamps when it
+    scored them), the version seen, and an ``eval_log`` row per trace skipped on budget."""
+    with transaction(con):
+        if cache_rows:
+            con.executemany(sql("judging", "cache_insert"), list(cache_rows))
+        if calls:
+            con.executemany(sql("judging", "call_insert"), list(calls))
+        if verdicts:
+            if anchors:
+                con.execute(sql("judging", "anchor_verdicts_drop"), [model, prompt_version])
+            con.executemany(sql("judging", "verdict_insert"), list(verdicts))
+        con.execute(sql("judging", "version_seen"), [model, prompt_version, now])
+        if anchors:
+            con.execute(sql("judging", "anchors_scored_at"), [now, model, prompt_version])
+        if over_budget:
+            con.executemany(sql("judging", "over_budget_log"), [(t, now) for t in over_budget])
+
+
+def insert_labels(con: Tx, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Human labels, as tuples in the ``human_labels`` column order."""
+    if rows:
+        con.executemany(sql("judging", "labels_insert"), list(rows))
+
+
+def human_labels(con: Tx) -> list[tuple[Any, ...]]:
+    """(trace_id, metric, item, label, anchor) of every human label."""
+    return [tuple(r) for r in con.execute(sql("judging", "human_labels")).fetchall()]
+
+
+def latest_verdicts(con: Tx, anchor_only: bool = False) -> list[tuple[Any, ...]]:
+    """(trace_id, metric, item, label, model, prompt_version, source): the latest verdict of each
+    item per judge version (of the anchor verdicts only, with ``anchor_only``)."""
+    rows = con.execute(sql("judging", "latest_verdicts"), {"anchor_only": anchor_only}).fetchall()
+    return [tuple(r) for r in rows]
+
+
+def versions(con: Tx) -> list[tuple[Any, ...]]:
+    """(model, prompt_version, first_seen, anchors_scored_at, trusted) of each version, oldest first."""
+    return [tuple(r) for r in con.execute(sql("judging", "versions")).fetchall()]
+
+
+def trust(con: Tx, model: str, prompt_version: str, drift: str | None, now: datetime) -> None:
+    """Mark a judge version trusted (recording it first if it was never seen)."""
+    con.execute(sql("judging", "version_seen"), [model, prompt_version, now])
+    con.execute(sql("judging", "trust"), [now, drift, model, prompt_version])

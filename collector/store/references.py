@@ -1,0 +1,88 @@
+"""References: gold cases and knowledge-base documents (loading them, reading them back, the traces a
+reload affects, and filling stored textless documents from the registry).
+
+Rows go in and come out as plain values (dicts in, tuples out); validating them is the evaluators'
+business (``evaluators.gold``). The statements are ``sql/references/*.sql``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from collector.store.base import Tx
+from collector.store.sqlfiles import sql
+from collector.store.tx import transaction
+from collector.store.verdicts import registered, requeue
+
+_CASE_TYPES = {
+    "answerable": pa.bool_(),
+    "must_retrieve": pa.bool_(),
+    "negative_doc_ids": pa.list_(pa.string()),
+    "user_scope": pa.list_(pa.string()),
+    "as_of": pa.timestamp("us"),
+    "loaded_at": pa.timestamp("us"),
+}
+_KB_TYPES = {
+    "valid_from": pa.timestamp("us"),
+    "valid_to": pa.timestamp("us"),
+    "acl": pa.list_(pa.string()),
+    "loaded_at": pa.timestamp("us"),
+}
+
+
+def _table(rows: list[dict[str, Any]], types: dict[str, pa.DataType]) -> pa.Table:
+    cols = list(rows[0].keys())
+    return pa.table({c: pa.array([r[c] for r in rows], types.get(c, pa.string())) for c in cols})
+
+
+def stamp(con: Tx) -> tuple[Any, ...]:
+    """Counts and latest load times of gold cases and documents: it changes with every load."""
+    return tuple(
+        con.execute(sql("references", "stamp")).fetchall()[0]
+    )  # fetchall: duckdb 2 keeps a fetchone() open
+
+
+def gold_rows(con: Tx) -> list[tuple[str, str, str, str]]:
+    """Every stored gold case: (case id, normalized query or '', query, stored JSON)."""
+    return [(r[0], r[1], r[2], r[3]) for r in con.execute(sql("references", "gold_rows")).fetchall()]
+
+
+def kb_rows(con: Tx) -> list[tuple[Any, ...]]:
+    """Every stored document: (doc_id, version, valid_from, valid_to, superseded_by, acl, title,
+    content, metadata as JSON text)."""
+    return [tuple(r) for r in con.execute(sql("references", "kb_rows")).fetchall()]
+
+
+def upsert_gold(con: Tx, rows: list[dict[str, Any]]) -> None:
+    """Store gold cases (``evaluators.gold.case_row`` dicts); a reloaded case replaces the old one."""
+    if not rows:
+        return
+    with registered(con, {"_gold": _table(rows, _CASE_TYPES)}):
+        con.execute(sql("references", "upsert_gold"))
+
+
+def upsert_kb(con: Tx, rows: list[dict[str, Any]]) -> list[str]:
+    """Store documents (``evaluators.gold.kb_row`` dicts) in one transaction: record in
+    ``kb_changes`` what the load changes, replace the stored documents of these ids, and give the
+    stored textless documents of settled traces the text they now have (``refill_textless``), which
+    marks those traces waiting for evaluation again. Returns the traces refilled."""
+    if not rows:
+        return []
+    tables = {"_kb": _table(rows, _KB_TYPES)}
+    with registered(con, tables), transaction(con):
+        con.execute(sql("references", "kb_changes"))  # before the rows are replaced: what this load changes
+        con.execute(sql("references", "upsert_kb"))
+        refilled = sorted({r[0] for r in con.execute(sql("references", "refill_textless")).fetchall()})
+        requeue(con, refilled)  # their verdicts were made without the text
+    return refilled
+
+
+def traces_for_cases(con: Tx, case_ids: list[str]) -> list[str]:
+    """Settled traces joined to these cases (by case id, or by normalized query text)."""
+    if not case_ids:
+        return []
+    with registered(con, {"_cases": pa.table({"case_id": pa.array(case_ids, pa.string())})}):
+        rows = con.execute(sql("references", "traces_for_cases")).fetchall()
+    return [r[0] for r in rows]

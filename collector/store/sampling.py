@@ -1,0 +1,73 @@
+"""What the sampler reads about a batch of traces once their cheap tier ran (``evaluators.sampling``
+decides from it). The statements are ``sql/sampling/*.sql``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from collector.store.base import Tx
+from collector.store.reader import Window, received_window, traces_in_range, window_sql
+from collector.store.sqlfiles import sql
+from collector.store.verdicts import ids_table, registered, verdicts_since_sql
+
+
+@dataclass
+class FactRows:
+    """The rows the sampler's facts are made of."""
+
+    traces: list[
+        tuple[Any, ...]
+    ]  # trace_id, service_name, run_id, root_name, error_count, root_span_id, generation
+    empty_retrieval: set[str] = field(default_factory=set)
+    flagged: dict[str, set[str]] = field(default_factory=dict)  # trace id -> metrics that counted one
+    negative: set[str] = field(default_factory=set)
+    attributes: dict[str, tuple[Any, Any]] = field(
+        default_factory=dict
+    )  # trace id -> (root attrs, resource attrs)
+
+
+def fact_rows(
+    con: Tx,
+    trace_ids: list[str],
+    flag_metrics: list[str],
+    annotator_kinds: list[str],
+    with_attributes: bool,
+    hint: Window = None,
+    written_since: datetime | None = None,
+) -> FactRows:
+    """The rows of these traces, one pass per table. ``hint``: the range of their
+    ``first_received_at`` read with the ids (``traces_in_range``). ``written_since``: their cheap
+    verdicts were written after this time, so only ``evaluations`` rows written since are read (the
+    table is in the order rows were written: the scan skips the rest of it)."""
+    if not trace_ids:
+        return FactRows([])
+    with registered(con, {"_s_ids": ids_table(trace_ids)}):
+        facts_sql = sql("sampling", "trace_facts")
+
+        def run(extra: str, params: dict[str, Any]) -> list[Any]:
+            return con.execute(facts_sql + extra, params or None).fetchall()
+
+        rows = traces_in_range(run, len, lambda a, b: a + b, len(set(trace_ids)), hint)
+        # the steps and documents of these traces were received in their window: the scans skip
+        # the rest of the tables (migration 005)
+        window = received_window([(r[7], r[8]) for r in rows])
+        s_win, params = window_sql(window, "s.received_at")
+        d_win, _ = window_sql(window, "d.received_at")
+        empty_sql = sql("sampling", "empty_retrieval").format(steps_window=s_win, docs_window=d_win)
+        out = FactRows([tuple(r[:7]) for r in rows])
+        out.empty_retrieval = {r[0] for r in con.execute(empty_sql, params).fetchall()}
+        if flag_metrics:
+            since, since_params = verdicts_since_sql(written_since)
+            for tid, metric in con.execute(
+                sql("sampling", "flagged") + since, {"m": flag_metrics, **since_params}
+            ).fetchall():
+                out.flagged.setdefault(tid, set()).add(metric)
+        out.negative = {
+            r[0] for r in con.execute(sql("sampling", "negative_feedback"), {"k": annotator_kinds}).fetchall()
+        }
+        if with_attributes:
+            for tid, attrs, resource in con.execute(sql("sampling", "root_attributes")).fetchall():
+                out.attributes[tid] = (attrs, resource)
+    return out

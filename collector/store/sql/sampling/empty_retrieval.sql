@@ -1,0 +1,12 @@
+-- name: empty_retrieval
+-- description: The traces registered as _s_ids with a retrieval step and no candidate or reranker-input
+--   document. {steps_window} and {docs_window} are the received_at windows of those traces (every
+--   step and document was received in them: the scans skip the rest, migration 005), or nothing.
+-- params: $lo TIMESTAMP = NULL, $hi TIMESTAMP = NULL
+-- returns: trace_id
+SELECT s.trace_id
+FROM steps s
+WHERE s.trace_id IN (SELECT trace_id FROM _s_ids) AND s.step_type = 'retrieval'{steps_window}
+GROUP BY s.trace_id
+HAVING NOT EXISTS (SELECT 1 FROM step_documents d WHERE d.trace_id = s.trace_id
+                   AND d.stage IN ('candidate', 'rerank_input'){docs_window})

@@ -1,0 +1,8 @@
+-- name: insert_verdicts
+-- description: The new verdicts of a batch (registered as _evals, in the column order below).
+-- params: none
+-- returns: nothing
+INSERT INTO evaluations (trace_id, span_id, case_id, run_id, evaluator, evaluator_version, tier, metric,
+                         value, numerator, denominator, status, reason, passed, label, details,
+                         generation, evaluated_at)
+SELECT * FROM _evals

@@ -1,0 +1,94 @@
+"""The evaluation API: loading gold cases and the knowledge base (each re-queues the traces it
+affects), and re-running the cheap tier over stored traces."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, Field
+
+from collector.receivers.otlp_http import check_bearer
+from collector.store import verdicts
+from collector.store.base import Tx
+from evaluators import loading
+
+
+class EvaluateRequest(BaseModel):
+    trace_ids: list[str] | None = Field(
+        None, description="These traces; else every settled trace matching the filters."
+    )
+    run_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = Field(100_000, gt=0)
+
+
+def router(runtime: Any) -> APIRouter:
+    def auth(request: Request) -> None:
+        check_bearer(request, runtime.settings.api_token)
+
+    r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+
+    def write(fn: Any) -> Any:
+        return runtime.writer.call(fn, timeout=300)
+
+    def reevaluate(case_ids: list[str]) -> int:
+        svc = getattr(runtime, "evaluation", None)
+        if svc is None:
+            return 0
+        con = runtime.store.cursor()
+        try:
+            ids = loading.traces_for_cases(con, case_ids)
+        finally:
+            con.close()
+        if ids:
+            svc.enqueue(ids)
+        return len(ids)
+
+    @r.post("/gold", summary="Load gold cases (JSONL body); re-evaluates traces of reloaded cases")
+    async def load_gold(request: Request, dataset: str | None = None) -> dict[str, Any]:
+        body = await request.body()
+        ids = await anyio.to_thread.run_sync(lambda: loading.store_gold(write, body, dataset or "api"))
+        queued = await anyio.to_thread.run_sync(reevaluate, ids)
+        return {"loaded": len(ids), "reevaluating": queued}
+
+    @r.post(
+        "/kb",
+        summary="Load knowledge-base documents (JSONL body); re-evaluates traces whose textless documents take their text",
+    )
+    async def load_kb(request: Request) -> dict[str, Any]:
+        body = await request.body()
+        ids, refilled = await anyio.to_thread.run_sync(lambda: loading.load_kb(write, body))
+        svc = getattr(runtime, "evaluation", None)
+        if refilled and svc is not None:
+            svc.wake()  # the load marked them waiting
+        return {"loaded": len(ids), "reevaluating": len(refilled)}
+
+    @r.post("/evaluate", summary="Re-run the cheap-tier evaluators over stored traces")
+    async def evaluate(body: EvaluateRequest) -> dict[str, Any]:
+        svc = runtime.evaluation
+
+        def work() -> int:
+            if body.trace_ids is not None:
+                return int(svc.evaluate_now(body.trace_ids))
+            con = runtime.store.cursor()
+            try:
+                received = select_traces_received(con, body.run_id, body.since, body.until, body.limit)
+            finally:
+                con.close()
+            return int(svc.evaluate_now(list(received), received))
+
+        return {"evaluated": await anyio.to_thread.run_sync(work)}
+
+    return r
+
+
+def select_traces_received(
+    con: Tx, run_id: str | None, since: datetime | None, until: datetime | None, limit: int
+) -> dict[str, datetime | None]:
+    """The settled traces matching the filters, oldest first, each with its ``first_received_at``
+    (for ``StoreRunner.evaluate_many``'s ``received``)."""
+    return verdicts.settled_received(con, run_id, since, until, limit)
