@@ -15,6 +15,12 @@ reader's cursor. Code outside ``collector/store/`` names this type and calls the
 operations with it; it never imports ``duckdb`` or writes backend SQL itself."""
 
 
+def is_file_error(exc: BaseException) -> bool:
+    """Whether the backend failed on its files (missing, unreadable, locked by another process, no
+    permission): a command says so in one line instead of a traceback."""
+    return isinstance(exc, (duckdb.IOException, duckdb.PermissionException))
+
+
 class SpanStore(Protocol):
     read_only: bool
     path: str

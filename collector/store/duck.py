@@ -262,7 +262,7 @@ class Store:
             if not read_only:
                 migrate(self.con)
                 pa.array(["warm-up"], type=pa.string())  # pyarrow's first conversion loads lazily (~0.4 s)
-                from queries import create_views
+                from collector.store.views import create_views
 
                 create_views(self.con)
             sandbox(self.con)

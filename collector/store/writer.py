@@ -6,8 +6,8 @@ Receivers hand it ``ArrowBatch``es; a lane coalesces whatever is queued into one
 in the database file (WAL) and survives SIGKILL. Several lanes commit side by side; two commits
 that touch the same trace row conflict, and ``Store.write_spans`` retries the loser.
 
-Other components hand it jobs (a callable taking a connection: settling, evaluation results,
-retention, exports) that run alone: a job waits until no ingest commit is running, and no
+Other components hand it jobs (a callable taking the store's handle, ``base.Tx``, and calling the
+store's operations with it: settling, evaluation results, retention, exports) that run alone: a job waits until no ingest commit is running, and no
 commit starts while it runs, so jobs never race ingest.
 
 The queue is bounded in spans; ``submit`` raises ``RetryableError`` when it is full, which the
@@ -31,7 +31,7 @@ import duckdb
 from collector.batch import ArrowBatch, SpanBatch
 from collector.errors import RetryableError
 from collector.metrics import Metrics
-from collector.store.base import SpanStore
+from collector.store.base import SpanStore, Tx
 from collector.store.duck import IDLE_CHECKPOINT_BYTES, JOBS_CHECKPOINT_BYTES
 from collector.store.schema import batch_to_arrow
 
@@ -201,13 +201,14 @@ class Writer:
         self._q.put((batch, fut))
         return fut
 
-    def submit_job(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> Future[T]:
-        """Run ``fn(connection)`` on the writer thread, between ingest batches."""
+    def submit_job(self, fn: Callable[[Tx], T]) -> Future[T]:
+        """Run ``fn(tx)`` on the writer thread, between ingest batches: ``fn`` calls the store's
+        operations (``collector.store.settling``, ``retention``, …) with the handle it is given."""
         fut: Future[T] = Future()
         self._q.put((fn, fut))
         return fut
 
-    def call(self, fn: Callable[[duckdb.DuckDBPyConnection], T], timeout: float | None = None) -> T:
+    def call(self, fn: Callable[[Tx], T], timeout: float | None = None) -> T:
         return self.submit_job(fn).result(timeout)
 
     # --- the thread ---------------------------------------------------------------------------
@@ -271,9 +272,7 @@ class Writer:
             self.store.note_failure(exc)  # or the disk is full
             log.debug("idle checkpoint skipped: %s", exc)
 
-    def _run_job(
-        self, con: duckdb.DuckDBPyConnection, fn: Callable[[duckdb.DuckDBPyConnection], Any], fut: Future[Any]
-    ) -> None:
+    def _run_job(self, con: Tx, fn: Callable[[Tx], Any], fut: Future[Any]) -> None:
         if not fut.set_running_or_notify_cancel():
             return
         try:
