@@ -67,6 +67,10 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def _wait(event: threading.Event, seconds: float) -> bool:
+    return event.wait(seconds)
+
+
 class Settler:
     def __init__(
         self,
@@ -80,7 +84,16 @@ class Settler:
         pressure: Callable[[], bool] | None = None,
         max_backoff_seconds: float = 30.0,
         metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] | None = None,
+        wait: Callable[[threading.Event, float], bool] | None = None,
     ) -> None:
+        # time comes from these: ``clock`` (seconds, monotonic) for the loop's own timing (back-off,
+        # sweeps, gauges), ``wall_clock`` (naive UTC) for what is complete, ``wait`` for the loop's
+        # pauses (``wait(event, seconds)``: true once the event is set); tests drive all three
+        self.clock = clock
+        self.wall_clock = wall_clock or utcnow
+        self.wait = wait or _wait
         self.cursor = cursor
         self.write = write  # runs a function on the writing connection (the writer thread in a server)
         self.settle_seconds = settle_seconds
@@ -135,7 +148,7 @@ class Settler:
         if not self.ingest_busy():
             self._backoff_since = None
             return False
-        now = time.monotonic()
+        now = self.clock()
         if self._backoff_since is None:
             self._backoff_since = now
         if now - self._backoff_since >= self.max_backoff_seconds:
@@ -148,9 +161,9 @@ class Settler:
         quiet = False  # the last round left no recent trace waiting to be assembled
         while True:
             if quiet and self._listening:  # until spans are stored, or the next sweep is due
-                self._wake.wait(max(0.0, self._swept_at + FULL_SWEEP_SECONDS - time.monotonic()))
+                self.wait(self._wake, max(0.0, self._swept_at + FULL_SWEEP_SECONDS - self.clock()))
             else:  # traces are waiting: every interval (spans stored meanwhile do not hurry it)
-                self._stop.wait(self.interval)
+                self.wait(self._stop, self.interval)
             self._wake.clear()
             if self._stop.is_set():
                 return
@@ -172,7 +185,7 @@ class Settler:
     def backlog(self, now: datetime | None = None) -> tuple[int, datetime | None]:
         """Traces complete but not assembled yet (among those whose last span arrived lately), and
         when the oldest of them became complete."""
-        now = now or utcnow()
+        now = now or self.wall_clock()
         with self._round:  # the cursor is shared with rounds asked for from other threads
             return settling.ready_backlog(
                 self.cursor,
@@ -186,12 +199,12 @@ class Settler:
         """Refresh the settle backlog's gauges (``SETTLE_METRICS``)."""
         if self.metrics is None:
             return
-        now = utcnow()
+        now = self.wall_clock()
         n, since = self.backlog(now)
         self._set_gauges(n, max(0.0, (now - since).total_seconds()) if since else 0.0)
 
     def _observe_if_due(self) -> None:
-        if self.metrics is not None and time.monotonic() - self._observed_at >= OBSERVE_SECONDS:
+        if self.metrics is not None and self.clock() - self._observed_at >= OBSERVE_SECONDS:
             self.observe()
 
     def _observe_none(self) -> None:
@@ -201,14 +214,14 @@ class Settler:
 
     def _set_gauges(self, waiting: int, lag: float) -> None:
         assert self.metrics is not None
-        self._observed_at = time.monotonic()
+        self._observed_at = self.clock()
         self.metrics.set("ragfault_traces_waiting_settle", waiting)
         self.metrics.set("ragfault_settle_lag_seconds", lag)
 
     def _nothing_unsettled(self) -> bool:
         """No trace whose last span arrived lately waits to be assembled (ready or not yet)."""
         with self._round:  # the cursor is shared with rounds asked for from other threads
-            return not settling.any_waiting(self.cursor, self._recent(utcnow()))
+            return not settling.any_waiting(self.cursor, self._recent(self.wall_clock()))
 
     def _complete_params(self, now: datetime) -> dict[str, datetime]:
         """The parameters of ``_COMPLETE`` at ``now``."""
@@ -225,9 +238,9 @@ class Settler:
         return [(r[0], r[1]) for r in self._ready(now)]
 
     def _ready(self, now: datetime | None = None) -> list[settling.Waiting]:
-        sweep = now is not None or time.monotonic() - self._swept_at >= FULL_SWEEP_SECONDS
-        now = now or utcnow()
-        started = time.monotonic()
+        sweep = now is not None or self.clock() - self._swept_at >= FULL_SWEEP_SECONDS
+        now = now or self.wall_clock()
+        started = self.clock()
         rows = settling.ready_traces(
             self.cursor,
             **self._complete_params(now),
@@ -282,7 +295,7 @@ class Settler:
                 ):
                     ctx[k].append(getattr(d, k))
         batch = settling.Settled.of(asm_rows, ctx)
-        settled_at = now or utcnow()
+        settled_at = now or self.wall_clock()
         self.write(lambda tx: settling.write_settled(tx, batch, fills, window, settled_at))
         self.settled_total += len(ids)
         for listener in self.listeners:

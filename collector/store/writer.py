@@ -95,12 +95,14 @@ class Writer:
         idle_checkpoint_bytes: int = IDLE_CHECKPOINT_BYTES,
         jobs_checkpoint_bytes: int = JOBS_CHECKPOINT_BYTES,
         lanes: int = 1,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if lanes < 1:
             raise ValueError("the writer needs at least one lane")
         # checkpoint once nothing arrived for idle_checkpoint_seconds and the WAL holds
         # idle_checkpoint_bytes; while only jobs arrive (no ingest for that long), once it holds
         # jobs_checkpoint_bytes
+        self.clock = clock  # seconds, monotonic: waiting spells and the last write (tests drive it)
         self.idle_checkpoint_seconds = idle_checkpoint_seconds
         self.idle_checkpoint_bytes = idle_checkpoint_bytes
         self.jobs_checkpoint_bytes = jobs_checkpoint_bytes
@@ -142,7 +144,7 @@ class Writer:
         Spans waiting at one instant say little: a steady stream has a request in flight much of the
         time, and a writer job (a settle round's or an evaluation batch's rows) holds the queue for a
         moment. Spans waiting nearly all the time mean ingest is going as fast as it can."""
-        now = time.monotonic()
+        now = self.clock()
         since = now - window
         with self._lock:
             total = sum(
@@ -195,7 +197,7 @@ class Writer:
                 self.metrics.inc("ragfault_ingest_throttled_total")
                 raise RetryableError(f"ingest queue full ({self._queued_spans} spans waiting)", retry_after=1)
             if self._queued_spans == 0:
-                self._waiting_from = time.monotonic()
+                self._waiting_from = self.clock()
             self._queued_spans += n
         self.metrics.set("ragfault_queue_spans", self._queued_spans)
         self._q.put((batch, fut))
@@ -236,7 +238,7 @@ class Writer:
                 break
             if not isinstance(item[0], ArrowBatch):
                 self._run_job(con, *item)
-                if lane == 0 and time.monotonic() - self._last_write >= self.idle_checkpoint_seconds:
+                if lane == 0 and self.clock() - self._last_write >= self.idle_checkpoint_seconds:
                     # only jobs (settling, evaluation) for a while: ingest is idle, but more jobs follow
                     self._idle(con, self.jobs_checkpoint_bytes)
                 continue
@@ -300,13 +302,13 @@ class Writer:
                 log.exception("write of %d spans failed", n)
             self.metrics.inc("ragfault_write_errors_total")
             err = RetryableError(f"store write failed: {type(exc).__name__}", retry_after=5)
+            self._release(n)  # before the submitters hear of it, as after a commit
             for _, fut in pending:
                 fut.set_exception(err)
-            self._release(n)
             return
         elapsed = time.perf_counter() - t0
         self.store.note_success()
-        self._last_write = time.monotonic()
+        self._last_write = self.clock()
         self.metrics.observe("ragfault_write_seconds", elapsed)
         self.metrics.inc("ragfault_spans_stored_total", stored)
         self.metrics.inc("ragfault_spans_duplicate_total", spans - stored)
@@ -329,7 +331,7 @@ class Writer:
         with self._lock:
             self._queued_spans -= n
             if self._queued_spans == 0 and self._waiting_from is not None:
-                now = time.monotonic()
+                now = self.clock()
                 self._waiting_spells.append((self._waiting_from, now))
                 self._waiting_from = None
                 while self._waiting_spells and self._waiting_spells[0][1] < now - WAITING_HISTORY_SECONDS:
