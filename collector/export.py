@@ -4,12 +4,16 @@ Layout: ``OUT/<table>/day=YYYY-MM-DD/<stamp>-<n>.parquet`` (Hive partitioning, r
 ``pyarrow.dataset``, DuckDB ``read_parquet(..., hive_partitioning=true)``, Spark, Polars). The day is
 the UTC date of the trace's start, so every row of one trace lands in the same partition. Rows are
 streamed in Arrow record batches from a cursor and written by pyarrow (the database itself is
-sandboxed without file access). Each export adds new files and never overwrites old ones.
+sandboxed without file access). Each export adds new files and never overwrites old ones. Metric
+points and log records of no stored trace, which retention deletes by their own age
+(``export_old_signals``), are partitioned by the day of their own time.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,7 +23,7 @@ from collector.store import export as store_export
 from collector.store.base import Tx
 from collector.store.export import KEEP_OUT, select_traces, trace_tables
 
-__all__ = ["KEEP_OUT", "export_traces", "read_export", "select_traces", "trace_tables"]
+__all__ = ["KEEP_OUT", "export_old_signals", "export_traces", "read_export", "select_traces", "trace_tables"]
 
 
 def _stringify_json(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -38,10 +42,21 @@ def export_traces(
     con: Tx, trace_ids: list[str], out_dir: str | Path, batch_rows: int = 50_000
 ) -> dict[str, int]:
     """Write every per-trace table's rows of these traces; returns rows written per table."""
-    out = Path(out_dir)
+    return _write(store_export.trace_rows(con, trace_ids, batch_rows), Path(out_dir), batch_rows)
+
+
+def export_old_signals(
+    con: Tx, service: str | None, before: datetime, out_dir: str | Path, batch_rows: int = 50_000
+) -> dict[str, int]:
+    """Write the metric points and traceless log records of ``service`` from before ``before`` (what
+    retention deletes by their own age), partitioned by the day of their time; rows per table."""
+    return _write(store_export.old_signal_rows(con, service, before, batch_rows), Path(out_dir), batch_rows)
+
+
+def _write(tables: Iterable[tuple[str, list[pa.RecordBatch]]], out: Path, batch_rows: int) -> dict[str, int]:
     stamp = uuid.uuid4().hex[:12]
     written: dict[str, int] = {}
-    for table, rows in store_export.trace_rows(con, trace_ids, batch_rows):
+    for table, rows in tables:
         batches = [_stringify_json(b) for b in rows]
         n = sum(b.num_rows for b in batches)
         written[table] = n

@@ -17,6 +17,11 @@ step_documents, evaluations, evaluation_history, eval_log, feedback, judge verdi
 ``traces`` row, in one transaction on the writer thread, so no reader ever sees half a trace.
 ``human_labels`` are kept: they are curated calibration data. Traces still waiting for their settle
 time are never deleted by size, only by age.
+
+Metric data points have no trace, and log records need not have one: they are deleted by their own
+age (their time, else when they were received) under their service's ``max_age_days`` — points
+always, log records when no stored trace is theirs (a trace's records go with it). With
+``export_before_delete`` they are exported first, partitioned by the day of their time.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from collector.config import explain, load_toml
 from collector.errors import ConfigError, PermanentError
-from collector.export import KEEP_OUT, export_traces, select_traces
+from collector.export import KEEP_OUT, export_old_signals, export_traces, select_traces
 from collector.receivers.otlp_http import check_bearer
 from collector.store import retention as store_retention
 from collector.store.base import Tx
@@ -135,7 +140,27 @@ def apply_retention(
             export_traces(cursor, chunk, target)
         for k, v in write(_deleter(chunk, settings.keep_tables)).items():
             total[k] = total.get(k, 0) + v
+    for service, before in signal_cutoffs(cursor, settings, now):
+        if target:
+            export_old_signals(cursor, service, before, target)
+        for k, v in write(_signal_deleter(service, before)).items():
+            if v:  # (a round that deletes none keeps the counts it had before points were kept by age)
+                total[k] = total.get(k, 0) + v
     return total
+
+
+def signal_cutoffs(
+    con: Tx, settings: RetentionSettings, now: datetime | None = None
+) -> list[tuple[str | None, datetime]]:
+    """For each service with log records or metric points and an age limit: the time before which
+    its points (and its log records of no stored trace) are deleted."""
+    now = now or utcnow()
+    out: list[tuple[str | None, datetime]] = []
+    for service in store_retention.signal_services(con):
+        days = settings.for_service(service).max_age_days
+        if days:
+            out.append((service, now - timedelta(days=days)))
+    return out
 
 
 class RetentionService:
@@ -186,6 +211,15 @@ def _deleter(trace_ids: list[str], keep: tuple[str, ...]) -> Callable[[Tx], dict
 
     def job(tx: Tx) -> dict[str, int]:
         return store_retention.delete_traces(tx, trace_ids, keep)
+
+    return job
+
+
+def _signal_deleter(service: str | None, before: datetime) -> Callable[[Tx], dict[str, int]]:
+    """A writer job deleting a service's metric points (and traceless log records) from before ``before``."""
+
+    def job(tx: Tx) -> dict[str, int]:
+        return store_retention.delete_old_signals(tx, service, before)
 
     return job
 

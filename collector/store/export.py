@@ -5,6 +5,7 @@ are ``sql/export/*.sql``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
@@ -48,3 +49,13 @@ def trace_rows(
             yield table, list(tx.sql(text).to_arrow_reader(batch_rows))
     finally:
         tx.unregister("_x_ids")
+
+
+def old_signal_rows(
+    tx: Tx, service: str | None, before: datetime, batch_rows: int = 50_000
+) -> Iterator[tuple[str, list[pa.RecordBatch]]]:
+    """The rows ``retention.delete_old_signals`` deletes, per table (``metric_points``, ``log_records``),
+    with the ``day`` of their own time, in record batches of at most ``batch_rows``."""
+    params = {"s": service, "before": before}
+    for table, name in (("metric_points", "old_points"), ("log_records", "old_log_records")):
+        yield table, list(tx.sql(filled(AREA, name), params=params).to_arrow_reader(batch_rows))

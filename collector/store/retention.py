@@ -1,5 +1,5 @@
 """Retention's operations on the store: the services with traces, the traces past a service's limits,
-the deletion of whole traces, and of log records and metric points by their own age
+the deletion of whole traces, and of metric points and traceless log records by their own age
 (``collector.retention`` holds the policy; the statements are ``sql/retention/*.sql``)."""
 
 from __future__ import annotations
@@ -50,4 +50,25 @@ def delete_traces(tx: Tx, trace_ids: list[str], keep: tuple[str, ...] = KEEP_OUT
                 counts[table] = int(row[0]) if row else 0
     finally:
         tx.unregister("_del_ids")
+    return counts
+
+
+def signal_services(tx: Tx) -> list[str | None]:
+    """Every service name the log records and metric points have (None for those without one)."""
+    return [r[0] for r in tx.execute(filled(AREA, "signal_services")).fetchall()]
+
+
+def delete_old_signals(tx: Tx, service: str | None, before: datetime) -> dict[str, int]:
+    """Delete the metric points of ``service`` from before ``before`` (by their time, else when they
+    were received), and its log records from then that belong to no stored trace (a trace's records go
+    with it), in one transaction; returns rows deleted per table."""
+    params = {"s": service, "before": before}
+    counts: dict[str, int] = {}
+    with transaction(tx):
+        for table, name in (
+            ("metric_points", "delete_old_points"),
+            ("log_records", "delete_old_log_records"),
+        ):
+            row = tx.execute(filled(AREA, name), params).fetchall()[0]
+            counts[table] = int(row[0]) if row else 0
     return counts

@@ -1,13 +1,20 @@
 """Retention on every backend: the traces past a service's age go from every per-trace table at once,
-newer ones stay whole, and human labels are kept."""
+newer ones stay whole, and human labels are kept; metric points and log records of no stored trace
+go by their own age."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from collector.batch import ArrowBatch
+from collector.export import read_export
+from collector.retention import RetentionSettings, ServiceRetention, apply_retention
 from collector.store import retention
-from tests.store.contract.build import spans_batch
+from tests.store.contract.build import logs_batch, points_batch, spans_batch
 from tests.store.contract.conftest import requires
 
 NOW = datetime(2026, 3, 2, 12, 0, 0)
@@ -61,3 +68,54 @@ def test_a_size_limit_keeps_the_newest_settled_traces(backend: Any) -> None:
     assert retention.expired_traces(con, "shop", cutoff=None, max_traces=1, max_spans=None) == [OLD]
     assert retention.expired_traces(con, "shop", cutoff=None, max_traces=None, max_spans=5) == [OLD]
     assert retention.expired_traces(con, "shop", cutoff=None, max_traces=None, max_spans=6) == []
+
+
+def test_metric_points_and_traceless_log_records_go_by_their_own_age(backend: Any, tmp_path: Path) -> None:
+    requires(backend, "write_signals")
+    requires(backend, "retention")
+    con = backend.cursor()
+    old, new = NOW - timedelta(days=40), NOW - timedelta(days=1)
+    # a trace of 40 days ago with a log record of its own, kept while the trace is (max_traces only)
+    backend.write_spans(con, spans_batch(bytes.fromhex(OLD), old, old))
+    traced = logs_batch(old, old, body="of the trace")
+    traced.logs = traced.logs.set_column(  # type: ignore[union-attr]
+        traced.logs.schema.get_field_index("trace_id"),
+        "trace_id",
+        pa.array([OLD], pa.string()),  # type: ignore[union-attr]
+    )
+    backend.write_signals(con, ArrowBatch.merge([
+        points_batch(old, old, value=1.0), points_batch(new, new, value=2.0),
+        points_batch(old, old, value=3.0, service="other"),
+        logs_batch(old, old, body="old"), logs_batch(new, new, body="new"), traced,
+    ]))  # fmt: skip
+    settings = RetentionSettings(
+        max_age_days=30, services={"other": ServiceRetention(max_age_days=60)}, export_before_delete=True,
+        export_dir=str(tmp_path / "archive"),
+    )  # fmt: skip
+    # traces first: the old one goes (by start time), its own log record with it
+    counts = apply_retention(con, lambda job: job(con), settings, now=NOW)
+    assert counts["traces"] == 1 and counts["metric_points"] == 1
+    assert counts["log_records"] == 2  # its trace's record, and the traceless old one
+    points = con.execute("SELECT service_name, value FROM metric_points ORDER BY value").fetchall()
+    assert points == [("shop", 2.0), ("other", 3.0)]  # the new one, and the other service's (60 days)
+    assert con.execute("SELECT body_text FROM log_records").fetchall() == [("new",)]
+    archived = read_export(tmp_path / "archive", "metric_points")
+    assert archived.column("value").to_pylist() == [1.0]
+    assert archived.column("day").to_pylist() == [old.strftime("%Y-%m-%d")]
+    # the trace's record went out with its trace, the traceless one by its own age
+    logs = read_export(tmp_path / "archive", "log_records").column("body_text").to_pylist()
+    assert sorted(logs) == ["of the trace", "old"]
+    # nothing older is left: a second round deletes nothing
+    assert apply_retention(con, lambda job: job(con), settings, now=NOW) == {}
+
+
+def test_signals_kept_without_an_age_limit(backend: Any) -> None:
+    requires(backend, "write_signals")
+    requires(backend, "retention")
+    con = backend.cursor()
+    old = NOW - timedelta(days=400)
+    backend.write_signals(con, ArrowBatch.merge([points_batch(old, old), logs_batch(old, old)]))
+    assert apply_retention(con, lambda job: job(con), RetentionSettings(max_traces=10), now=NOW) == {}
+    assert con.execute(
+        "SELECT (SELECT count(*) FROM metric_points), (SELECT count(*) FROM log_records)"
+    ).fetchall() == [(1, 1)]
