@@ -17,6 +17,11 @@ step_documents, evaluations, evaluation_history, eval_log, feedback, judge verdi
 ``traces`` row, in one transaction on the writer thread, so no reader ever sees half a trace.
 ``human_labels`` are kept: they are curated calibration data. Traces still waiting for their settle
 time are never deleted by size, only by age.
+
+Metric data points have no trace, and log records need not have one: they are deleted by their own
+age (their time, else when they were received) under their service's ``max_age_days`` — points
+always, log records when no stored trace is theirs (a trace's records go with it). With
+``export_before_delete`` they are exported first, partitioned by the day of their time.
 """
 
 from __future__ import annotations
@@ -29,20 +34,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import duckdb
-import pyarrow as pa
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from collector.config import explain, load_toml
 from collector.errors import ConfigError, PermanentError
-from collector.export import KEEP_OUT, export_traces, trace_tables
+from collector.export import KEEP_OUT, export_old_signals, export_traces, select_traces
 from collector.receivers.otlp_http import check_bearer
-from collector.store.tx import transaction
+from collector.store import retention as store_retention
+from collector.store.base import Tx
 
 log = logging.getLogger("ragfault.retention")
 
-WriteFn = Callable[[Callable[[duckdb.DuckDBPyConnection], Any]], Any]
+WriteFn = Callable[[Callable[[Tx], Any]], Any]
 
 
 class ServiceRetention(BaseModel):
@@ -99,52 +103,28 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def expired_traces(
-    con: duckdb.DuckDBPyConnection, settings: RetentionSettings, now: datetime | None = None
-) -> list[str]:
+def expired_traces(con: Tx, settings: RetentionSettings, now: datetime | None = None) -> list[str]:
     """Trace ids past their service's age or size limit."""
     now = now or utcnow()
-    services = [r[0] for r in con.execute("SELECT DISTINCT service_name FROM traces").fetchall()]
     out: list[str] = []
-    for service in services:
+    for service in store_retention.trace_services(con):
         policy = settings.for_service(service)
         cutoff = now - timedelta(days=policy.max_age_days) if policy.max_age_days else None
-        rows = con.execute(
-            "SELECT trace_id FROM (SELECT trace_id, coalesce(start_time, first_received_at) AS t, "
-            "row_number() OVER (ORDER BY coalesce(start_time, first_received_at) DESC, trace_id) AS rank, "
-            "sum(span_count) OVER (ORDER BY coalesce(start_time, first_received_at) DESC, trace_id) AS spans, "
-            "settled_at FROM traces WHERE service_name IS NOT DISTINCT FROM $s) "
-            "WHERE ($cutoff IS NOT NULL AND t < $cutoff) OR (settled_at IS NOT NULL AND "
-            "(($mt IS NOT NULL AND rank > $mt) OR ($ms IS NOT NULL AND spans > $ms)))",
-            {"s": service, "cutoff": cutoff, "mt": policy.max_traces, "ms": policy.max_spans},
-        ).fetchall()
-        out.extend(r[0] for r in rows)
+        out.extend(
+            store_retention.expired_traces(
+                con, service, cutoff=cutoff, max_traces=policy.max_traces, max_spans=policy.max_spans
+            )
+        )
     return out
 
 
-def delete_traces(
-    con: duckdb.DuckDBPyConnection, trace_ids: list[str], keep: tuple[str, ...] = KEEP_OUT
-) -> dict[str, int]:
+def delete_traces(con: Tx, trace_ids: list[str], keep: tuple[str, ...] = KEEP_OUT) -> dict[str, int]:
     """Delete these traces from every per-trace table in one transaction (writer thread)."""
-    if not trace_ids:
-        return {}
-    con.register("_del_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
-    counts: dict[str, int] = {}
-    try:
-        with transaction(con):
-            tables = trace_tables(con, keep)
-            for table in tables[1:] + tables[:1]:  # the traces row last
-                row = con.execute(
-                    f"DELETE FROM {table} WHERE trace_id IN (SELECT trace_id FROM _del_ids)"
-                ).fetchall()[0]
-                counts[table] = int(row[0]) if row else 0
-    finally:
-        con.unregister("_del_ids")
-    return counts
+    return store_retention.delete_traces(con, trace_ids, keep)
 
 
 def apply_retention(
-    cursor: duckdb.DuckDBPyConnection,
+    cursor: Tx,
     write: WriteFn,
     settings: RetentionSettings,
     now: datetime | None = None,
@@ -160,7 +140,27 @@ def apply_retention(
             export_traces(cursor, chunk, target)
         for k, v in write(_deleter(chunk, settings.keep_tables)).items():
             total[k] = total.get(k, 0) + v
+    for service, before in signal_cutoffs(cursor, settings, now):
+        if target:
+            export_old_signals(cursor, service, before, target)
+        for k, v in write(_signal_deleter(service, before)).items():
+            if v:  # (a round that deletes none keeps the counts it had before points were kept by age)
+                total[k] = total.get(k, 0) + v
     return total
+
+
+def signal_cutoffs(
+    con: Tx, settings: RetentionSettings, now: datetime | None = None
+) -> list[tuple[str | None, datetime]]:
+    """For each service with log records or metric points and an age limit: the time before which
+    its points (and its log records of no stored trace) are deleted."""
+    now = now or utcnow()
+    out: list[tuple[str | None, datetime]] = []
+    for service in store_retention.signal_services(con):
+        days = settings.for_service(service).max_age_days
+        if days:
+            out.append((service, now - timedelta(days=days)))
+    return out
 
 
 class RetentionService:
@@ -206,13 +206,20 @@ class RetentionService:
                 log.exception("retention round failed")
 
 
-def _deleter(
-    trace_ids: list[str], keep: tuple[str, ...]
-) -> Callable[[duckdb.DuckDBPyConnection], dict[str, int]]:
+def _deleter(trace_ids: list[str], keep: tuple[str, ...]) -> Callable[[Tx], dict[str, int]]:
     """A writer job deleting these traces."""
 
-    def job(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-        return delete_traces(con, trace_ids, keep)
+    def job(tx: Tx) -> dict[str, int]:
+        return store_retention.delete_traces(tx, trace_ids, keep)
+
+    return job
+
+
+def _signal_deleter(service: str | None, before: datetime) -> Callable[[Tx], dict[str, int]]:
+    """A writer job deleting a service's metric points (and traceless log records) from before ``before``."""
+
+    def job(tx: Tx) -> dict[str, int]:
+        return store_retention.delete_old_signals(tx, service, before)
 
     return job
 
@@ -230,15 +237,13 @@ class ExportRequest(BaseModel):
 
 
 def run_export(
-    cursor: duckdb.DuckDBPyConnection,
+    cursor: Tx,
     write: WriteFn,
     req: ExportRequest,
     settings: RetentionSettings,
     now: datetime | None = None,
 ) -> dict[str, Any]:
     """Export (and optionally delete) the selected traces, in batches; the body of API and CLI."""
-    from collector.export import select_traces
-
     now = now or utcnow()
     if req.retention:
         ids = expired_traces(cursor, settings, now)

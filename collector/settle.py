@@ -22,31 +22,26 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import duckdb
-import pyarrow as pa
-
-from collector.assemble import STAGE_PRIORITY, DocView, StepView, assemble
-from collector.content_events import load_fills, write_fills
+from collector.assemble import assemble
+from collector.content_events import load_fills
 from collector.metrics import Metrics
 from collector.search_stages import search_stages
-from collector.store.reader import Window, received_window, window_sql
-from collector.store.tx import transaction
+from collector.store import settling
+from collector.store.base import Tx
+from collector.store.reader import received_window
+from collector.store.settling import load_trace_parts
 from collector.textnorm import normalize
+
+__all__ = ["FULL_SWEEP_SECONDS", "RECENT_MARGIN", "SETTLE_METRICS", "Settler", "load_trace_parts", "utcnow"]
 
 log = logging.getLogger("ragfault.settle")
 
-# a trace not assembled yet, or not with all its spans
-# (``assembled_spans`` counts the GenAI content log records the assembly saw too, ``content_events``:
-# one that comes later re-opens the trace as a late span does; ``collector.content_events``)
-_WAITING = "(settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count + coalesce(content_events, 0))"
-# ... and complete: its root came and nothing since for settle_seconds, or max_wait_seconds passed
-_COMPLETE = "((has_root AND last_received_at <= $settled) OR last_received_at <= $expired)"
-_READY = f"""
-SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at FROM traces
-WHERE {_WAITING} AND {_COMPLETE}{{recent}}
-ORDER BY last_received_at
-LIMIT $limit
-"""
+# What the store reads for a round (``collector.store.settling``, ``sql/settle/``): traces not
+# assembled yet, or not with all their spans (``assembled_spans`` counts the GenAI content log records
+# the assembly saw too, ``content_events``: one that comes later re-opens the trace as a late span
+# does; ``collector.content_events``), and complete: their root came and nothing since for
+# settle_seconds, or max_wait_seconds passed.
+#
 # A trace waits to be assembled from its last span's arrival until max_wait_seconds after it at
 # most. So a round of the loop looks only at traces whose last span arrived since then (and
 # RECENT_MARGIN before, for a settler held back by ingest): the scan skips the row groups of older
@@ -58,15 +53,6 @@ FULL_SWEEP_SECONDS = 60.0
 # With nothing left to assemble, the loop waits for spans to be stored (``listen``) rather than look
 # twice a second; a query after a pause costs the engine tens of milliseconds of CPU, which made an
 # idle server's pollers cost several per cent of a core. It still sweeps every FULL_SWEEP_SECONDS.
-_RECENT = " AND last_received_at >= $recent"
-_UNSETTLED = f"SELECT count(*) FROM traces WHERE {_WAITING}{_RECENT}"
-# traces complete (ready) but not assembled yet, and since when the oldest has been ready
-_READY_BACKLOG = f"""
-SELECT count(*), min(CASE WHEN has_root AND last_received_at <= $settled THEN last_received_at + $settle
-                          ELSE last_received_at + $max_wait END)
-FROM traces
-WHERE {_WAITING} AND {_COMPLETE}{_RECENT}
-"""
 SETTLE_METRICS = {
     "ragfault_traces_waiting_settle": (
         "gauge",
@@ -77,76 +63,19 @@ SETTLE_METRICS = {
 OBSERVE_SECONDS = 1.0  # how often the settle loop refreshes its gauges
 
 
-_CTX_COLS = (
-    "trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source, received_at"
-)
-
-
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-# The documents ``assemble`` reads: explicit context documents (whether there are any), and the
-# ranked stages' documents with content, the first of each text only (in the order ``assemble`` ranks
-# them: a later document with the same text can never name a context document). The same chunk comes
-# as a candidate, a reranker input and a reranker output: that is less than half the rows.
-_RANK = "CASE stage " + " ".join(f"WHEN '{st}' THEN {p}" for st, p in STAGE_PRIORITY.items()) + " END"
-_RANKED = ", ".join(f"'{st}'" for st in STAGE_PRIORITY)
-#
-# A document sent without text (the GenAI spec's ``{id, score}``) reads its text from the
-# knowledge-base registry, by its id: its content is then known for the derived context, and
-# ``REGISTRY_TEXT`` stores it in ``step_documents`` (``content_source = 'registry'``) for the evaluators.
-_ASSEMBLY_DOCS = (
-    "WITH d AS (SELECT d.trace_id, d.span_id, d.stage, d.position, d.doc_id, d.chunk_id, "
-    "coalesce(nullif(d.content, ''), k.content) AS content, d.score, d.metadata, d.source FROM step_documents d "
-    "LEFT JOIN kb_documents k ON (d.content IS NULL OR d.content = '') AND k.doc_id = coalesce(d.doc_id, d.chunk_id) "
-    "WHERE d.trace_id IN (SELECT trace_id FROM _ids) AND d.source <> 'derived'{extra}) "
-    "SELECT trace_id, span_id, stage, position, doc_id, chunk_id, content, score, metadata, source FROM d "
-    f"WHERE ((stage = 'context' AND source = 'span') OR (stage IN ({_RANKED}) AND content <> '')) "
-    "QUALIFY stage = 'context' OR row_number() OVER "
-    f"(PARTITION BY trace_id, stage = 'context', content ORDER BY {_RANK}, span_id, stage, position) = 1 "
-    "ORDER BY trace_id, span_id, stage, position"
-)
-
-
-REGISTRY_TEXT = (
-    "UPDATE step_documents SET content = k.content, content_source = 'registry' FROM kb_documents k "
-    "WHERE step_documents.trace_id IN (SELECT trace_id FROM _asm){extra} AND step_documents.source = 'span' "
-    "AND (step_documents.content IS NULL OR step_documents.content = '') "
-    "AND k.doc_id = coalesce(step_documents.doc_id, step_documents.chunk_id) AND k.content <> ''"
-)
-
-
-def load_trace_parts(
-    con: duckdb.DuckDBPyConnection, trace_ids: list[str], window: Window = None
-) -> tuple[dict[str, list[StepView]], dict[str, list[DocView]]]:
-    """The steps of these traces, and the documents ``assemble`` needs (``_ASSEMBLY_DOCS``)."""
-    con.register("_ids", pa.table({"trace_id": trace_ids}))
-    extra, params = window_sql(window)
-    try:
-        steps: dict[str, list[StepView]] = {t: [] for t in trace_ids}
-        for r in con.execute(
-            "SELECT trace_id, span_id, parent_span_id, step_type, start_time, end_time, query_text, "
-            f"input_text, output_text, user_scope, is_root, tool_name, tool_arguments, tool_result, status_code "
-            f"FROM steps WHERE trace_id IN (SELECT trace_id FROM _ids){extra}",
-            params,
-        ).fetchall():
-            steps[r[0]].append(
-                StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), *r[11:])
-            )
-        docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}
-        for r in con.execute(_ASSEMBLY_DOCS.format(extra=extra), params).fetchall():
-            docs[r[0]].append(DocView(*r[1:]))
-    finally:
-        con.unregister("_ids")
-    return steps, docs
+def _wait(event: threading.Event, seconds: float) -> bool:
+    return event.wait(seconds)
 
 
 class Settler:
     def __init__(
         self,
-        cursor: duckdb.DuckDBPyConnection,
-        write: Callable[[Callable[[duckdb.DuckDBPyConnection], Any]], Any],
+        cursor: Tx,
+        write: Callable[[Callable[[Tx], Any]], Any],
         *,
         settle_seconds: float,
         max_wait_seconds: float,
@@ -155,7 +84,16 @@ class Settler:
         pressure: Callable[[], bool] | None = None,
         max_backoff_seconds: float = 30.0,
         metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] | None = None,
+        wait: Callable[[threading.Event, float], bool] | None = None,
     ) -> None:
+        # time comes from these: ``clock`` (seconds, monotonic) for the loop's own timing (back-off,
+        # sweeps, gauges), ``wall_clock`` (naive UTC) for what is complete, ``wait`` for the loop's
+        # pauses (``wait(event, seconds)``: true once the event is set); tests drive all three
+        self.clock = clock
+        self.wall_clock = wall_clock or utcnow
+        self.wait = wait or _wait
         self.cursor = cursor
         self.write = write  # runs a function on the writing connection (the writer thread in a server)
         self.settle_seconds = settle_seconds
@@ -210,7 +148,7 @@ class Settler:
         if not self.ingest_busy():
             self._backoff_since = None
             return False
-        now = time.monotonic()
+        now = self.clock()
         if self._backoff_since is None:
             self._backoff_since = now
         if now - self._backoff_since >= self.max_backoff_seconds:
@@ -223,9 +161,9 @@ class Settler:
         quiet = False  # the last round left no recent trace waiting to be assembled
         while True:
             if quiet and self._listening:  # until spans are stored, or the next sweep is due
-                self._wake.wait(max(0.0, self._swept_at + FULL_SWEEP_SECONDS - time.monotonic()))
+                self.wait(self._wake, max(0.0, self._swept_at + FULL_SWEEP_SECONDS - self.clock()))
             else:  # traces are waiting: every interval (spans stored meanwhile do not hurry it)
-                self._stop.wait(self.interval)
+                self.wait(self._stop, self.interval)
             self._wake.clear()
             if self._stop.is_set():
                 return
@@ -247,27 +185,26 @@ class Settler:
     def backlog(self, now: datetime | None = None) -> tuple[int, datetime | None]:
         """Traces complete but not assembled yet (among those whose last span arrived lately), and
         when the oldest of them became complete."""
-        now = now or utcnow()
-        params = {
-            **self._complete_params(now),
-            "settle": timedelta(seconds=self.settle_seconds),
-            "max_wait": timedelta(seconds=self.max_wait_seconds),
-            "recent": self._recent(now),
-        }
+        now = now or self.wall_clock()
         with self._round:  # the cursor is shared with rounds asked for from other threads
-            n, since = self.cursor.execute(_READY_BACKLOG, params).fetchall()[0]
-        return int(n), since
+            return settling.ready_backlog(
+                self.cursor,
+                **self._complete_params(now),
+                settle=timedelta(seconds=self.settle_seconds),
+                max_wait=timedelta(seconds=self.max_wait_seconds),
+                recent=self._recent(now),
+            )
 
     def observe(self) -> None:
         """Refresh the settle backlog's gauges (``SETTLE_METRICS``)."""
         if self.metrics is None:
             return
-        now = utcnow()
+        now = self.wall_clock()
         n, since = self.backlog(now)
         self._set_gauges(n, max(0.0, (now - since).total_seconds()) if since else 0.0)
 
     def _observe_if_due(self) -> None:
-        if self.metrics is not None and time.monotonic() - self._observed_at >= OBSERVE_SECONDS:
+        if self.metrics is not None and self.clock() - self._observed_at >= OBSERVE_SECONDS:
             self.observe()
 
     def _observe_none(self) -> None:
@@ -277,14 +214,14 @@ class Settler:
 
     def _set_gauges(self, waiting: int, lag: float) -> None:
         assert self.metrics is not None
-        self._observed_at = time.monotonic()
+        self._observed_at = self.clock()
         self.metrics.set("ragfault_traces_waiting_settle", waiting)
         self.metrics.set("ragfault_settle_lag_seconds", lag)
 
     def _nothing_unsettled(self) -> bool:
         """No trace whose last span arrived lately waits to be assembled (ready or not yet)."""
         with self._round:  # the cursor is shared with rounds asked for from other threads
-            return not self.cursor.execute(_UNSETTLED, {"recent": self._recent(utcnow())}).fetchall()[0][0]
+            return not settling.any_waiting(self.cursor, self._recent(self.wall_clock()))
 
     def _complete_params(self, now: datetime) -> dict[str, datetime]:
         """The parameters of ``_COMPLETE`` at ``now``."""
@@ -300,17 +237,19 @@ class Settler:
     def ready(self, now: datetime | None = None) -> list[tuple[str, int]]:
         return [(r[0], r[1]) for r in self._ready(now)]
 
-    def _ready(self, now: datetime | None = None) -> list[tuple[str, int, datetime | None, datetime | None]]:
-        sweep = now is not None or time.monotonic() - self._swept_at >= FULL_SWEEP_SECONDS
-        now = now or utcnow()
-        params: dict[str, Any] = {**self._complete_params(now), "limit": self.batch_limit}
-        if not sweep:
-            params["recent"] = self._recent(now)
-        started = time.monotonic()
-        rows = self.cursor.execute(_READY.format(recent="" if sweep else _RECENT), params).fetchall()
+    def _ready(self, now: datetime | None = None) -> list[settling.Waiting]:
+        sweep = now is not None or self.clock() - self._swept_at >= FULL_SWEEP_SECONDS
+        now = now or self.wall_clock()
+        started = self.clock()
+        rows = settling.ready_traces(
+            self.cursor,
+            **self._complete_params(now),
+            limit=self.batch_limit,
+            recent=None if sweep else self._recent(now),
+        )
         if sweep and len(rows) < self.batch_limit:
             self._swept_at = started  # (with a full batch, the next round looks at everything again)
-        return [(r[0], int(r[1]), r[2], r[3]) for r in rows]
+        return rows
 
     def run_once(self, now: datetime | None = None, force: bool = False) -> int:
         """Assemble every ready trace (all unassembled ones with ``force``); returns how many."""
@@ -318,16 +257,7 @@ class Settler:
             return self._run_once(now, force)
 
     def _run_once(self, now: datetime | None, force: bool) -> int:
-        if force:
-            rows = self.cursor.execute(
-                "SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at "
-                "FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count + coalesce(content_events, 0) "
-                "LIMIT $limit",
-                {"limit": self.batch_limit},
-            ).fetchall()
-            found = [(r[0], int(r[1]), r[2], r[3]) for r in rows]
-        else:
-            found = self._ready(now)
+        found = settling.waiting_traces(self.cursor, self.batch_limit) if force else self._ready(now)
         if not found:
             return 0
         ready = [(r[0], r[1]) for r in found]
@@ -336,25 +266,8 @@ class Settler:
         window = received_window([(r[2], r[3]) for r in found])
         steps, docs = load_trace_parts(self.cursor, ids, window)
         fills = load_fills(self.cursor, ids, steps, window)  # GenAI content sent as log records
-        asm_rows: dict[str, list[Any]] = {
-            k: []
-            for k in (
-                "trace_id",
-                "query_text",
-                "query_norm",
-                "answer_text",
-                "answer_span_id",
-                "user_scope",
-                "assembled_spans",
-            )
-        }
-        ctx: dict[str, list[Any]] = {
-            k: []
-            for k in (
-                "trace_id", "span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata",
-                "source", "received_at",
-            )
-        }  # fmt: skip
+        asm_rows: dict[str, list[Any]] = {k: [] for k in settling.ASSEMBLY_SCHEMA.names}
+        ctx: dict[str, list[Any]] = {k: [] for k in settling.CONTEXT_SCHEMA.names}
         for trace_id, count in ready:
             searched = search_stages(steps[trace_id])  # surfaced and opened rows (search agents)
             opened = [d for d in searched if d.stage == "opened"]
@@ -381,60 +294,9 @@ class Settler:
                     "source",
                 ):
                     ctx[k].append(getattr(d, k))
-        asm = pa.table(
-            {
-                "trace_id": pa.array(asm_rows["trace_id"], pa.string()),
-                "query_text": pa.array(asm_rows["query_text"], pa.string()),
-                "query_norm": pa.array(asm_rows["query_norm"], pa.string()),
-                "answer_text": pa.array(asm_rows["answer_text"], pa.string()),
-                "answer_span_id": pa.array(asm_rows["answer_span_id"], pa.string()),
-                "user_scope": pa.array(asm_rows["user_scope"], pa.list_(pa.string())),
-                "assembled_spans": pa.array(asm_rows["assembled_spans"], pa.int64()),
-            }
-        )
-        ctx_tbl = pa.table(
-            {
-                "trace_id": pa.array(ctx["trace_id"], pa.string()),
-                "span_id": pa.array(ctx["span_id"], pa.string()),
-                "stage": pa.array(ctx["stage"], pa.string()),
-                "position": pa.array(ctx["position"], pa.int64()),
-                "doc_id": pa.array(ctx["doc_id"], pa.string()),
-                "chunk_id": pa.array(ctx["chunk_id"], pa.string()),
-                "content": pa.array(ctx["content"], pa.string()),
-                "score": pa.array(ctx["score"], pa.float64()),
-                "metadata": pa.array(ctx["metadata"], pa.string()),
-                "source": pa.array(ctx["source"], pa.string()),
-                "received_at": pa.array(ctx["received_at"], pa.timestamp("us")),
-            }
-        )
-        settled_at = now or utcnow()
-
-        def write(con: duckdb.DuckDBPyConnection) -> None:
-            con.register("_asm", asm)
-            con.register("_ctx", ctx_tbl)
-            try:
-                with transaction(con):
-                    extra, params = window_sql(window)
-                    write_fills(con, fills)
-                    con.execute(REGISTRY_TEXT.format(extra=extra), params)
-                    con.execute(
-                        "DELETE FROM step_documents WHERE source = 'derived' AND trace_id IN (SELECT trace_id FROM _asm)"
-                        + extra,
-                        params,
-                    )
-                    con.execute(f"INSERT INTO step_documents ({_CTX_COLS}) SELECT {_CTX_COLS} FROM _ctx")
-                    con.execute(
-                        "UPDATE traces SET query_text = a.query_text, query_norm = a.query_norm, answer_text = a.answer_text, "
-                        "answer_span_id = a.answer_span_id, user_scope = a.user_scope, "
-                        "assembled_spans = a.assembled_spans, settled_at = $now FROM _asm a "
-                        "WHERE traces.trace_id = a.trace_id",
-                        {"now": settled_at},
-                    )
-            finally:
-                con.unregister("_asm")
-                con.unregister("_ctx")
-
-        self.write(write)
+        batch = settling.Settled.of(asm_rows, ctx)
+        settled_at = now or self.wall_clock()
+        self.write(lambda tx: settling.write_settled(tx, batch, fills, window, settled_at))
         self.settled_total += len(ids)
         for listener in self.listeners:
             try:

@@ -11,8 +11,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:
+    from collector.store.base import Tx
 
 HEADER_KEYS = ("name", "description", "grain", "params", "returns", "view")
 _PARAM_USE = re.compile(r"(?<![\w$])\$([A-Za-z_]\w*)")
@@ -104,11 +106,8 @@ def load_query(name: str) -> Query:
     return queries[name]
 
 
-def create_views(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """(Re)create every view-declaring query; views depend on tables only, in file order."""
-    made = []
-    for q in all_queries().values():
-        if q.view:
-            con.execute(f"CREATE OR REPLACE VIEW {q.view} AS {q.sql}")
-            made.append(q.view)
-    return made
+def create_views(con: Tx) -> list[str]:
+    """(Re)create every view-declaring query on a store (``collector.store.views``)."""
+    from collector.store.views import create_views as create
+
+    return create(con)

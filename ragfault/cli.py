@@ -82,9 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ragfault: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
     except Exception as exc:
-        import duckdb
+        from collector.store.base import is_file_error
 
-        if isinstance(exc, (duckdb.IOException, duckdb.PermissionException)):
+        if is_file_error(exc):
             print(f"ragfault: {str(exc).splitlines()[0]}", file=sys.stderr)
             return 1
         raise

@@ -6,11 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from collector.errors import ConfigError
 from collector.settle import Settler
 from collector.store import Store
+from collector.store.base import Tx
 
 
 def require_database(db: str) -> None:
@@ -33,7 +32,7 @@ class LocalStore:
     def __init__(self, db: str) -> None:
         self.store = Store(db)
 
-    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+    def write(self, fn: Callable[[Tx], Any]) -> Any:
         return fn(self.store.con)
 
     def settle_all(self) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import duckdb
 
@@ -13,6 +13,52 @@ Tx = duckdb.DuckDBPyConnection
 """The handle a store operation runs on: a writer job's connection (inside its transaction) or a
 reader's cursor. Code outside ``collector/store/`` names this type and calls the store's
 operations with it; it never imports ``duckdb`` or writes backend SQL itself."""
+
+
+def instance_config(memory_limit: str | None = None, threads: int | None = None) -> dict[str, Any]:
+    """The settings every backend opens its DuckDB instance with: no extension installed or loaded
+    behind its back (a lake loads its own explicitly), and the memory and threads asked for."""
+    config: dict[str, Any] = {
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "allow_community_extensions": False,
+    }
+    if memory_limit:
+        config["memory_limit"] = memory_limit
+    if threads:
+        config["threads"] = threads
+    return config
+
+
+class Faults:
+    """A store's fault bookkeeping, which the writer and ``/healthz`` read: why it cannot write now
+    (``fault``, or None), whether its database is lost to this process (``fatal``: only a new process
+    can open it again), and who is told once it is (``on_fatal``). Each backend says in its own
+    ``note_failure`` what a failure means."""
+
+    def __init__(self) -> None:
+        self.fault: str | None = None
+        self.fatal = False
+        self.on_fatal: list[Callable[[str], None]] = []
+
+    def note_success(self) -> None:
+        if not self.fatal:
+            self.fault = None
+
+    def _fail(self, fault: str, *, fatal: bool = False) -> None:
+        """Remember ``fault``; a first fatal one is told to every ``on_fatal`` hook."""
+        first = fatal and not self.fatal
+        self.fatal = self.fatal or fatal
+        self.fault = fault
+        if first:
+            for hook in self.on_fatal:
+                hook(fault)
+
+
+def is_file_error(exc: BaseException) -> bool:
+    """Whether the backend failed on its files (missing, unreadable, locked by another process, no
+    permission): a command says so in one line instead of a traceback."""
+    return isinstance(exc, (duckdb.IOException, duckdb.PermissionException))
 
 
 class SpanStore(Protocol):

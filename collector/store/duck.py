@@ -13,9 +13,7 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -23,6 +21,7 @@ import pyarrow as pa
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError, StoreUnavailable
 from collector.signals import LOG_COLUMNS, POINT_COLUMNS
+from collector.store.base import Faults, instance_config
 from collector.store.schema import (
     DOC_SCHEMA,
     SPAN_SCHEMA,
@@ -218,7 +217,7 @@ class _KnownTraces:
             self._old, self._new = self._new, set()
 
 
-class Store:
+class Store(Faults):
     """A DuckDB file opened by this process. ``read_only`` opens for the CLI when no server runs."""
 
     def __init__(
@@ -231,15 +230,7 @@ class Store:
     ) -> None:
         self.path = str(path)
         self.read_only = read_only
-        config: dict[str, Any] = {
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-            "allow_community_extensions": False,
-        }
-        if memory_limit:
-            config["memory_limit"] = memory_limit
-        if threads:
-            config["threads"] = threads
+        config = instance_config(memory_limit, threads)
         if not read_only:
             # A checkpoint rewrites (and compresses) everything in the WAL and costs about as much as
             # the inserts themselves. The writer checkpoints when ingest pauses (``checkpoint_if_idle``);
@@ -249,9 +240,7 @@ class Store:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # why the store cannot write now (a full disk), or None; ``fatal`` once DuckDB invalidated
         # the database after a failed write (only a new process can open it again)
-        self.fault: str | None = None
-        self.fatal = False
-        self.on_fatal: list[Callable[[str], None]] = []
+        Faults.__init__(self)
         try:
             self.con = duckdb.connect(self.path, read_only=read_only, config=config)
         except duckdb.IOException as exc:
@@ -262,7 +251,7 @@ class Store:
             if not read_only:
                 migrate(self.con)
                 pa.array(["warm-up"], type=pa.string())  # pyarrow's first conversion loads lazily (~0.4 s)
-                from queries import create_views
+                from collector.store.views import create_views
 
                 create_views(self.con)
             sandbox(self.con)
@@ -279,20 +268,12 @@ class Store:
         """A write or checkpoint failed: remember why when the disk is full, and tell ``on_fatal``
         once DuckDB has invalidated the database."""
         if is_invalidated(exc):
-            first = not self.fatal
-            self.fatal = True
-            self.fault = (
-                "the database was invalidated by a failed write (is the disk full?); the server must restart"
+            self._fail(
+                "the database was invalidated by a failed write (is the disk full?); the server must restart",
+                fatal=True,
             )
-            if first:
-                for hook in self.on_fatal:
-                    hook(self.fault)
         elif disk_full(exc):
-            self.fault = f"cannot write {self.path}: no space left on device"
-
-    def note_success(self) -> None:
-        if not self.fatal:
-            self.fault = None
+            self._fail(f"cannot write {self.path}: no space left on device")
 
     def wal_bytes(self) -> int:
         try:

@@ -27,9 +27,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import duckdb
@@ -37,6 +36,7 @@ import pyarrow as pa
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError, PermanentError
+from collector.store.base import Faults, instance_config
 from collector.store.duck import CONFLICT_RETRIES, _Inputs
 from collector.store.schema import batch_to_arrow, migrate
 from collector.store.tx import rollback
@@ -250,7 +250,7 @@ def _ddl_retrying(con: duckdb.DuckDBPyConnection, sql: str) -> None:
             time.sleep(0.05 * (attempt + 1))
 
 
-class LakeStore:
+class LakeStore(Faults):
     """A lake attached by this process; the same surface as ``duck.Store`` for the writer and the
     SQL API (``con``, ``cursor()``, ``write_spans``, ``checkpoint_if_idle``, ``close``)."""
 
@@ -270,20 +270,10 @@ class LakeStore:
         self.data_path = str(Path(data_path).resolve())
         self.path = f"ducklake:{_redact(catalog)} ({self.data_path})"
         self.read_only = read_only
-        # the writer's fault bookkeeping (``duck.Store``'s surface); a lake commit that fails is retried
-        # by the writer and never invalidates a local file, so ``fatal`` stays False
-        self.fault: str | None = None
-        self.fatal = False
-        self.on_fatal: list[Callable[[str], None]] = []
-        config: dict[str, Any] = {
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-            "allow_community_extensions": False,
-        }
-        if memory_limit:
-            config["memory_limit"] = memory_limit
-        if threads:
-            config["threads"] = threads
+        # the writer's fault bookkeeping (``base.Faults``); a lake commit that fails is retried by the
+        # writer and never invalidates a local file, so ``fatal`` stays False
+        Faults.__init__(self)
+        config = instance_config(memory_limit, threads)
         conninfo = catalog_conninfo(catalog)
         if not read_only:
             Path(self.data_path).mkdir(parents=True, exist_ok=True)
@@ -315,10 +305,7 @@ class LakeStore:
             self._remember_recent()
 
     def note_failure(self, exc: BaseException) -> None:
-        self.fault = f"lake commit failed: {exc}"
-
-    def note_success(self) -> None:
-        self.fault = None
+        self._fail(f"lake commit failed: {exc}")
 
     def write_signals(self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch) -> tuple[int, int]:
         """Log records and metric data points are not stored on a lake yet: refused, not dropped."""

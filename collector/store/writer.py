@@ -6,8 +6,8 @@ Receivers hand it ``ArrowBatch``es; a lane coalesces whatever is queued into one
 in the database file (WAL) and survives SIGKILL. Several lanes commit side by side; two commits
 that touch the same trace row conflict, and ``Store.write_spans`` retries the loser.
 
-Other components hand it jobs (a callable taking a connection: settling, evaluation results,
-retention, exports) that run alone: a job waits until no ingest commit is running, and no
+Other components hand it jobs (a callable taking the store's handle, ``base.Tx``, and calling the
+store's operations with it: settling, evaluation results, retention, exports) that run alone: a job waits until no ingest commit is running, and no
 commit starts while it runs, so jobs never race ingest.
 
 The queue is bounded in spans; ``submit`` raises ``RetryableError`` when it is full, which the
@@ -31,7 +31,7 @@ import duckdb
 from collector.batch import ArrowBatch, SpanBatch
 from collector.errors import RetryableError
 from collector.metrics import Metrics
-from collector.store.base import SpanStore
+from collector.store.base import SpanStore, Tx
 from collector.store.duck import IDLE_CHECKPOINT_BYTES, JOBS_CHECKPOINT_BYTES
 from collector.store.schema import batch_to_arrow
 
@@ -95,12 +95,14 @@ class Writer:
         idle_checkpoint_bytes: int = IDLE_CHECKPOINT_BYTES,
         jobs_checkpoint_bytes: int = JOBS_CHECKPOINT_BYTES,
         lanes: int = 1,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if lanes < 1:
             raise ValueError("the writer needs at least one lane")
         # checkpoint once nothing arrived for idle_checkpoint_seconds and the WAL holds
         # idle_checkpoint_bytes; while only jobs arrive (no ingest for that long), once it holds
         # jobs_checkpoint_bytes
+        self.clock = clock  # seconds, monotonic: waiting spells and the last write (tests drive it)
         self.idle_checkpoint_seconds = idle_checkpoint_seconds
         self.idle_checkpoint_bytes = idle_checkpoint_bytes
         self.jobs_checkpoint_bytes = jobs_checkpoint_bytes
@@ -142,7 +144,7 @@ class Writer:
         Spans waiting at one instant say little: a steady stream has a request in flight much of the
         time, and a writer job (a settle round's or an evaluation batch's rows) holds the queue for a
         moment. Spans waiting nearly all the time mean ingest is going as fast as it can."""
-        now = time.monotonic()
+        now = self.clock()
         since = now - window
         with self._lock:
             total = sum(
@@ -195,19 +197,20 @@ class Writer:
                 self.metrics.inc("ragfault_ingest_throttled_total")
                 raise RetryableError(f"ingest queue full ({self._queued_spans} spans waiting)", retry_after=1)
             if self._queued_spans == 0:
-                self._waiting_from = time.monotonic()
+                self._waiting_from = self.clock()
             self._queued_spans += n
         self.metrics.set("ragfault_queue_spans", self._queued_spans)
         self._q.put((batch, fut))
         return fut
 
-    def submit_job(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> Future[T]:
-        """Run ``fn(connection)`` on the writer thread, between ingest batches."""
+    def submit_job(self, fn: Callable[[Tx], T]) -> Future[T]:
+        """Run ``fn(tx)`` on the writer thread, between ingest batches: ``fn`` calls the store's
+        operations (``collector.store.settling``, ``retention``, …) with the handle it is given."""
         fut: Future[T] = Future()
         self._q.put((fn, fut))
         return fut
 
-    def call(self, fn: Callable[[duckdb.DuckDBPyConnection], T], timeout: float | None = None) -> T:
+    def call(self, fn: Callable[[Tx], T], timeout: float | None = None) -> T:
         return self.submit_job(fn).result(timeout)
 
     # --- the thread ---------------------------------------------------------------------------
@@ -235,7 +238,7 @@ class Writer:
                 break
             if not isinstance(item[0], ArrowBatch):
                 self._run_job(con, *item)
-                if lane == 0 and time.monotonic() - self._last_write >= self.idle_checkpoint_seconds:
+                if lane == 0 and self.clock() - self._last_write >= self.idle_checkpoint_seconds:
                     # only jobs (settling, evaluation) for a while: ingest is idle, but more jobs follow
                     self._idle(con, self.jobs_checkpoint_bytes)
                 continue
@@ -271,9 +274,7 @@ class Writer:
             self.store.note_failure(exc)  # or the disk is full
             log.debug("idle checkpoint skipped: %s", exc)
 
-    def _run_job(
-        self, con: duckdb.DuckDBPyConnection, fn: Callable[[duckdb.DuckDBPyConnection], Any], fut: Future[Any]
-    ) -> None:
+    def _run_job(self, con: Tx, fn: Callable[[Tx], Any], fut: Future[Any]) -> None:
         if not fut.set_running_or_notify_cancel():
             return
         try:
@@ -301,13 +302,13 @@ class Writer:
                 log.exception("write of %d spans failed", n)
             self.metrics.inc("ragfault_write_errors_total")
             err = RetryableError(f"store write failed: {type(exc).__name__}", retry_after=5)
+            self._release(n)  # before the submitters hear of it, as after a commit
             for _, fut in pending:
                 fut.set_exception(err)
-            self._release(n)
             return
         elapsed = time.perf_counter() - t0
         self.store.note_success()
-        self._last_write = time.monotonic()
+        self._last_write = self.clock()
         self.metrics.observe("ragfault_write_seconds", elapsed)
         self.metrics.inc("ragfault_spans_stored_total", stored)
         self.metrics.inc("ragfault_spans_duplicate_total", spans - stored)
@@ -330,7 +331,7 @@ class Writer:
         with self._lock:
             self._queued_spans -= n
             if self._queued_spans == 0 and self._waiting_from is not None:
-                now = time.monotonic()
+                now = self.clock()
                 self._waiting_spells.append((self._waiting_from, now))
                 self._waiting_from = None
                 while self._waiting_spells and self._waiting_spells[0][1] < now - WAITING_HISTORY_SECONDS:

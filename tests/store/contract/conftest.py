@@ -17,6 +17,24 @@ from collector.store.lake import EXTENSIONS, _package_file
 
 BACKENDS = ("duckdb", "ducklake")
 
+# What the lake backend does not implement yet, by operation: a test of one of them skips there,
+# saying which (it is not a pass).
+LAKE_MISSING = {
+    "write_signals": "LakeStore.write_signals refuses log records and metric data points (not stored on a lake yet)",
+    "settling": "collector.store.settling on a lake: its traces view has no settle state "
+    "(settled_at, assembled_spans), so ready_traces, ready_backlog and write_settled do not run there yet",
+    "retention": "collector.store.retention on a lake: delete_traces deletes from the per-trace base "
+    "tables, and the lake's spans, steps, step_documents and traces are views over raw tables",
+    "export": "collector.store.export on a lake: trace_tables lists the base tables of the DuckDB file's "
+    "main schema, not the lake's raw tables behind its views",
+}
+
+
+def requires(store: Any, operation: str) -> None:
+    """Skip on a backend that does not implement ``operation`` yet, naming it."""
+    if type(store).__name__ == "LakeStore" and operation in LAKE_MISSING:
+        pytest.skip(f"not on ducklake yet: {LAKE_MISSING[operation]}")
+
 
 def lake_set() -> bool:
     return all(_package_file(package, name) for package, name in EXTENSIONS)
@@ -35,7 +53,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
         from collector.store.lake import LakeStore
 
         lake = request.getfixturevalue("lake")
-        store = LakeStore(lake.catalog, lake.data_path)
+        store = LakeStore(lake.catalog, lake.data_path, extension_repository=False)  # offline: the packages
     try:
         yield store
     finally:

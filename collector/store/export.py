@@ -1,0 +1,61 @@
+"""Export's operations on the store: the per-trace tables, the traces a selection names, and the rows
+of some traces as Arrow record batches (``collector.export`` writes them to Parquet; the statements
+are ``sql/export/*.sql``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from collector.store.base import Tx
+from collector.store.templates import filled
+
+AREA = "export"
+# Tables exported with a trace, besides those discovered (any base table with a trace_id column).
+KEEP_OUT = ("human_labels",)
+
+
+def trace_tables(tx: Tx, keep: tuple[str, ...] = KEEP_OUT) -> list[str]:
+    """Base tables holding per-trace rows (a trace_id column), ``traces`` first, but those in ``keep``."""
+    names = [r[0] for r in tx.execute(filled(AREA, "trace_tables")).fetchall() if r[0] not in keep]
+    return ["traces"] + [n for n in names if n != "traces"]
+
+
+def select_traces(
+    tx: Tx,
+    *,
+    service: str | None = None,
+    since: object = None,
+    until: object = None,
+    limit: int | None = None,
+) -> list[str]:
+    """Trace ids by service and start time (``until`` exclusive), oldest first."""
+    params: dict[str, Any] = {"service": service, "since": since, "until": until, "limit": limit}
+    return [r[0] for r in tx.execute(filled(AREA, "select_traces"), params).fetchall()]
+
+
+def trace_rows(
+    tx: Tx, trace_ids: list[str], batch_rows: int = 50_000
+) -> Iterator[tuple[str, list[pa.RecordBatch]]]:
+    """For each per-trace table (``trace_tables``, ``traces`` first): its rows of these traces with the
+    ``day`` of their trace's start, in record batches of at most ``batch_rows``."""
+    tx.register("_x_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
+    try:
+        for table in trace_tables(tx):
+            text = filled(AREA, "trace_row") if table == "traces" else filled(AREA, "table_rows", table=table)
+            yield table, list(tx.sql(text).to_arrow_reader(batch_rows))
+    finally:
+        tx.unregister("_x_ids")
+
+
+def old_signal_rows(
+    tx: Tx, service: str | None, before: datetime, batch_rows: int = 50_000
+) -> Iterator[tuple[str, list[pa.RecordBatch]]]:
+    """The rows ``retention.delete_old_signals`` deletes, per table (``metric_points``, ``log_records``),
+    with the ``day`` of their own time, in record batches of at most ``batch_rows``."""
+    params = {"s": service, "before": before}
+    for table, name in (("metric_points", "old_points"), ("log_records", "old_log_records")):
+        yield table, list(tx.sql(filled(AREA, name), params=params).to_arrow_reader(batch_rows))

@@ -1,0 +1,13 @@
+-- name: ready_traces
+-- description: Traces waiting to be assembled (never settled, or with spans or content events the
+--   last assembly did not see) and complete: their root came and nothing since $settled, or their
+--   last span is older than $expired. Oldest last span first. {recent} is empty for a sweep of the
+--   whole table, else the filter on $recent (see recent_filter).
+-- params: $settled TIMESTAMP, $expired TIMESTAMP, $limit INTEGER, $recent TIMESTAMP = NULL
+-- returns: trace_id, the count assembly will record (spans + content events), first_received_at,
+--   last_received_at
+SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at FROM traces
+WHERE (settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count + coalesce(content_events, 0))
+  AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired){recent}
+ORDER BY last_received_at
+LIMIT $limit

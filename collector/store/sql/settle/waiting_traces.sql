@@ -1,0 +1,8 @@
+-- name: waiting_traces
+-- description: Every trace with spans not assembled yet, whether complete or not (a forced round:
+--   the CLI settling a file whose server stopped before it settled).
+-- params: $limit INTEGER
+-- returns: trace_id, the count assembly will record, first_received_at, last_received_at
+SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at
+FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count + coalesce(content_events, 0)
+LIMIT $limit
