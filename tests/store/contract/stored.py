@@ -28,7 +28,10 @@ def needs_tables(store: Any, operation: str, *tables: str) -> None:
         con.close()
     missing = [t for t in tables if t not in have]
     if missing:
-        pytest.skip(f"{type(store).__name__} does not implement {operation} yet (no {', '.join(missing)})")
+        pytest.skip(
+            f"not on ducklake yet: {type(store).__name__} does not implement {operation} "
+            f"(no {', '.join(missing)})"
+        )
 
 
 def add_trace(
