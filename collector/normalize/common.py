@@ -375,17 +375,24 @@ def json_docs(value: Any, stage: str, source_keys: tuple[str, ...]) -> list[Doc]
     return docs
 
 
-def tool_docs(result: Any, source_keys: tuple[str, ...]) -> list[Doc]:
+def tool_docs(result: Any, source_keys: tuple[str, ...], stage: str = "candidate") -> list[Doc]:
     """Candidate documents in a tool's result, when the result is a list of documents.
 
     An agent's search tool often returns the retrieved documents as its result (a JSON list of
     ``{id, content|page_content|text, score, metadata}`` objects, or an object holding such a list);
     those are the retrieval's candidates. Anything else (plain text, a list of strings, objects
     without a text field) is no document list: a tool returning ``["Paris", "Rome"]`` retrieved nothing.
+    ``result`` is a JSON string, or a value already parsed.
     """
-    if not isinstance(result, str) or result.lstrip()[:1] not in ("[", "{"):
+    if isinstance(result, str):
+        if result.lstrip()[:1] not in ("[", "{"):
+            return []
+        parsed = parse_json(result)
+    elif isinstance(result, (list, dict)):  # already parsed (an argument inside a wrapped call)
+        parsed = result
+    else:
         return []
-    items = _doc_list(parse_json(result))
+    items = _doc_list(parsed)
     if not items:
         return []
     for item in items:
@@ -397,7 +404,7 @@ def tool_docs(result: Any, source_keys: tuple[str, ...]) -> list[Doc]:
             body = body["document"]
         if _first_present(body, ("content", "page_content", "text")) is None:
             return []
-    return json_docs(items, "candidate", source_keys)
+    return json_docs(items, stage, source_keys)
 
 
 def _first_present(d: dict[str, Any], keys: tuple[str, ...]) -> Any:

@@ -8,6 +8,13 @@ Newer releases also set ``gen_ai.operation.name``: ``vector_db_retrieve`` for a 
 metadata}], "count": n}``), ``execute_task`` for a task, ``execute_tool`` for a tool, ``chat`` for a
 model call (that span has no ``traceloop.span.kind``), and ``invoke_agent`` for *every* workflow
 span, a plain LCEL chain included — so a ``workflow`` kind is read as a chain, not an agent.
+
+The SDK's decorators (``@workflow``, ``@task``, ``@agent``, ``@tool``) write a call's arguments as
+``{"args": [...], "kwargs": {...}}`` and its return value as JSON (dataclasses and pydantic models as
+objects). A task or tool returning a list of documents (objects with a text) retrieved them: a task
+is a retrieval, a tool keeps its type and the documents are its candidates; a task given documents
+and returning documents (a reranker, a prompt budget) is a rerank. ``Traceloop.set_association_
+properties`` adds ``traceloop.association.properties.*`` to every span below.
 """
 
 from __future__ import annotations
@@ -15,7 +22,16 @@ from __future__ import annotations
 from typing import Any
 
 from collector.normalize import genai
-from collector.normalize.common import Doc, Step, as_str, json_docs, make_doc, parse_json, unwrap_text
+from collector.normalize.common import (
+    Doc,
+    Step,
+    as_str,
+    json_docs,
+    make_doc,
+    parse_json,
+    tool_docs,
+    unwrap_text,
+)
 
 KIND_TO_STEP = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
 REQUEST_TYPE_TO_STEP = {"chat": "llm", "completion": "llm", "embedding": "embedding", "rerank": "rerank"}
@@ -50,7 +66,39 @@ def node_docs(value: Any, source_keys: tuple[str, ...], stage: str = "candidate"
     return docs
 
 
+_QUERY_KEYS = ("query", "input", "question", "query_str", "user_input", "q", "text", "prompt")
+
+
+def call_args(value: Any) -> tuple[list[Any], dict[str, Any]] | None:
+    """(args, kwargs) of a decorated call's input ``{"args": [...], "kwargs": {...}}``, else None."""
+    parsed = parse_json(value)
+    if isinstance(parsed, dict) and len(parsed) == 2:
+        args, kwargs = parsed.get("args"), parsed.get("kwargs")
+        if isinstance(args, list) and isinstance(kwargs, dict):
+            return args, kwargs
+    return None
+
+
+def _call_query(args: list[Any], kwargs: dict[str, Any]) -> str | None:
+    """The query of a decorated call: a query-named keyword argument, else its one text argument.
+
+    A method's ``self`` arrives as its class name (the SDK's JSON encoder names objects it cannot
+    serialize), so when several string arguments remain, bare identifiers are left out.
+    """
+    for key in _QUERY_KEYS:
+        v = kwargs.get(key)
+        if isinstance(v, str) and v:
+            return v
+    texts = [a for a in args if isinstance(a, str) and a]
+    if len(texts) > 1:
+        texts = [t for t in texts if not t.isidentifier()]
+    return texts[0] if len(texts) == 1 else None
+
+
 def _query_of(entity_input: Any) -> str | None:
+    call = call_args(entity_input)
+    if call is not None:
+        return _call_query(*call)
     parsed = parse_json(entity_input)
     if isinstance(parsed, dict):
         inputs = parsed.get("inputs", parsed)
@@ -66,6 +114,20 @@ def _query_of(entity_input: Any) -> str | None:
     return as_str(entity_input)
 
 
+def _given_docs(entity_input: Any, source_keys: tuple[str, ...]) -> list[Doc]:
+    """The documents a decorated call was given (the first argument that is a list of documents)."""
+    call = call_args(entity_input)
+    if call is None:
+        return []
+    args, kwargs = call
+    for value in [*args, *kwargs.values()]:
+        if isinstance(value, (list, dict)):
+            docs = tool_docs(value, source_keys, "rerank_input")
+            if docs:
+                return docs
+    return []
+
+
 def _step_type(kind: str, op: str, request_type: str) -> str | None:
     if kind == "workflow" and op in ("", "invoke_agent", "workflow"):
         return "chain"
@@ -76,6 +138,44 @@ def _step_type(kind: str, op: str, request_type: str) -> str | None:
     if request_type in REQUEST_TYPE_TO_STEP:
         return REQUEST_TYPE_TO_STEP[request_type]
     return KIND_TO_STEP.get(kind)
+
+
+def _task_docs(
+    step: Step, kind: str, entity_in: Any, entity_out: str, source_keys: tuple[str, ...]
+) -> list[Doc]:
+    """The documents of a task (a chain so far) whose output lists documents; sets its step type to
+    retrieval, or rerank when it was given documents too."""
+    if kind == "task" and call_args(entity_in) is not None:
+        # A decorated task returning documents: given documents too, it reranked or cut them.
+        docs = tool_docs(entity_out, source_keys)
+        given = _given_docs(entity_in, source_keys) if docs else []
+        if given:
+            step.step_type = "rerank"
+            return given + tool_docs(entity_out, source_keys, "reranked")
+        if docs:
+            step.step_type = "retrieval"
+            return docs
+    if '"page_content"' in entity_out:
+        # Older releases report a retriever as a plain task; its output is the documents.
+        docs = json_docs(entity_out, "candidate", source_keys)
+        if docs:
+            step.step_type = "retrieval"
+        return docs
+    if "NodeWithScore" in entity_out:
+        # LlamaIndex's retrievers are tasks whose output is a list of NodeWithScore JSON strings.
+        docs = node_docs(entity_out, source_keys)
+        inputs = parse_json(entity_in)
+        given_nodes = inputs.get("nodes") if isinstance(inputs, dict) else None
+        if docs and isinstance(given_nodes, list):
+            # a node postprocessor (nodes in, nodes out): LlamaIndex's rerankers and cut-offs
+            step.step_type = "rerank"
+            return node_docs(given_nodes, source_keys, "rerank_input") + node_docs(
+                entity_out, source_keys, "reranked"
+            )
+        if docs:
+            step.step_type = "retrieval"
+        return docs
+    return []
 
 
 def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> None:
@@ -95,26 +195,10 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
     entity_out = attrs.get("traceloop.entity.output")
     step.input_text = as_str(entity_in)
     step.output_text = as_str(entity_out)
-    docs = []
-    if step.step_type == "chain" and isinstance(entity_out, str) and '"page_content"' in entity_out:
-        # Older releases report a retriever as a plain task; its output is the documents.
-        docs = json_docs(entity_out, "candidate", source_keys)
-        if docs:
-            step.step_type = "retrieval"
-    elif step.step_type == "chain" and isinstance(entity_out, str) and "NodeWithScore" in entity_out:
-        # LlamaIndex's retrievers are tasks whose output is a list of NodeWithScore JSON strings.
-        docs = node_docs(entity_out, source_keys)
-        inputs = parse_json(entity_in)
-        given = inputs.get("nodes") if isinstance(inputs, dict) else None
-        if docs and isinstance(given, list):
-            # a node postprocessor (nodes in, nodes out): LlamaIndex's rerankers and cut-offs
-            step.step_type = "rerank"
-            docs = node_docs(given, source_keys, "rerank_input") + node_docs(
-                entity_out, source_keys, "reranked"
-            )
-        elif docs:
-            step.step_type = "retrieval"
-    elif step.step_type == "chain" and any(k in attrs for k in _GENAI_CONTENT):
+    docs: list[Doc] = []
+    if step.step_type == "chain" and isinstance(entity_out, str):
+        docs = _task_docs(step, kind, entity_in, entity_out, source_keys)
+    if step.step_type == "chain" and not docs and any(k in attrs for k in _GENAI_CONTENT):
         # A model call made inside a task (LlamaIndex's LLM.chat / LLM.predict) carries GenAI
         # messages but no llm.request.type: it is an LLM step.
         step.step_type = "llm"
@@ -130,7 +214,12 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         step.tool_arguments = as_str(attrs.get("gen_ai.tool.call.arguments")) or unwrap_text(
             as_str(entity_in)
         )
-        step.tool_result = as_str(attrs.get("gen_ai.tool.call.result")) or unwrap_text(as_str(entity_out))
+        result = as_str(attrs.get("gen_ai.tool.call.result"))
+        if result is None and entity_out is not None:
+            # a list of documents stays the JSON it is (its texts are not the result's one text)
+            result = as_str(entity_out)
+            result = result if tool_docs(result, source_keys) else unwrap_text(result)
+        step.tool_result = result
     elif step.step_type in ("chain", "agent"):
         step.query_text = _query_of(entity_in)
         step.input_text = _payload(entity_in, "inputs")
