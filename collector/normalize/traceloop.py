@@ -142,9 +142,9 @@ def _step_type(kind: str, op: str, request_type: str) -> str | None:
 
 def _task_docs(
     step: Step, kind: str, entity_in: Any, entity_out: str, source_keys: tuple[str, ...]
-) -> list[Doc]:
-    """The documents of a task (a chain so far) whose output lists documents; sets its step type to
-    retrieval, or rerank when it was given documents too."""
+) -> list[Doc] | None:
+    """The documents of a task (a chain so far) whose output lists documents, and its step type set
+    to retrieval, or rerank when it was given documents too; None when its output lists none."""
     if kind == "task" and call_args(entity_in) is not None:
         # A decorated task returning documents: given documents too, it reranked or cut them.
         docs = tool_docs(entity_out, source_keys)
@@ -160,22 +160,30 @@ def _task_docs(
         docs = json_docs(entity_out, "candidate", source_keys)
         if docs:
             step.step_type = "retrieval"
-        return docs
+            return docs
+        return None
     if "NodeWithScore" in entity_out:
         # LlamaIndex's retrievers are tasks whose output is a list of NodeWithScore JSON strings.
         docs = node_docs(entity_out, source_keys)
+        if not docs:
+            return None
         inputs = parse_json(entity_in)
         given_nodes = inputs.get("nodes") if isinstance(inputs, dict) else None
-        if docs and isinstance(given_nodes, list):
+        step.step_type = "retrieval"
+        if isinstance(given_nodes, list):
             # a node postprocessor (nodes in, nodes out): LlamaIndex's rerankers and cut-offs
             step.step_type = "rerank"
             return node_docs(given_nodes, source_keys, "rerank_input") + node_docs(
                 entity_out, source_keys, "reranked"
             )
-        if docs:
-            step.step_type = "retrieval"
+        if isinstance(inputs, dict) and "query_bundle" in inputs and "str_or_query_bundle" not in inputs:
+            # LlamaIndex's BaseRetriever.retrieve(str_or_query_bundle) wraps the retriever's own
+            # _retrieve(query_bundle), and both spans carry the same nodes: the outer one is the
+            # retrieval, the inner one is read without them (as OpenInference reports it), so the
+            # candidates are counted once. Its nodes stay in the span's raw attributes.
+            return []
         return docs
-    return []
+    return None
 
 
 def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> None:
@@ -195,18 +203,18 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
     entity_out = attrs.get("traceloop.entity.output")
     step.input_text = as_str(entity_in)
     step.output_text = as_str(entity_out)
-    docs: list[Doc] = []
+    docs: list[Doc] | None = None
     if step.step_type == "chain" and isinstance(entity_out, str):
         docs = _task_docs(step, kind, entity_in, entity_out, source_keys)
-    if step.step_type == "chain" and not docs and any(k in attrs for k in _GENAI_CONTENT):
+    if step.step_type == "chain" and any(k in attrs for k in _GENAI_CONTENT):
         # A model call made inside a task (LlamaIndex's LLM.chat / LLM.predict) carries GenAI
         # messages but no llm.request.type: it is an LLM step.
         step.step_type = "llm"
     if step.step_type == "retrieval":
         step.query_text = _query_of(entity_in) or unwrap_text(as_str(entity_in))
-        step.docs = docs or json_docs(entity_out, "candidate", source_keys)
+        step.docs = docs if docs is not None else json_docs(entity_out, "candidate", source_keys)
     elif step.step_type == "rerank":
-        step.docs = docs
+        step.docs = docs or []
     elif step.step_type == "llm":
         genai.read_llm_io(attrs, step)
     elif step.step_type == "tool":

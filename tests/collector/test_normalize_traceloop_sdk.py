@@ -105,3 +105,33 @@ def test_call_args_accepts_only_the_decorators_shape() -> None:
     for value in ('{"args": "q", "kwargs": {}}', '{"inputs": "q", "kwargs": {}}', "[1, 2]", "not json", None):
         assert call_args(value) is None, value
     assert call_args('{"args": [], "kwargs": {}, "tags": []}') is None
+
+
+def test_llamaindex_inner_retrieve_reports_no_second_copy_of_the_nodes() -> None:
+    node = json.dumps(
+        {
+            "node": {"id_": "n-1", "text": "Refunds within 30 days.", "metadata": {"doc_id": "d"}},
+            "score": 0.9,
+            "class_name": "NodeWithScore",
+        }
+    )
+    nodes = json.dumps([node])
+    base = {"traceloop.span.kind": "task", "traceloop.entity.name": "VectorIndexRetriever.task"}
+    outer = normalize_span(
+        {
+            **base,
+            "traceloop.entity.input": json.dumps({"str_or_query_bundle": "refunds?"}),
+            "traceloop.entity.output": nodes,
+        }
+    )
+    assert outer.step_type == "retrieval" and [(d.stage, d.doc_id) for d in outer.docs] == [
+        ("candidate", "d")
+    ]
+    inner = normalize_span(
+        {
+            **base,
+            "traceloop.entity.input": json.dumps({"query_bundle": {"query_str": "refunds?"}}),
+            "traceloop.entity.output": nodes,
+        }
+    )
+    assert (inner.step_type, inner.query_text, inner.docs) == ("retrieval", "refunds?", [])
