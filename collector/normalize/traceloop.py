@@ -28,6 +28,7 @@ from collector.normalize.common import (
     as_str,
     json_docs,
     make_doc,
+    message_text,
     parse_json,
     tool_docs,
     unwrap_text,
@@ -92,7 +93,20 @@ def _call_query(args: list[Any], kwargs: dict[str, Any]) -> str | None:
     texts = [a for a in args if isinstance(a, str) and a]
     if len(texts) > 1:
         texts = [t for t in texts if not t.isidentifier()]
-    return texts[0] if len(texts) == 1 else None
+    if len(texts) == 1:
+        return texts[0]
+    if texts:
+        return None
+    # a pipeline's inputs by component ({"retriever": {"query": q}, "prompt_builder": {"question": q}}
+    # as OpenLLMetry's Haystack instrumentation writes Pipeline.run): one text asked of them all
+    asked = {
+        v
+        for inner in kwargs.values()
+        if isinstance(inner, dict)
+        for key in _QUERY_KEYS
+        if isinstance(v := inner.get(key), str) and v
+    }
+    return asked.pop() if len(asked) == 1 else None
 
 
 def _query_of(entity_input: Any) -> str | None:
@@ -217,6 +231,8 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         step.docs = docs or []
     elif step.step_type == "llm":
         genai.read_llm_io(attrs, step)
+        if _haystack_result_keys(attrs):
+            step.output_text = None
     elif step.step_type == "tool":
         step.tool_name = as_str(attrs.get("gen_ai.tool.name")) or as_str(attrs.get("traceloop.entity.name"))
         step.tool_arguments = as_str(attrs.get("gen_ai.tool.call.arguments")) or unwrap_text(
@@ -231,7 +247,51 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
     elif step.step_type in ("chain", "agent"):
         step.query_text = _query_of(entity_in)
         step.input_text = _payload(entity_in, "inputs")
-        step.output_text = _payload(entity_out, "outputs")
+        step.output_text = _generator_reply(entity_out) or _payload(entity_out, "outputs")
+
+
+# the keys of the dict a Haystack generator's run() returns
+_HAYSTACK_RESULT_KEYS = frozenset(("replies", "meta"))
+
+
+def _haystack_result_keys(attrs: dict[str, Any]) -> bool:
+    """Whether a model call's completions are only the keys of a Haystack generator's result.
+
+    OpenLLMetry's Haystack instrumentation (0.62.4) enumerates the ``{"replies": [...], "meta": ...}``
+    its generator returns, so its ``haystack.openai.chat`` span says the model answered "replies":
+    that is no output. Such a span never names the model that responded (a real answer would).
+    """
+    if attrs.get("gen_ai.completion.0.content") not in _HAYSTACK_RESULT_KEYS:
+        return False
+    if "gen_ai.response.model" in attrs or "gen_ai.output.messages" in attrs:
+        return False
+    contents = {v for k, v in attrs.items() if k.startswith("gen_ai.completion.") and k.endswith(".content")}
+    return contents <= _HAYSTACK_RESULT_KEYS
+
+
+def _generator_reply(value: Any) -> str | None:
+    """The reply text in a Haystack pipeline's result (``{"<component>": {"replies": [...]}}``, as
+    OpenLLMetry writes ``Pipeline.run``'s return value): a generator's first reply, a string or a
+    ``ChatMessage`` as a dataclass (``{"_role", "_content": [{"text": ...}]}``); None unless exactly
+    one component replied."""
+    if not isinstance(value, str) or '"replies"' not in value:
+        return None
+    parsed = parse_json(value)
+    if not isinstance(parsed, dict):
+        return None
+    replies = [
+        out["replies"][0]
+        for out in parsed.values()
+        if isinstance(out, dict) and isinstance(out.get("replies"), list) and out["replies"]
+    ]
+    if len(replies) != 1:
+        return None
+    reply = replies[0]
+    if isinstance(reply, str):
+        return reply or None
+    if isinstance(reply, dict):
+        return message_text(reply.get("_content", reply.get("content", reply.get("text"))))
+    return None
 
 
 def _payload(value: Any, key: str) -> str | None:

@@ -135,3 +135,44 @@ def test_llamaindex_inner_retrieve_reports_no_second_copy_of_the_nodes() -> None
         }
     )
     assert (inner.step_type, inner.query_text, inner.docs) == ("retrieval", "refunds?", [])
+
+
+def test_haystack_openllmetry_pipeline_and_generator_spans() -> None:
+    """``opentelemetry-instrumentation-haystack`` 0.62.4: the pipeline's inputs by component, its
+    result with the generator's ChatMessage as a dataclass, and a generator span whose "completion"
+    is the key of the generator's result."""
+    q = "How long is the warranty?"
+    result = {"llm": {"replies": [{"_role": "assistant", "_content": [{"text": "Two years."}], "_meta": {}}]}}
+    root = normalize_span(
+        {
+            "traceloop.span.kind": "workflow",
+            "traceloop.entity.name": "haystack_pipeline",
+            "traceloop.entity.input": json.dumps(
+                {"args": [], "kwargs": {"retriever": {"query": q}, "prompt_builder": {"question": q}}}
+            ),
+            "traceloop.entity.output": json.dumps(result),
+        }
+    )
+    assert (root.step_type, root.query_text, root.output_text) == ("chain", q, "Two years.")
+    # two components asked different things: no single query
+    two = normalize_span(
+        {
+            "traceloop.span.kind": "workflow",
+            "traceloop.entity.input": json.dumps(
+                {"args": [], "kwargs": {"a": {"query": "x"}, "b": {"query": "y"}}}
+            ),
+        }
+    )
+    assert two.query_text is None
+    generator = {
+        "gen_ai.system": "OpenAI",
+        "llm.request.type": "chat",
+        "gen_ai.completion.0.role": "assistant",
+    }
+    wrapper = normalize_span({**generator, "gen_ai.completion.0.content": "replies"})
+    assert (wrapper.step_type, wrapper.output_text) == ("llm", None)
+    # a model that really answered "replies" names the model that responded
+    real = normalize_span(
+        {**generator, "gen_ai.completion.0.content": "replies", "gen_ai.response.model": "m"}
+    )
+    assert real.output_text == "replies"
