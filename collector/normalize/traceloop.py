@@ -24,7 +24,10 @@ from typing import Any
 from collector.normalize import genai
 from collector.normalize.common import (
     Doc,
+    Reader,
+    Stage,
     Step,
+    StepType,
     as_str,
     json_docs,
     make_doc,
@@ -34,14 +37,19 @@ from collector.normalize.common import (
     unwrap_text,
 )
 
-KIND_TO_STEP = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
-REQUEST_TYPE_TO_STEP = {"chat": "llm", "completion": "llm", "embedding": "embedding", "rerank": "rerank"}
+KIND_TO_STEP: dict[str, StepType] = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
+REQUEST_TYPE_TO_STEP: dict[str, StepType] = {
+    "chat": "llm",
+    "completion": "llm",
+    "embedding": "embedding",
+    "rerank": "rerank",
+}
 _PROPS = "traceloop.association.properties."
 # attributes holding a model call's content (GenAI semconv, and the flattened form of older releases)
 _GENAI_CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prompt.0.content")
 
 
-def node_docs(value: Any, source_keys: tuple[str, ...], stage: str = "candidate") -> list[Doc]:
+def node_docs(value: Any, source_keys: tuple[str, ...], stage: Stage = "candidate") -> list[Doc]:
     """Candidates from a JSON list of LlamaIndex ``NodeWithScore`` (objects or JSON strings of them):
     ``{"node": {"id_", "text", "metadata"}, "score"}``."""
     items = parse_json(value)
@@ -142,7 +150,7 @@ def _given_docs(entity_input: Any, source_keys: tuple[str, ...]) -> list[Doc]:
     return []
 
 
-def _step_type(kind: str, op: str, request_type: str) -> str | None:
+def _step_type(kind: str, op: str, request_type: str) -> StepType | None:
     if kind == "workflow" and op in ("", "invoke_agent", "workflow"):
         return "chain"
     if kind == "agent":
@@ -198,6 +206,13 @@ def _task_docs(
             return []
         return docs
     return None
+
+
+def detect(attrs: dict[str, Any]) -> bool:
+    if "traceloop.span.kind" in attrs or "traceloop.entity.name" in attrs or "llm.request.type" in attrs:
+        return True
+    # OpenLLMetry's LangChain model-call span has no span kind, only traceloop.workflow.name & co.
+    return any(k.startswith("traceloop.") for k in attrs)
 
 
 def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> None:
@@ -301,3 +316,6 @@ def _payload(value: Any, key: str) -> str | None:
         inner = parsed[key]
         return inner if isinstance(inner, str) else as_str(inner)
     return as_str(value)
+
+
+READER = Reader("traceloop", detect, read)
