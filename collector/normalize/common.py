@@ -418,18 +418,11 @@ def tool_docs(result: Any, source_keys: tuple[str, ...], stage: Stage = "candida
     else:
         return []
     items = _doc_list(parsed)
-    if not items:
+    if not items or not all(isinstance(item, dict) for item in items):
         return []
-    for item in items:
-        if not isinstance(item, dict):
-            return []
-        kwargs = item.get("kwargs")
-        body: dict[str, Any] = kwargs if isinstance(kwargs, dict) else item
-        if isinstance(body.get("document"), dict):
-            body = body["document"]
-        if _first_present(body, ("content", "page_content", "text")) is None:
-            return []
-    return json_docs(items, stage, source_keys)
+    docs = json_docs(items, stage, source_keys)
+    # every item an object with a text (json_docs reads it from the same keys)
+    return docs if all(d.content is not None for d in docs) else []
 
 
 def _first_present(d: dict[str, Any], keys: tuple[str, ...]) -> Any:

@@ -136,11 +136,8 @@ def _query_of(entity_input: Any) -> str | None:
     return as_str(entity_input)
 
 
-def _given_docs(entity_input: Any, source_keys: tuple[str, ...]) -> list[Doc]:
+def _given_docs(call: tuple[list[Any], dict[str, Any]], source_keys: tuple[str, ...]) -> list[Doc]:
     """The documents a decorated call was given (the first argument that is a list of documents)."""
-    call = call_args(entity_input)
-    if call is None:
-        return []
     args, kwargs = call
     for value in [*args, *kwargs.values()]:
         if isinstance(value, (list, dict)):
@@ -148,6 +145,21 @@ def _given_docs(entity_input: Any, source_keys: tuple[str, ...]) -> list[Doc]:
             if docs:
                 return docs
     return []
+
+
+def _structured(value: Any) -> Any:
+    """The parsed value of a JSON object or array (a string, or structured already), else None."""
+    if isinstance(value, (dict, list)):
+        return value
+    if not isinstance(value, str):
+        return None
+    head = value[:1]
+    if head.isspace():
+        head = value.lstrip()[:1]
+    if head != "{" and head != "[":
+        return None
+    parsed = parse_json(value)
+    return parsed if isinstance(parsed, (dict, list)) else None
 
 
 def _step_type(kind: str, op: str, request_type: str) -> StepType | None:
@@ -163,42 +175,49 @@ def _step_type(kind: str, op: str, request_type: str) -> StepType | None:
 
 
 def _task_docs(
-    step: Step, kind: str, entity_in: Any, entity_out: str, source_keys: tuple[str, ...]
+    step: Step, kind: str, parsed_in: Any, parsed_out: Any, entity_out: str, source_keys: tuple[str, ...]
 ) -> list[Doc] | None:
     """The documents of a task (a chain so far) whose output lists documents, and its step type set
-    to retrieval, or rerank when it was given documents too; None when its output lists none."""
-    if kind == "task" and call_args(entity_in) is not None:
+    to retrieval, or rerank when it was given documents too; None when its output lists none.
+    ``parsed_in`` / ``parsed_out``: the entity input and output parsed (None when not JSON)."""
+    call = call_args(parsed_in) if kind == "task" and parsed_in is not None else None
+    if call is not None and parsed_out is not None:
         # A decorated task returning documents: given documents too, it reranked or cut them.
-        docs = tool_docs(entity_out, source_keys)
-        given = _given_docs(entity_in, source_keys) if docs else []
+        docs = tool_docs(parsed_out, source_keys)
+        given = _given_docs(call, source_keys) if docs else []
         if given:
             step.step_type = "rerank"
-            return given + tool_docs(entity_out, source_keys, "reranked")
+            for d in docs:
+                d.stage = "reranked"
+            return given + docs
         if docs:
             step.step_type = "retrieval"
             return docs
     if '"page_content"' in entity_out:
         # Older releases report a retriever as a plain task; its output is the documents.
-        docs = json_docs(entity_out, "candidate", source_keys)
+        docs = json_docs(parsed_out, "candidate", source_keys)
         if docs:
             step.step_type = "retrieval"
             return docs
         return None
     if "NodeWithScore" in entity_out:
         # LlamaIndex's retrievers are tasks whose output is a list of NodeWithScore JSON strings.
-        docs = node_docs(entity_out, source_keys)
+        docs = node_docs(parsed_out, source_keys)
         if not docs:
             return None
-        inputs = parse_json(entity_in)
-        given_nodes = inputs.get("nodes") if isinstance(inputs, dict) else None
+        given_nodes = parsed_in.get("nodes") if isinstance(parsed_in, dict) else None
         step.step_type = "retrieval"
         if isinstance(given_nodes, list):
             # a node postprocessor (nodes in, nodes out): LlamaIndex's rerankers and cut-offs
             step.step_type = "rerank"
-            return node_docs(given_nodes, source_keys, "rerank_input") + node_docs(
-                entity_out, source_keys, "reranked"
-            )
-        if isinstance(inputs, dict) and "query_bundle" in inputs and "str_or_query_bundle" not in inputs:
+            for d in docs:
+                d.stage = "reranked"
+            return node_docs(given_nodes, source_keys, "rerank_input") + docs
+        if (
+            isinstance(parsed_in, dict)
+            and "query_bundle" in parsed_in
+            and "str_or_query_bundle" not in parsed_in
+        ):
             # LlamaIndex's BaseRetriever.retrieve(str_or_query_bundle) wraps the retriever's own
             # _retrieve(query_bundle), and both spans carry the same nodes: the outer one is the
             # retrieval, the inner one is read without them (as OpenInference reports it), so the
@@ -232,16 +251,21 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
     entity_out = attrs.get("traceloop.entity.output")
     step.input_text = as_str(entity_in)
     step.output_text = as_str(entity_out)
+    parsed_in = _structured(entity_in)  # each parsed once, for every reading below
+    parsed_out = _structured(entity_out) if step.step_type in ("chain", "tool", "agent") else None
+    call_in = entity_in if parsed_in is None else parsed_in
     docs: list[Doc] | None = None
     if step.step_type == "chain" and isinstance(entity_out, str):
-        docs = _task_docs(step, kind, entity_in, entity_out, source_keys)
+        docs = _task_docs(step, kind, parsed_in, parsed_out, entity_out, source_keys)
     if step.step_type == "chain" and any(k in attrs for k in _GENAI_CONTENT):
         # A model call made inside a task (LlamaIndex's LLM.chat / LLM.predict) carries GenAI
         # messages but no llm.request.type: it is an LLM step.
         step.step_type = "llm"
     if step.step_type == "retrieval":
-        step.query_text = _query_of(entity_in) or unwrap_text(as_str(entity_in))
-        step.docs = docs if docs is not None else json_docs(entity_out, "candidate", source_keys)
+        step.query_text = _query_of(call_in) or unwrap_text(as_str(entity_in))
+        if docs is None:
+            docs = json_docs(entity_out if parsed_out is None else parsed_out, "candidate", source_keys)
+        step.docs = docs
     elif step.step_type == "rerank":
         step.docs = docs or []
     elif step.step_type == "llm":
@@ -257,12 +281,15 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         if result is None and entity_out is not None:
             # a list of documents stays the JSON it is (its texts are not the result's one text)
             result = as_str(entity_out)
-            result = result if tool_docs(result, source_keys) else unwrap_text(result)
+            if parsed_out is None or not tool_docs(parsed_out, source_keys):
+                result = unwrap_text(result)
         step.tool_result = result
     elif step.step_type in ("chain", "agent"):
-        step.query_text = _query_of(entity_in)
-        step.input_text = _payload(entity_in, "inputs")
-        step.output_text = _generator_reply(entity_out) or _payload(entity_out, "outputs")
+        step.query_text = _query_of(call_in)
+        step.input_text = _payload(entity_in, parsed_in, "inputs")
+        step.output_text = _generator_reply(entity_out, parsed_out) or _payload(
+            entity_out, parsed_out, "outputs"
+        )
 
 
 # the keys of the dict a Haystack generator's run() returns
@@ -284,15 +311,12 @@ def _haystack_result_keys(attrs: dict[str, Any]) -> bool:
     return contents <= _HAYSTACK_RESULT_KEYS
 
 
-def _generator_reply(value: Any) -> str | None:
+def _generator_reply(value: Any, parsed: Any) -> str | None:
     """The reply text in a Haystack pipeline's result (``{"<component>": {"replies": [...]}}``, as
     OpenLLMetry writes ``Pipeline.run``'s return value): a generator's first reply, a string or a
     ``ChatMessage`` as a dataclass (``{"_role", "_content": [{"text": ...}]}``); None unless exactly
     one component replied."""
-    if not isinstance(value, str) or '"replies"' not in value:
-        return None
-    parsed = parse_json(value)
-    if not isinstance(parsed, dict):
+    if not isinstance(value, str) or '"replies"' not in value or not isinstance(parsed, dict):
         return None
     replies = [
         out["replies"][0]
@@ -309,9 +333,9 @@ def _generator_reply(value: Any) -> str | None:
     return None
 
 
-def _payload(value: Any, key: str) -> str | None:
-    """``{"inputs": X, "tags": ..., "kwargs": ...}`` -> X (text as is, anything else as JSON)."""
-    parsed = parse_json(value)
+def _payload(value: Any, parsed: Any, key: str) -> str | None:
+    """``{"inputs": X, "tags": ..., "kwargs": ...}`` -> X (text as is, anything else as JSON);
+    ``parsed``: the value parsed."""
     if isinstance(parsed, dict) and key in parsed:
         inner = parsed[key]
         return inner if isinstance(inner, str) else as_str(inner)

@@ -7,7 +7,8 @@ model called through the openai SDK.
   dataclass, which the SDK writes as objects) — a retrieval —, a ``@task`` given those passages and
   returning the ones that fit the prompt — a rerank —, then the chat completion;
 - ``agent``: an ``@agent`` whose ``@tool`` returns the documents it found (the tool's candidates);
-  the prompt's context is derived from the answering call's input.
+  the prompt's context is derived from the answering call's input; ``ragfault.case_id`` as an
+  association property names the gold case.
 
 Inputs arrive wrapped as ``{"args": [...], "kwargs": {...}}``: the query is read from inside.
 """
@@ -99,6 +100,8 @@ def test_traceloop_agent_and_tool(rf: Server, chat: ChatServer) -> None:
         # the current span only inside a workflow or task), and so the trace
         assert session_of(run, trace_id) == {"session_id": f"session-{key}", "user_id": "user-8"}
         assert {(s["session_id"], s["user_id"]) for s in steps[1:]} == {(f"session-{key}", "user-8")}, info
+        # and ragfault.case_id among them names the gold case (the workflow run joins by query text)
+        assert {s["case_id"] for s in steps[1:]} == {scenario.CASE_OF[key]}, info
         # the tool's documents are the candidates; the agent put the first one in the prompt
         assert run.doc_ids(key, "candidate") == RANKED[key], info
     check_all(run, candidates=RANKED)

@@ -6,7 +6,8 @@ instrumentation enabled, the model called through the openai SDK (the local chat
   (a keyword ranking returning ``{id, text, score, metadata}`` objects), a ``@task`` keeping what fits
   the prompt budget, then a chat completion;
 - ``agent``: an ``@agent`` whose ``@tool`` searches the knowledge base and returns the documents;
-  the agent puts the first ones in the prompt and calls the model.
+  the agent puts the first ones in the prompt and calls the model. Its association properties also
+  name the gold case (``ragfault.case_id``).
 """
 
 from __future__ import annotations
@@ -61,10 +62,10 @@ def keyword_rank(query: str, top_k: int) -> list[Passage]:
     ]
 
 
-def begin(user: str) -> None:
-    """Record the question's trace id for the test; tag the trace with its session and user."""
+def begin(user: str, **more: str) -> None:
+    """Record the question's trace id for the test; tag the trace with its session, user and ``more``."""
     trace_ids[current[0]] = format(trace.get_current_span().get_span_context().trace_id, "032x")
-    Traceloop.set_association_properties({"session_id": f"session-{current[0]}", "user_id": user})
+    Traceloop.set_association_properties({"session_id": f"session-{current[0]}", "user_id": user, **more})
 
 
 def ask(prompt: str) -> str:
@@ -98,7 +99,7 @@ def search_kb(query: str) -> list[dict[str, Any]]:
 
 @agent(name="support_agent")
 def support_agent(question: str) -> str:
-    begin("user-8")
+    begin("user-8", **{"ragfault.case_id": scenario.CASE_OF[current[0]]})  # the gold case, named
     found = search_kb(query=question)
     return ask(scenario.prompt([d["text"] for d in found], question))
 
