@@ -89,7 +89,7 @@ FIXES: dict[str, dict[str, str]] = {
     },
     "candidate_ids": {
         "openinference": "set `retrieval.documents.{i}.document.id`, or a `doc_id` / `source` / `file_name` key in `document.metadata` (LlamaIndex: `Document(doc_id=..., metadata={'file_name': ...})`)",
-        "traceloop": "LangChain documents carry no id: put it in `Document(metadata={'source': doc_id})` (or `doc_id`)",
+        "traceloop": "LangChain documents carry no id: put it in `Document(metadata={'source': doc_id})` (or `doc_id`); documents a `@task` returns need an `id` (or `metadata.doc_id`)",
         "genai": "give every item of `gen_ai.retrieval.documents` an `id`",
         "*": "give every retrieved document an id (`document.id`, or `doc_id` / `source` in its metadata)",
     },
@@ -101,10 +101,12 @@ FIXES: dict[str, dict[str, str]] = {
     },
     "rerank_input": {
         "openinference": "set `reranker.input_documents.{i}.document.*` on the RERANKER span (LlamaIndex: a custom postprocessor must dispatch `ReRankStartEvent(nodes=...)`)",
-        "*": "trace the reranker as an OpenInference RERANKER span with `reranker.input_documents.{i}.document.*` (GenAI and OpenLLMetry have no rerank convention)",
+        "traceloop": "decorate the reranker (or the prompt-budget step) with `@task`, passing it the documents as an argument and returning the ones it keeps",
+        "*": "trace the reranker as an OpenInference RERANKER span with `reranker.input_documents.{i}.document.*` (GenAI has no rerank convention)",
     },
     "rerank_output": {
         "openinference": "set `reranker.output_documents.{i}.document.*` on the RERANKER span (LlamaIndex: dispatch `ReRankEndEvent(nodes=kept)`)",
+        "traceloop": "return the documents the reranker keeps from its `@task` (given the documents as an argument)",
         "*": "trace the reranker as an OpenInference RERANKER span with `reranker.output_documents.{i}.document.*`",
     },
     "llm_step": {

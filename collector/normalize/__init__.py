@@ -7,14 +7,20 @@ error: the span is kept losslessly in ``spans`` and becomes a step of type ``oth
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from collector.normalize import genai, haystack, openinference, traceloop
 from collector.normalize.common import (
+    CONVENTIONS,
     DEFAULT_SOURCE_KEYS,
+    STAGES,
+    STEP_TYPES,
+    Convention,
     Doc,
+    Reader,
+    Stage,
     Step,
+    StepType,
     as_str,
     as_str_list,
     json_docs,
@@ -24,10 +30,20 @@ from collector.normalize.common import (
     tool_docs,
 )
 
-__all__ = ["DEFAULT_SOURCE_KEYS", "Doc", "Step", "normalize_span", "STEP_TYPES", "STAGES"]
-
-STEP_TYPES = ("retrieval", "rerank", "llm", "tool", "agent", "chain", "embedding", "other")
-STAGES = ("candidate", "reranked", "context", "rerank_input")
+__all__ = [
+    "CONVENTIONS",
+    "DEFAULT_SOURCE_KEYS",
+    "READERS",
+    "STAGES",
+    "STEP_TYPES",
+    "Convention",
+    "Doc",
+    "Reader",
+    "Stage",
+    "Step",
+    "StepType",
+    "normalize_span",
+]
 
 _BAGGAGE_PREFIXES = ("", "traceloop.association.properties.", "baggage.")
 
@@ -62,41 +78,30 @@ def _metadata_value(meta: dict[str, Any] | None, key: str) -> Any:
     return v if v != "" else None
 
 
-def _is_traceloop(attrs: dict[str, Any]) -> bool:
-    if "traceloop.span.kind" in attrs or "traceloop.entity.name" in attrs or "llm.request.type" in attrs:
-        return True
-    # OpenLLMetry's LangChain model-call span has no span kind, only traceloop.workflow.name & co.
-    return any(k.startswith("traceloop.") for k in attrs)
-
-
-def _is_genai(attrs: dict[str, Any]) -> bool:
-    return "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs
-
-
-Reader = Callable[[dict[str, Any], Step, tuple[str, ...]], None]
-
-# The convention readers after OpenInference (tried first, inline: it is the hot path and takes the
-# span's key blob), in detection order: the first whose ``detect`` accepts a span reads it. A
-# framework's own attributes come before the generic ones (Haystack's spans carry no GenAI keys, but
-# OpenLLMetry's do, so Traceloop precedes GenAI). A new convention is a module with ``detect`` and
-# ``read`` and a line here.
-READERS: tuple[tuple[Callable[[dict[str, Any]], bool], Reader], ...] = (
-    (_is_traceloop, traceloop.read),
-    (haystack.detect, haystack.read),
-    (_is_genai, genai.read),
+# The convention readers in detection order: the first whose ``detect`` accepts a span reads it.
+# OpenInference first (its ``read`` is also given the span's key blob: the hot path). A framework's
+# own attributes come before the generic ones (Haystack's spans carry no GenAI keys, but OpenLLMetry's
+# do, so Traceloop precedes GenAI). A new convention is a module with ``detect``, ``read`` and
+# ``READER``, a ``Convention`` name in ``common``, and a line here.
+READERS: tuple[Reader, ...] = (
+    openinference.READER,
+    traceloop.READER,
+    haystack.READER,
+    genai.READER,
 )
+_AFTER_OPENINFERENCE = READERS[1:]
 
 
 def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS) -> Step:
     """Read one span's attributes into a ``Step`` (never raises on odd values)."""
     step = Step()
     keys = key_blob(attrs)
-    if "openinference.span.kind" in attrs:
+    if "openinference.span.kind" in attrs:  # openinference.detect, inline
         openinference.read(attrs, step, source_keys, keys)
     else:
-        for detect, read in READERS:
-            if detect(attrs):
-                read(attrs, step, source_keys)
+        for reader in _AFTER_OPENINFERENCE:
+            if reader.detect(attrs):
+                reader.read(attrs, step, source_keys)
                 break
 
     # An agent's search tool that returns documents retrieved them: they are candidates of the tool step.

@@ -1,10 +1,12 @@
-"""Helpers shared by the convention readers: flattened lists, messages, documents, ids."""
+"""The model every convention reader fills (``Step``, ``Doc``, their ``Literal`` step types, stages and
+conventions) and the helpers they share: flattened lists, messages, documents, ids."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any
+from typing import Any, Literal, NamedTuple, get_args
 
 import orjson
 
@@ -19,11 +21,25 @@ DEFAULT_SOURCE_KEYS: tuple[str, ...] = (
 )
 
 
+# What a step is (DESIGN §2): the values of ``steps.step_type``.
+StepType = Literal["retrieval", "rerank", "llm", "tool", "agent", "chain", "embedding", "other"]
+# Where a document was seen, as a span reports it (DESIGN §3): the values of ``step_documents.stage``
+# that readers write. Settling derives ``context`` from the answering prompt, and ``surfaced`` /
+# ``opened`` for search agents (``collector.search_stages``).
+Stage = Literal["candidate", "reranked", "context", "rerank_input"]
+# Which reader read a span: the values of ``steps.convention``.
+Convention = Literal["openinference", "traceloop", "haystack", "genai", "unknown"]
+
+STEP_TYPES: tuple[StepType, ...] = get_args(StepType)
+STAGES: tuple[Stage, ...] = get_args(Stage)
+CONVENTIONS: tuple[Convention, ...] = get_args(Convention)
+
+
 @dataclass(slots=True)
 class Doc:
     """One document seen by a step: a retrieval candidate, a reranker output or a context document."""
 
-    stage: str
+    stage: Stage
     position: int
     chunk_id: str | None = None
     doc_id: str | None = None
@@ -37,8 +53,8 @@ class Doc:
 class Step:
     """The convention-independent reading of one span."""
 
-    step_type: str = "other"
-    convention: str = "unknown"
+    step_type: StepType = "other"
+    convention: Convention = "unknown"
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -58,6 +74,15 @@ class Step:
     citations: list[str] | None = None
     data_source_id: str | None = None  # the knowledge source a retrieval searched
     docs: list[Doc] = field(default_factory=list)
+
+
+class Reader(NamedTuple):
+    """One convention: ``detect`` says whether a span's attributes are written in it, ``read`` fills
+    the step from them (never raising on odd values)."""
+
+    convention: Convention
+    detect: Callable[[dict[str, Any]], bool]
+    read: Callable[[dict[str, Any], Step, tuple[str, ...]], None]
 
 
 def as_str(value: Any) -> str | None:
@@ -173,7 +198,7 @@ def source_doc_id(metadata: dict[str, Any] | None, source_keys: tuple[str, ...])
 
 
 def make_doc(
-    stage: str,
+    stage: Stage,
     position: int,
     raw_id: Any,
     content: Any,
@@ -233,7 +258,7 @@ def prefix_count(attrs: dict[str, Any], prefix: str, keys: str | None = None) ->
 
 
 def openinference_docs(
-    attrs: dict[str, Any], prefix: str, stage: str, source_keys: tuple[str, ...], keys: str | None = None
+    attrs: dict[str, Any], prefix: str, stage: Stage, source_keys: tuple[str, ...], keys: str | None = None
 ) -> list[Doc]:
     """Documents flattened as ``prefix.{i}.document.{id,content,score,metadata}``.
 
@@ -345,7 +370,7 @@ def _doc_list(parsed: Any) -> list[Any] | None:
     return None
 
 
-def json_docs(value: Any, stage: str, source_keys: tuple[str, ...]) -> list[Doc]:
+def json_docs(value: Any, stage: Stage, source_keys: tuple[str, ...]) -> list[Doc]:
     """Documents given as a JSON list of objects (GenAI semconv, LangChain outputs).
 
     Accepts a list, or an object holding the list under a usual key (``{"documents": [...]}`` as
@@ -375,29 +400,29 @@ def json_docs(value: Any, stage: str, source_keys: tuple[str, ...]) -> list[Doc]
     return docs
 
 
-def tool_docs(result: Any, source_keys: tuple[str, ...]) -> list[Doc]:
+def tool_docs(result: Any, source_keys: tuple[str, ...], stage: Stage = "candidate") -> list[Doc]:
     """Candidate documents in a tool's result, when the result is a list of documents.
 
     An agent's search tool often returns the retrieved documents as its result (a JSON list of
     ``{id, content|page_content|text, score, metadata}`` objects, or an object holding such a list);
     those are the retrieval's candidates. Anything else (plain text, a list of strings, objects
     without a text field) is no document list: a tool returning ``["Paris", "Rome"]`` retrieved nothing.
+    ``result`` is a JSON string, or a value already parsed.
     """
-    if not isinstance(result, str) or result.lstrip()[:1] not in ("[", "{"):
-        return []
-    items = _doc_list(parse_json(result))
-    if not items:
-        return []
-    for item in items:
-        if not isinstance(item, dict):
+    if isinstance(result, str):
+        if result.lstrip()[:1] not in ("[", "{"):
             return []
-        kwargs = item.get("kwargs")
-        body: dict[str, Any] = kwargs if isinstance(kwargs, dict) else item
-        if isinstance(body.get("document"), dict):
-            body = body["document"]
-        if _first_present(body, ("content", "page_content", "text")) is None:
-            return []
-    return json_docs(items, "candidate", source_keys)
+        parsed = parse_json(result)
+    elif isinstance(result, (list, dict)):  # already parsed (an argument inside a wrapped call)
+        parsed = result
+    else:
+        return []
+    items = _doc_list(parsed)
+    if not items or not all(isinstance(item, dict) for item in items):
+        return []
+    docs = json_docs(items, stage, source_keys)
+    # every item an object with a text (json_docs reads it from the same keys)
+    return docs if all(d.content is not None for d in docs) else []
 
 
 def _first_present(d: dict[str, Any], keys: tuple[str, ...]) -> Any:

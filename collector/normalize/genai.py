@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from collector.normalize.common import (
+    Reader,
     Step,
+    StepType,
     as_int,
     as_str,
     indexed,
@@ -19,7 +21,7 @@ from collector.normalize.common import (
     json_messages_text,
 )
 
-OPERATION_TO_STEP = {
+OPERATION_TO_STEP: dict[str, StepType] = {
     "chat": "llm",
     "text_completion": "llm",
     "generate_content": "llm",
@@ -73,6 +75,10 @@ def read_llm_io(attrs: dict[str, Any], step: Step) -> None:
     step.output_text = out_text or step.output_text
 
 
+def detect(attrs: dict[str, Any]) -> bool:
+    return "gen_ai.operation.name" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs
+
+
 def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> None:
     op = str(attrs.get("gen_ai.operation.name", "")).lower()
     step.convention = "genai"
@@ -107,3 +113,6 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         step.output_tokens = as_int(attrs.get("gen_ai.usage.output_tokens"))
     elif step.step_type == "embedding":
         step.model = as_str(attrs.get("gen_ai.request.model"))
+
+
+READER = Reader("genai", detect, read)

@@ -15,7 +15,10 @@ from typing import Any
 
 from collector.normalize.common import (
     Doc,
+    Reader,
+    Stage,
     Step,
+    StepType,
     as_int,
     as_str,
     json_messages_text,
@@ -25,7 +28,7 @@ from collector.normalize.common import (
 )
 
 # class-name fragments, in the order they are tried (a "ChatGenerator" is a generator)
-_TYPE_TO_STEP = (
+_TYPE_TO_STEP: tuple[tuple[str, StepType], ...] = (
     ("Retriever", "retrieval"),
     ("Ranker", "rerank"),
     ("Generator", "llm"),
@@ -40,7 +43,7 @@ def detect(attrs: dict[str, Any]) -> bool:
     return "haystack.component.type" in attrs or "haystack.pipeline.input_data" in attrs
 
 
-def _documents(value: Any, stage: str, source_keys: tuple[str, ...]) -> list[Doc]:
+def _documents(value: Any, stage: Stage, source_keys: tuple[str, ...]) -> list[Doc]:
     if not isinstance(value, list):
         return []
     docs: list[Doc] = []
@@ -111,3 +114,6 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         step.docs += _documents(outputs.get("documents"), "reranked", source_keys)
     elif step.step_type == "llm":
         _llm(inputs, outputs, step)
+
+
+READER = Reader("haystack", detect, read)

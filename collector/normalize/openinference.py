@@ -10,7 +10,9 @@ import re
 from typing import Any
 
 from collector.normalize.common import (
+    Reader,
     Step,
+    StepType,
     as_int,
     as_str,
     indexed,
@@ -24,7 +26,7 @@ from collector.normalize.common import (
 _TEMPLATE_VAR = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _QUERY_VARS = ("query_str", "query", "question", "input", "user_input")
 
-KIND_TO_STEP = {
+KIND_TO_STEP: dict[str, StepType] = {
     "LLM": "llm",
     "RETRIEVER": "retrieval",
     "RERANKER": "rerank",
@@ -79,6 +81,10 @@ def _template_text(attrs: dict[str, Any]) -> tuple[str | None, str | None]:
     return _TEMPLATE_VAR.sub(sub, template), query
 
 
+def detect(attrs: dict[str, Any]) -> bool:
+    return "openinference.span.kind" in attrs
+
+
 def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], keys: str | None = None) -> None:
     kind = str(attrs.get("openinference.span.kind", "")).upper()
     step.convention = "openinference"
@@ -131,3 +137,6 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], keys: 
         step.input_text = input_value
     else:
         step.input_text, step.output_text = input_value, output_value
+
+
+READER = Reader("openinference", detect, read)

@@ -73,7 +73,7 @@ class Run:
     def steps(self, key: str) -> list[dict[str, Any]]:
         return self.rows(
             "SELECT span_id, parent_span_id, step_type, convention, name, model, query_text, input_text, "
-            "output_text, tool_name, case_id, run_id, input_tokens, output_tokens FROM steps "
+            "output_text, tool_name, case_id, run_id, session_id, user_id, input_tokens, output_tokens FROM steps "
             "WHERE trace_id = $t ORDER BY start_time, span_id",
             t=self.trace_ids[key],
         )

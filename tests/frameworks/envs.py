@@ -7,6 +7,11 @@ under the user's cache directory, so that a fresh clone on the same machine reus
 reused while the file's content is unchanged (a stamp holds its hash), rebuilt when it changes. The group ``main`` is the
 test environment itself (the frameworks whose pins agree with the test extra are installed there).
 
+A package whose declared requirements cannot be resolved (an SDK that asks for dozens of
+instrumentation packages it imports only when their library is installed) goes in ``GROUP.no-deps``
+beside the group's file: those lines are installed with ``--no-deps`` after it, and the group's file
+names what they really import, pinned. Both files' content makes the stamp.
+
 The environments see the interpreter's site-packages of nothing else: each has only what its file
 names, plus the OpenTelemetry SDK and exporter the apps export with.
 """
@@ -45,7 +50,9 @@ def ensure(group: str) -> tuple[Path, float]:
     req = REQUIREMENTS / f"{group}.txt"
     if not req.is_file():
         raise SystemExit(f"no requirements file for group {group!r} (known: {', '.join(groups())})")
-    digest = hashlib.sha256(req.read_bytes()).hexdigest()
+    no_deps = REQUIREMENTS / f"{group}.no-deps"
+    content = req.read_bytes() + (b"\0" + no_deps.read_bytes() if no_deps.is_file() else b"")
+    digest = hashlib.sha256(content).hexdigest()
     env = VENVS / group
     stamp = env / "ragfault-requirements.sha256"
     if stamp.is_file() and stamp.read_text().strip() == digest and _python(env).is_file():
@@ -55,11 +62,15 @@ def ensure(group: str) -> tuple[Path, float]:
     # from the base interpreter, so that a venv made from inside the test venv does not chain to it
     builder = venv.EnvBuilder(with_pip=True, clear=True)
     builder.create(env)
-    cmd = [str(_python(env)), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(req)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        shutil.rmtree(env, ignore_errors=True)
-        raise RuntimeError(f"installing {req.name} failed:\n{done.stdout}\n{done.stderr}")
+    pip = [str(_python(env)), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    steps = [(req, [*pip, "-r", str(req)])]
+    if no_deps.is_file():
+        steps.append((no_deps, [*pip, "--no-deps", "-r", str(no_deps)]))
+    for path, cmd in steps:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            shutil.rmtree(env, ignore_errors=True)
+            raise RuntimeError(f"installing {path.name} failed:\n{done.stdout}\n{done.stderr}")
     stamp.write_text(digest + "\n")
     return _python(env), time.monotonic() - started
 

@@ -3,8 +3,9 @@ over a bag-of-words embedding, a node postprocessor keeping what fits the prompt
 calling the local chat server.
 
 Every LlamaIndex call is a Traceloop ``task``: the retriever's output is a list of ``NodeWithScore``
-JSON strings (read as a retrieval with candidates), the postprocessor's nodes in and out are a
-rerank, and the model call carries GenAI messages without ``llm.request.type`` (an LLM step).
+JSON strings (read as a retrieval with candidates; the ``_retrieve`` span inside ``retrieve`` reports
+the same nodes and is read without them, so they count once), the postprocessor's nodes in and out
+are a rerank, and the model call carries GenAI messages without ``llm.request.type`` (an LLM step).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Server
+from tests.frameworks.apps import scenario
 from tests.frameworks.chat_server import ChatServer
 from tests.frameworks.conftest import run_app
 from tests.frameworks.expect import CANDIDATES, check_question
@@ -34,13 +36,26 @@ def test_llamaindex_openllmetry(rf: Server, chat: ChatServer) -> None:
             t=run.trace_ids[key],
         )
         assert all(r["chunk_id"] and r["chunk_id"] != r["doc_id"] for r in chunks), chunks
-        # LlamaIndex's retriever span nests a second one (retrieve -> _retrieve) with the same nodes
+        # LlamaIndex's retriever span nests a second one (retrieve -> _retrieve) with the same nodes:
+        # the outer one holds the candidates, the inner one none, so they are counted once
+        retrievals = [s for s in steps if s["step_type"] == "retrieval"]
+        assert len(retrievals) == 2 and retrievals[1]["parent_span_id"] == retrievals[0]["span_id"], steps
         per_span = run.rows(
             "SELECT span_id, list(doc_id ORDER BY position) AS ids FROM step_documents "
             "WHERE trace_id = $t AND stage = 'candidate' GROUP BY span_id",
             t=run.trace_ids[key],
         )
-        assert per_span and all(r["ids"] == per_span[0]["ids"] for r in per_span), per_span
+        assert [r["span_id"] for r in per_span] == [retrievals[0]["span_id"]], per_span
+        assert len(per_span[0]["ids"]) == scenario.TOP_K, per_span
+        counted = run.rows(
+            "SELECT metric, value FROM evaluations WHERE trace_id = $t AND span_id IS NULL "
+            "AND metric IN ('retrieval_calls', 'duplicate_candidates') ORDER BY metric",
+            t=run.trace_ids[key],
+        )
+        assert counted == [
+            {"metric": "duplicate_candidates", "value": 0.0},
+            {"metric": "retrieval_calls", "value": 1.0},
+        ], counted
         # the vector ranking puts the evidence where the keyword one does (first; a candidate; absent)
         assert sorted(per_span[0]["ids"]) == sorted(CANDIDATES[key]) or key == "ok", per_span
         # the postprocessor received every candidate and kept the first

@@ -2,7 +2,8 @@
 traced by the instrumentation named on the command line:
 
 - ``openinference``: ``openinference-instrumentation-haystack``;
-- ``openllmetry``: OpenLLMetry's ``opentelemetry-instrumentation-haystack`` (and its OpenAI one);
+- ``openllmetry``: OpenLLMetry's ``opentelemetry-instrumentation-haystack`` and its OpenAI one (what
+  ``Traceloop.init`` enables for a Haystack app); ``openllmetry-haystack``: the Haystack one alone;
 - ``native``: Haystack's own OpenTelemetry tracer with content tracing on.
 """
 
@@ -34,12 +35,14 @@ if mode == "openinference":
     from openinference.instrumentation.haystack import HaystackInstrumentor
 
     HaystackInstrumentor().instrument(tracer_provider=provider)
-elif mode == "openllmetry":
+elif mode in ("openllmetry", "openllmetry-haystack"):
     from opentelemetry.instrumentation.haystack import HaystackInstrumentor as OllHaystack
-    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
     OllHaystack().instrument(tracer_provider=provider)
-    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    if mode == "openllmetry":
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
 elif mode == "native":
     import haystack.tracing
     from haystack.tracing.opentelemetry import OpenTelemetryTracer
