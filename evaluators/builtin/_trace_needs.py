@@ -30,7 +30,7 @@ RETRIEVAL_STEP = "retrieval_step"
 UNCHECKED: dict[str, tuple[str, ...]] = {
     RETRIEVAL_STEP: ("no_retrieval", "candidate_miss", "dropped_before_context"),
     DOCUMENT_TEXT: ("candidate_miss", "dropped_before_context"),
-    ANSWER_LLM_INPUT: ("stale_context", "dropped_before_context", "over_refusal"),
+    ANSWER_LLM_INPUT: ("no_retrieval", "stale_context", "dropped_before_context", "over_refusal"),
     ANSWER: (
         "answered_unanswerable", "over_refusal", "unsupported_claims", "incomplete_answer", "invalid_citation",
     ),

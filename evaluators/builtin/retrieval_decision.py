@@ -8,7 +8,10 @@
   is a retrieval; one that wraps a retrieval step is that step's call, counted once). When no
   retrieval call was traced but the trace shows that one ran (``_trace_needs.untraced_retrieval``:
   the answering LLM's prompt holds evidence or registry text), the row is not applicable with label
-  ``{must}×untraced`` and a reason naming the missing ``retrieval_step``.
+  ``{must}×untraced`` and a reason naming the missing ``retrieval_step``. When no retrieval call was
+  traced and nothing says what the answering model saw (no LLM input, no context documents), a case
+  that must retrieve gets a not-applicable row labelled ``must_retrieve×unknown`` naming the missing
+  ``answer_llm_input``: an untraced retrieval would leave no sign, so "never searched" cannot be told.
 - Value rows: ``retrieval_calls``, ``tool_calls``, ``llm_calls``, ``total_tokens`` (sum over LLM
   steps of the total, else input + output; not applicable when no LLM step reports tokens),
   ``latency_ms`` (the root span's duration, else the trace's span; not applicable without times),
@@ -86,6 +89,20 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
             label=f"{must}×untraced",
             reason=needs.reason(needs.RETRIEVAL_STEP, untraced),
             details={**details, "missing_fields": [needs.RETRIEVAL_STEP]},
+        )
+    elif not calls and must == "must_retrieve" and not needs.has_context_stage(inp):
+        # nothing traced says what the model saw: a retrieval the app did not trace would leave no
+        # sign, so "it never searched" cannot be told from "its search was not traced"
+        decision = Metric(
+            "retrieval_decision",
+            "not_applicable",
+            label=f"{must}×unknown",
+            reason=needs.reason(
+                needs.ANSWER_LLM_INPUT,
+                "no retrieval was traced and neither the answering LLM's input nor context documents "
+                "were, so whether the app searched cannot be told",
+            ),
+            details={**details, "missing_fields": [needs.ANSWER_LLM_INPUT]},
         )
     else:
         decision = Metric(
