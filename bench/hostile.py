@@ -197,6 +197,16 @@ def sql_bomb(srv: Server) -> str:
         return f"{type(exc).__name__} after {time.perf_counter() - t0:.0f} s"
 
 
+def sql_bomb_per_row(srv: Server) -> str:
+    t0 = time.perf_counter()
+    sql = "SELECT repeat('x', 1000000 + (range % 2)::INT) AS s FROM range(2500)"
+    try:
+        r = httpx.post(srv.url + "/api/v1/sql", json={"sql": sql}, timeout=120)
+        return f"{r.status_code} in {time.perf_counter() - t0:.0f} s"
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__} after {time.perf_counter() - t0:.0f} s"
+
+
 def http_bodies(srv: Server) -> str:
     body = export_request(1, blob=25 * MB).SerializeToString()
 
@@ -251,6 +261,7 @@ def stalled_connections(srv: Server) -> str:
 LOADS: list[tuple[str, Callable[[Server], str]]] = [
     ("idle (5 s)", idle_load),
     ("SQL: repeat('x', 1e6) FROM range(2500)", sql_bomb),
+    ("SQL: a distinct 1 MB value a row, 2,500 rows", sql_bomb_per_row),
     ("HTTP: 24 x 25 MB bodies at once", http_bodies),
     ("gRPC: 12 x 60 MB messages at once", grpc_messages),
     ("1,100 stalled request heads, fd limit 1,024", stalled_connections),

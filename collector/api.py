@@ -52,7 +52,8 @@ def api_router(runtime: Any) -> APIRouter:
             limit_operator_memory(con, settings.sql_operator_memory)
             result = run_select(
                 con, body.sql, body.params, row_cap=cap, timeout=limit,
-                max_bytes=settings.sql_max_result_bytes, user=True, clock=clock,
+                max_bytes=settings.sql_max_result_bytes, max_value_bytes=settings.sql_max_value_bytes,
+                user=True, clock=clock,
             )  # fmt: skip
         finally:
             con.close()

@@ -102,6 +102,12 @@ class ServerSettings(BaseModel):
     sql_max_result_bytes: int = Field(
         32 << 20, gt=0, description="Largest SQL API result (its rows as Arrow bytes); beyond it 413."
     )
+    sql_max_value_bytes: int = Field(
+        64 << 10,
+        gt=0,
+        description="Widest value one call may build in an SQL API query (repeat, lpad, rpad, range, "
+        "generate_series, list_resize); beyond it 413. DuckDB holds 2,048 of them at once.",
+    )
     sql_max_concurrent: int = Field(
         4, ge=1, le=64, description="SQL API calls running at once; beyond it 429."
     )
