@@ -111,6 +111,13 @@ class ServerSettings(BaseModel):
     sql_max_concurrent: int = Field(
         4, ge=1, le=64, description="SQL API calls running at once; beyond it 429."
     )
+    sql_nice: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="How much lower the scheduling priority of the threads running SQL API calls is "
+        "(Linux nice), so that ingest keeps its share of the cores while a heavy query runs.",
+    )
     sql_operator_memory: str = Field(
         "256MB",
         description="DuckDB memory for one SQL API call's sorts, joins and aggregates (they spill past it).",

@@ -89,6 +89,7 @@ class Runtime:
         self.grpc_server: Any = None
         self.grpc_port: int | None = None
         self.extensions: list[Any] = []
+        self.closers: list[Callable[[], None]] = []  # run by stop(), last added first
         self.ready = False
 
     def start(self, grpc: bool = True) -> None:
@@ -116,4 +117,6 @@ class Runtime:
         if self.settler is not None:
             self.settler.stop()
         self.writer.stop()
+        for close in reversed(self.closers):
+            close()
         self.store.close()
