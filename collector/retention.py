@@ -35,7 +35,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from collector.config import explain, load_toml
-from collector.errors import ConfigError, PermanentError
+from collector.errors import ConfigError, PermanentError, RagfaultError
 from collector.export import KEEP_OUT, export_traces, trace_tables
 from collector.receivers.otlp_http import check_bearer
 from collector.store.tx import transaction
@@ -279,6 +279,9 @@ def router(runtime: Any) -> APIRouter:
             cursor = runtime.store.cursor()
             try:
                 return run_export(cursor, lambda fn: runtime.writer.call(fn, timeout=600), body, policy)
+            except OSError as exc:  # the directory cannot be written: nothing of this batch was deleted
+                reason = exc.strerror or str(exc).splitlines()[0]
+                raise RagfaultError(f"cannot write the export to {body.out_dir}: {reason}") from exc
             finally:
                 cursor.close()
 
