@@ -34,7 +34,7 @@ import pyarrow as pa
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from collector.config import explain, load_toml
+from collector.config import explain, load_toml, settings_table
 from collector.errors import ConfigError, PermanentError, RagfaultError
 from collector.export import KEEP_OUT, export_traces, trace_tables
 from collector.receivers.otlp_http import check_bearer
@@ -168,7 +168,7 @@ class RetentionService:
 
     def __init__(self, runtime: Any) -> None:
         self.runtime = runtime
-        self.settings = load_retention_settings(runtime.settings.config_file)
+        self.settings = settings_table(runtime, "retention", load_retention_settings)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ragfault-retention", daemon=True)
         runtime.metrics.describe(

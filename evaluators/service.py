@@ -50,6 +50,7 @@ import pyarrow as pa
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
+from collector.config import settings_table
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import Window, first_received_range
 from collector.store.tx import transaction
@@ -113,7 +114,7 @@ _METRICS = {
 
 
 def build_runner(runtime: Any, settings: EvaluationSettings | None = None) -> StoreRunner:
-    settings = settings or load_evaluation_settings(runtime.settings.config_file)
+    settings = settings or settings_table(runtime, "evaluation", load_evaluation_settings)
     specs = discover()
     configs = evaluator_configs(settings, specs)
     return StoreRunner(
@@ -195,8 +196,8 @@ class EvaluationService:
 
     def __init__(self, runtime: Any, judge: Any = None) -> None:
         self.runtime = runtime
-        self.settings = load_evaluation_settings(runtime.settings.config_file)
-        self.sampling = load_sampling_settings(runtime.settings.config_file)
+        self.settings = settings_table(runtime, "evaluation", load_evaluation_settings)
+        self.sampling = settings_table(runtime, "sampling", load_sampling_settings)
         self.runner = build_runner(runtime, self.settings)
         self.judge = judge if judge is not None else build_judge(runtime, self.sampling, self.settings)
         self.cursor = runtime.store.cursor()
