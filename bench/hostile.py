@@ -237,6 +237,25 @@ def http_bodies(srv: Server) -> str:
         return counts(list(pool.map(one, range(24))))
 
 
+def gzip_bodies(srv: Server) -> str:
+    """Six gzip bodies of 120 KB at once, each inflating to a 120 MB request."""
+    import gzip
+
+    body = gzip.compress(export_request(1, blob=120 * MB).SerializeToString())
+    headers = {**PROTOBUF, "Content-Encoding": "gzip"}
+
+    def one(_: int) -> str:
+        try:
+            return str(
+                httpx.post(srv.url + "/v1/traces", content=body, headers=headers, timeout=120).status_code
+            )
+        except httpx.HTTPError as exc:
+            return type(exc).__name__
+
+    with ThreadPoolExecutor(6) as pool:
+        return counts(list(pool.map(one, range(6))))
+
+
 def grpc_messages(srv: Server) -> str:
     req = export_request(1, blob=60 * MB)
     opts = [("grpc.max_send_message_length", 128 * MB)]
@@ -279,6 +298,7 @@ LOADS: list[tuple[str, Callable[[Server], str]]] = [
     ("SQL: a distinct 1 MB value a row, 2,500 rows", sql_bomb_per_row),
     ("SQL: 4 CPU-bound queries until their time limit", sql_heavy),
     ("HTTP: 24 x 25 MB bodies at once", http_bodies),
+    ("HTTP: 6 gzip bodies of 120 KB (120 MB inflated)", gzip_bodies),
     ("gRPC: 12 x 60 MB messages at once", grpc_messages),
     ("1,100 stalled request heads, fd limit 1,024", stalled_connections),
 ]
