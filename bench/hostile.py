@@ -183,7 +183,7 @@ def counts(results: list[Any]) -> str:
 
 
 def idle_load(srv: Server) -> str:
-    time.sleep(5)
+    time.sleep(20)
     return "-"
 
 
@@ -195,6 +195,31 @@ def sql_bomb(srv: Server) -> str:
         return f"{r.status_code} in {time.perf_counter() - t0:.0f} s"
     except httpx.HTTPError as exc:
         return f"{type(exc).__name__} after {time.perf_counter() - t0:.0f} s"
+
+
+def sql_bomb_per_row(srv: Server) -> str:
+    t0 = time.perf_counter()
+    sql = "SELECT repeat('x', 1000000 + (range % 2)::INT) AS s FROM range(2500)"
+    try:
+        r = httpx.post(srv.url + "/api/v1/sql", json={"sql": sql}, timeout=120)
+        return f"{r.status_code} in {time.perf_counter() - t0:.0f} s"
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__} after {time.perf_counter() - t0:.0f} s"
+
+
+def sql_heavy(srv: Server) -> str:
+    """Four CPU-bound queries at once (``sql_max_concurrent``), each until its time limit
+    (``sql_timeout_seconds``, 30 s)."""
+    sql = "SELECT sum(hash(a.range * b.range)) FROM range(100000000) a, range(1000) b"
+
+    def one(_: int) -> str:
+        try:
+            return str(httpx.post(srv.url + "/api/v1/sql", json={"sql": sql}, timeout=120).status_code)
+        except httpx.HTTPError as exc:
+            return type(exc).__name__
+
+    with ThreadPoolExecutor(4) as pool:
+        return counts(list(pool.map(one, range(4))))
 
 
 def http_bodies(srv: Server) -> str:
@@ -210,6 +235,25 @@ def http_bodies(srv: Server) -> str:
 
     with ThreadPoolExecutor(24) as pool:
         return counts(list(pool.map(one, range(24))))
+
+
+def gzip_bodies(srv: Server) -> str:
+    """Six gzip bodies of 120 KB at once, each inflating to a 120 MB request."""
+    import gzip
+
+    body = gzip.compress(export_request(1, blob=120 * MB).SerializeToString())
+    headers = {**PROTOBUF, "Content-Encoding": "gzip"}
+
+    def one(_: int) -> str:
+        try:
+            return str(
+                httpx.post(srv.url + "/v1/traces", content=body, headers=headers, timeout=120).status_code
+            )
+        except httpx.HTTPError as exc:
+            return type(exc).__name__
+
+    with ThreadPoolExecutor(6) as pool:
+        return counts(list(pool.map(one, range(6))))
 
 
 def grpc_messages(srv: Server) -> str:
@@ -249,9 +293,12 @@ def stalled_connections(srv: Server) -> str:
 
 
 LOADS: list[tuple[str, Callable[[Server], str]]] = [
-    ("idle (5 s)", idle_load),
+    ("idle (20 s)", idle_load),
     ("SQL: repeat('x', 1e6) FROM range(2500)", sql_bomb),
+    ("SQL: a distinct 1 MB value a row, 2,500 rows", sql_bomb_per_row),
+    ("SQL: 4 CPU-bound queries until their time limit", sql_heavy),
     ("HTTP: 24 x 25 MB bodies at once", http_bodies),
+    ("HTTP: 6 gzip bodies of 120 KB (120 MB inflated)", gzip_bodies),
     ("gRPC: 12 x 60 MB messages at once", grpc_messages),
     ("1,100 stalled request heads, fd limit 1,024", stalled_connections),
 ]

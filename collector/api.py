@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -15,6 +18,17 @@ from collector.errors import QueryTimeout, RagfaultError, TooManyQueries, status
 from collector.receivers.otlp_http import check_bearer
 from collector.store.duck import limit_operator_memory
 from collector.store.reader import run_select
+
+
+def lower_priority(nice: int) -> None:
+    """Lower the calling thread's scheduling priority by ``nice`` (Linux: a thread's own nice
+    value; elsewhere nothing)."""
+    if nice and hasattr(os, "setpriority"):
+        try:
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
+        except OSError:
+            pass
 
 
 class SqlRequest(BaseModel):
@@ -38,9 +52,22 @@ def api_router(runtime: Any) -> APIRouter:
 
     router = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
     limiter = anyio.CapacityLimiter(4)
-    # user SQL: at most sql_max_concurrent at once, each in a thread of its own; more get 429
+    # user SQL: at most sql_max_concurrent at once, more get 429; each runs on a thread of its own
+    # whose scheduling priority is lowered by sql_nice, so ingest keeps its share of the cores
     sql_slots = threading.BoundedSemaphore(settings.sql_max_concurrent)
-    sql_limiter = anyio.CapacityLimiter(settings.sql_max_concurrent)
+    sql_pool = ThreadPoolExecutor(
+        settings.sql_max_concurrent,
+        thread_name_prefix="ragfault-sql",
+        initializer=lower_priority,
+        initargs=(settings.sql_nice,),
+    )
+    runtime.closers.append(lambda: sql_pool.shutdown(wait=False, cancel_futures=True))
+
+    def sql_in_slot(body: SqlRequest) -> bytes:
+        try:
+            return sql(body)
+        finally:  # the slot is the thread's: it is given back when the query ends, not the request
+            sql_slots.release()
 
     def sql(body: SqlRequest) -> bytes:
         clock = runtime.clock
@@ -52,7 +79,8 @@ def api_router(runtime: Any) -> APIRouter:
             limit_operator_memory(con, settings.sql_operator_memory)
             result = run_select(
                 con, body.sql, body.params, row_cap=cap, timeout=limit,
-                max_bytes=settings.sql_max_result_bytes, user=True, clock=clock,
+                max_bytes=settings.sql_max_result_bytes, max_value_bytes=settings.sql_max_value_bytes,
+                user=True, clock=clock,
             )  # fmt: skip
         finally:
             con.close()
@@ -68,10 +96,13 @@ def api_router(runtime: Any) -> APIRouter:
             raise TooManyQueries(
                 f"{settings.sql_max_concurrent} SQL queries are running (sql_max_concurrent)", retry_after=1
             )
-        try:  # the thread is waited for even when the request is cancelled
-            out = await anyio.to_thread.run_sync(sql, body, limiter=sql_limiter)
-        finally:
+        try:
+            job = sql_pool.submit(sql_in_slot, body)
+        except RuntimeError:  # the server is stopping
             sql_slots.release()
+            raise
+        # a cancelled request leaves its query to finish (or time out) on its thread
+        out = await asyncio.shield(asyncio.wrap_future(job))
         return Response(out, media_type="application/json")
 
     @router.get("/traces/{trace_id}", summary="One trace: its row, steps and step documents")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -111,8 +112,21 @@ class ServerSettings(BaseModel):
     sql_max_result_bytes: int = Field(
         32 << 20, gt=0, description="Largest SQL API result (its rows as Arrow bytes); beyond it 413."
     )
+    sql_max_value_bytes: int = Field(
+        64 << 10,
+        gt=0,
+        description="Widest value one call may build in an SQL API query (repeat, lpad, rpad, range, "
+        "generate_series, list_resize); beyond it 413. DuckDB holds 2,048 of them at once.",
+    )
     sql_max_concurrent: int = Field(
         4, ge=1, le=64, description="SQL API calls running at once; beyond it 429."
+    )
+    sql_nice: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="How much lower the scheduling priority of the threads running SQL API calls is "
+        "(Linux nice), so that ingest keeps its share of the cores while a heavy query runs.",
     )
     sql_operator_memory: str = Field(
         "256MB",
@@ -217,10 +231,14 @@ def store_table(table: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_settings(
-    config_file: str | Path | None = None, overrides: dict[str, Any] | None = None
+    config_file: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    toml: dict[str, Any] | None = None,
 ) -> ServerSettings:
-    """Defaults < config file [server] and [store] < RAGFAULT_* environment < explicit overrides (flags)."""
-    toml = load_toml(config_file)
+    """Defaults < config file [server] and [store] < RAGFAULT_* environment < explicit overrides (flags).
+
+    ``toml`` is the config file already read (``ragfault.settings.load_settings`` reads it once)."""
+    toml = load_toml(config_file) if toml is None else toml
     data: dict[str, Any] = dict(toml.get("server", {}))
     data.update(store_table(toml.get("store", {})))
     data.update(env_values(ServerSettings))
@@ -231,3 +249,18 @@ def build_settings(
         return ServerSettings(**data)
     except ValidationError as exc:
         raise ConfigError(f"invalid settings: {explain(exc, 'server')}") from exc
+
+
+_T = TypeVar("_T")
+
+
+def settings_table(runtime: Any, name: str, load: Callable[[str | None], _T]) -> _T:
+    """The ``[name]`` table a component of ``runtime`` runs with: the one of the settings tree the
+    server was started with (``runtime.tree``, a ``ragfault.settings.Settings``), so every value
+    comes from the tree read once at startup. A runtime made without a tree (a test's, a local
+    store) reads the table from its config file with ``load``."""
+    tree = getattr(runtime, "tree", None)
+    if tree is not None:
+        value: _T = getattr(tree, name)
+        return value
+    return load(getattr(getattr(runtime, "settings", None), "config_file", None))

@@ -103,6 +103,7 @@ class WorkerPool:
                     continue
                 try:
                     conn.send((fn, args))
+                    del task, fn, args  # sent: the worker has them (a request body need not wait here)
                     ok, value = conn.recv()
                 except (EOFError, OSError) as exc:
                     fut.set_exception(BrokenProcessPool(f"a worker process died ({type(exc).__name__})"))

@@ -37,8 +37,8 @@ import anyio
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from collector.config import explain, load_toml
-from collector.errors import ConfigError, PermanentError
+from collector.config import explain, load_toml, settings_table
+from collector.errors import ConfigError, PermanentError, RagfaultError
 from collector.export import KEEP_OUT, export_old_signals, export_traces, select_traces
 from collector.receivers.otlp_http import check_bearer
 from collector.store import retention as store_retention
@@ -168,7 +168,7 @@ class RetentionService:
 
     def __init__(self, runtime: Any) -> None:
         self.runtime = runtime
-        self.settings = load_retention_settings(runtime.settings.config_file)
+        self.settings = settings_table(runtime, "retention", load_retention_settings)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ragfault-retention", daemon=True)
         runtime.metrics.describe(
@@ -284,6 +284,9 @@ def router(runtime: Any) -> APIRouter:
             cursor = runtime.store.cursor()
             try:
                 return run_export(cursor, lambda fn: runtime.writer.call(fn, timeout=600), body, policy)
+            except OSError as exc:  # the directory cannot be written: nothing of this batch was deleted
+                reason = exc.strerror or str(exc).splitlines()[0]
+                raise RagfaultError(f"cannot write the export to {body.out_dir}: {reason}") from exc
             finally:
                 cursor.close()
 

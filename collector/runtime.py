@@ -36,9 +36,19 @@ class Runtime:
     """``extensions`` join after the collector is up (the evaluation scheduler, for one): each is
     called with the runtime and returns an object with ``start()`` and ``stop()``."""
 
-    def __init__(self, settings: ServerSettings, extensions: Sequence[Callable[[Runtime], Any]] = ()) -> None:
+    def __init__(
+        self,
+        settings: ServerSettings,
+        extensions: Sequence[Callable[[Runtime], Any]] = (),
+        tree: Any = None,
+    ) -> None:
         self.extension_factories = list(extensions)
         self.settings = settings
+        # the whole settings tree (``ragfault.settings.Settings``, its ``server`` is ``settings``):
+        # components read their tables from it (``collector.config.settings_table``)
+        self.tree = tree
+        if tree is not None and tree.server is not settings:
+            raise ValueError("the settings tree's [server] must be the runtime's settings")
         self.clock: Callable[[], float] = time.monotonic  # time limits of API calls (tests step it)
         self.metrics = Metrics()
         workers = settings.decode_workers if settings.decode_workers is not None else default_workers()
@@ -106,6 +116,7 @@ class Runtime:
         self.grpc_server: Any = None
         self.grpc_port: int | None = None
         self.extensions: list[Any] = []
+        self.closers: list[Callable[[], None]] = []  # run by stop(), last added first
         self.ready = False
 
     def start(self, grpc: bool = True) -> None:
@@ -137,4 +148,6 @@ class Runtime:
         if self.maintainer is not None:
             self.maintainer.stop()
         self.writer.stop()
+        for close in reversed(self.closers):
+            close()
         self.store.close()

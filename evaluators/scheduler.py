@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
+from collector.config import settings_table
 from collector.store import verdicts
 from collector.store.base import Tx
 from collector.store.reader import Window, first_received_range
@@ -73,7 +74,7 @@ _METRICS = {
 
 
 def build_runner(runtime: Any, settings: EvaluationSettings | None = None) -> StoreRunner:
-    settings = settings or load_evaluation_settings(runtime.settings.config_file)
+    settings = settings or settings_table(runtime, "evaluation", load_evaluation_settings)
     specs = discover()
     configs = evaluator_configs(settings, specs)
     return StoreRunner(
@@ -103,8 +104,8 @@ class EvaluationService:
 
     def __init__(self, runtime: Any, judge: Any = None, clock: Clock | None = None) -> None:
         self.runtime = runtime
-        self.settings = load_evaluation_settings(runtime.settings.config_file)
-        self.sampling = load_sampling_settings(runtime.settings.config_file)
+        self.settings = settings_table(runtime, "evaluation", load_evaluation_settings)
+        self.sampling = settings_table(runtime, "sampling", load_sampling_settings)
         self.runner = build_runner(runtime, self.settings)
         self.judge = judge if judge is not None else build_judge(runtime, self.sampling, self.settings)
         self.cursor = runtime.store.cursor()

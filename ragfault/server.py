@@ -16,17 +16,22 @@ from collector.config import ServerSettings
 from collector.connections import uvicorn_options
 from collector.errors import ConfigError, StoreUnavailable
 from collector.runtime import Runtime
+from ragfault.settings import Settings, tree_for
 
 
-def build(settings: ServerSettings) -> tuple[Runtime, Any]:
-    """The runtime and app with every built-in component wired in."""
+def build(settings: ServerSettings | Settings) -> tuple[Runtime, Any]:
+    """The runtime and app with every built-in component wired in. Given ``ServerSettings`` alone,
+    the other tables come from its config file (``tree_for``); every component reads its table
+    from the one tree the runtime holds."""
+    tree = settings if isinstance(settings, Settings) else tree_for(settings)
+    settings = tree.server
     routers: list[Callable[[Runtime], Any]] = []
     extensions: list[Callable[[Runtime], Any]] = []
     # a lake collector ingests and answers SQL; settling, evaluation, retention and the UI still run
     # through the single-file store's SQL
     for hook in _components() if settings.store == "duckdb" else ():
         hook(routers, extensions)
-    runtime = Runtime(settings, extensions=extensions)
+    runtime = Runtime(settings, extensions=extensions, tree=tree)
     return runtime, create_app(runtime, routers=routers)
 
 
@@ -63,9 +68,9 @@ def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
 class ServerThread:
     """The server in a background thread (for ``demo`` and tests); ``start()`` returns once healthy."""
 
-    def __init__(self, settings: ServerSettings) -> None:
-        self.settings = settings
+    def __init__(self, settings: ServerSettings | Settings) -> None:
         self.runtime, self.app = build(settings)
+        self.settings = settings = self.runtime.settings
         config = uvicorn.Config(
             self.app,
             host=settings.host,
@@ -122,12 +127,13 @@ def check_ports(settings: ServerSettings) -> None:
                 ) from exc
 
 
-def serve(settings: ServerSettings) -> None:
+def serve(tree: ServerSettings | Settings) -> None:
+    settings = tree.server if isinstance(tree, Settings) else tree
     check_ports(settings)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    runtime, app = build(settings)
+    runtime, app = build(tree)
     config = uvicorn.Config(
         app,
         host=settings.host,

@@ -3,7 +3,9 @@
 ``load_settings(config_file, overrides)`` reads the TOML file once and validates every table
 against its component's model (each a frozen pydantic model with ``extra="forbid"``, beside its
 component): an unknown table or key is a ``ConfigError`` naming it, and a bad value names the
-field, the value and what is allowed. ``ragfault serve`` calls it before anything starts.
+field, the value and what is allowed. ``ragfault serve`` calls it before anything starts and
+passes the tree down (``ragfault.server.build`` -> ``Runtime.tree``): each component takes its
+table from there (``collector.config.settings_table``), none reads the file again.
 
 A new table is one entry in ``Settings`` (its model, default and description) and one row per
 setting in the README's configuration section (``tests/test_docs.py`` checks every setting).
@@ -56,10 +58,26 @@ _MODELS: dict[str, type[BaseModel]] = {
 
 
 def load_settings(config_file: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
-    """The whole tree: defaults < config file < ``RAGFAULT_*`` environment (``[server]``) < flags."""
+    """The whole tree: defaults < config file < ``RAGFAULT_*`` environment (``[server]``) < flags.
+    The file is read once."""
+    data = _read(config_file)
+    return _tree(build_settings(config_file, overrides, toml=data), data)
+
+
+def tree_for(server: ServerSettings) -> Settings:
+    """The tree of a server started from ``ServerSettings`` alone (tests, ``demo``): its
+    ``[server]`` as given, the other tables from its config file, read once and checked as
+    ``load_settings`` checks them; tables of the file that are not the tree's are left to whoever
+    reads them (a ``judge_factory``'s own table)."""
+    return _tree(server, _read(server.config_file, strict=False))
+
+
+def _read(config_file: str | Path | None, strict: bool = True) -> dict[str, Any]:
     data = load_toml(config_file)
     unknown = [k for k in data if k not in TABLES]
-    if unknown:
+    if not strict:
+        data = {k: v for k, v in data.items() if k in TABLES}
+    elif unknown:
         raise ConfigError(
             f"unknown table [{unknown[0]}] in {config_file}; the tables are "
             + ", ".join(f"[{t}]" for t in TABLES)
@@ -67,7 +85,10 @@ def load_settings(config_file: str | Path | None = None, overrides: dict[str, An
     for name, value in data.items():
         if not isinstance(value, dict):
             raise ConfigError(f"[{name}] in {config_file} must be a table, not a value")
-    server = build_settings(config_file, overrides)
+    return data
+
+
+def _tree(server: ServerSettings, data: dict[str, Any]) -> Settings:
     tables: dict[str, Any] = {"server": server}
     for name, model in _MODELS.items():
         if name not in data:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 import anyio
 from fastapi import APIRouter, Request, Response
@@ -30,6 +31,7 @@ from collector.receivers.payload import (
     encode_response,
     encode_signal_response,
     encode_status,
+    inflated_size,
 )
 
 __all__ = ["check_bearer", "make_router"]
@@ -71,6 +73,9 @@ async def read_body(
     if budget is not None and known:
         budget.take(int(length or 0))
         counter[0] += int(length or 0)
+    # with a Content-Length the body is read into one buffer of that size: joining chunks would
+    # hold it twice at the end
+    buf = bytearray(int(length or 0)) if known else None
     chunks = []
     size = 0
     stream = request.stream().__aiter__()
@@ -81,14 +86,21 @@ async def read_body(
             break
         except TimeoutError as exc:
             raise BodyTimeout(f"no body bytes for {idle_timeout:g} s (body_timeout_seconds)") from exc
-        size += len(chunk)
+        start, size = size, size + len(chunk)
         if size > limit:
             raise PayloadTooLarge(f"request body exceeds {limit} bytes")
         if budget is not None and size > counter[0]:  # more than announced, or no Content-Length
             budget.take(size - counter[0])
             counter[0] = size
-        chunks.append(chunk)
-    return b"".join(chunks)
+        if buf is not None and size <= len(buf):
+            buf[start:size] = chunk
+        else:
+            chunks.append(chunk)
+    if buf is None:
+        return b"".join(chunks)
+    if size != len(buf) or chunks:  # not what was announced (the server framing should not allow it)
+        return bytes(buf[: min(size, len(buf))]) + b"".join(chunks)
+    return cast(bytes, buf)  # a bytearray, which every decoder (and pickle) takes as bytes
 
 
 def _kind_of(request: Request) -> str:
@@ -105,6 +117,7 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
         async with limiter:  # decode + flatten off the event loop
             if pipeline.pool is not None:
                 fut = pipeline.decode_in_pool(body, ctype, cenc, limit)
+                del body  # the worker has its own copy once it is sent: this one need not wait
                 return pipeline.received(await asyncio.wrap_future(fut))
             return await anyio.to_thread.run_sync(pipeline.decode_here, body, ctype, cenc, limit)
 
@@ -137,8 +150,16 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
             )
             ctype = request.headers.get("content-type")
             cenc = request.headers.get("content-encoding")
-            batch = await decode(body, ctype, cenc, settings.max_decompressed_bytes)
-            del body
+            # a compressed body decodes at its inflated size: take that from the budget too (a
+            # 120 KB gzip body inflating to 120 MB counted 120 KB, and six of them took 2.7 GB)
+            inflated = inflated_size(body, cenc, settings.max_decompressed_bytes)
+            if inflated > held[0]:
+                pipeline.budget.take(inflated - held[0])
+                held[0] = inflated
+            box = [body]
+            del body  # the decoder holds the only reference, so it can drop the body early
+            # and may not inflate past it (zlib would refuse a wrong trailer only at the end)
+            batch = await decode(box.pop(), ctype, cenc, max(inflated, 1))
             n = batch_bytes(batch)
             pipeline.budget.swap(held[0], n)  # the body is decoded: its batch waits for the commit
             held[0] = n

@@ -46,6 +46,18 @@ def media_type(content_type: str | None) -> str:
     raise UnsupportedMediaType(f"unsupported Content-Type {content_type!r}; use {PROTOBUF} or {JSON}")
 
 
+def inflated_size(body: bytes, encoding: str | None, max_bytes: int) -> int:
+    """The bytes ``body`` will take once inflated, as far as can be told before inflating it: a gzip
+    body says so in its trailer (ISIZE; ``inflate`` decodes one gzip member, and zlib checks the
+    trailer), a deflate body does not, so it counts as ``max_bytes``. At most ``max_bytes``."""
+    enc = (encoding or "identity").strip().lower()
+    if enc in ("", "identity"):
+        return len(body)
+    if enc in ("gzip", "x-gzip") and len(body) >= 18:  # header (10) + trailer (8) at least
+        return min(max_bytes, int.from_bytes(body[-4:], "little"))
+    return max_bytes
+
+
 def inflate(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
     """Undo Content-Encoding without ever holding more than ``max_bytes`` of output (no gzip bombs)."""
     enc = (encoding or "identity").strip().lower()

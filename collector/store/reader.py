@@ -105,6 +105,19 @@ def _located(
     return text
 
 
+def _too_large(max_bytes: int | None, max_value_bytes: int | None, mark: str) -> QueryResultTooLarge:
+    if mark == sqlguard.VALUE_MARK:
+        return QueryResultTooLarge(
+            f"a value built by the query would exceed {max_value_bytes or max_bytes} bytes "
+            "(sql_max_value_bytes): repeat, lpad, rpad, range, generate_series and list_resize "
+            "build at most that; use FROM range(n) for rows"
+        )
+    return QueryResultTooLarge(
+        f"the result exceeds {max_bytes} bytes (sql_max_result_bytes); "
+        "select fewer rows or columns, or shorter values"
+    )
+
+
 def run_select(
     con: duckdb.DuckDBPyConnection,
     sql: str,
@@ -113,6 +126,7 @@ def run_select(
     row_cap: int = 10_000,
     timeout: float = 30.0,
     max_bytes: int | None = None,
+    max_value_bytes: int | None = None,
     user: bool = False,
     clock: Callable[[], float] = time.monotonic,
 ) -> QueryResult:
@@ -120,8 +134,11 @@ def run_select(
 
     Rows are streamed from DuckDB in Arrow batches of ``BATCH_ROWS``; fetching and converting them
     count against ``timeout``, and their Arrow bytes against ``max_bytes`` (``QueryResultTooLarge``
-    once over it). ``user`` SQL is checked by ``sqlguard`` too: tables and views only. ``clock``
-    measures the time spent between batches (DuckDB itself is interrupted by a timer)."""
+    once over it). ``user`` SQL is checked by ``sqlguard`` too: tables and views only; and with
+    ``max_bytes`` it is rewritten so that DuckDB itself stops at ``max_bytes`` of rows, and builds
+    no value wider than ``max_value_bytes`` (``sqlguard.cap_result`` / ``cap_values``): a vector of
+    2,048 rows is otherwise held whole before its first row is counted here. ``clock`` measures
+    the time spent between batches (DuckDB itself is interrupted by a timer)."""
     started = clock()
     check_statement(con, sql)
     if user:
@@ -137,6 +154,9 @@ def run_select(
         if rel is None:
             raise QueryRefused("the statement returns no rows")
         columns, types = list(rel.columns), [str(t) for t in rel.types]
+        if user and max_bytes is not None:
+            inner = sqlguard.cap_values(con, sql, max_value_bytes or max_bytes)
+            rel = con.sql(sqlguard.cap_result(inner, list(rel.types), max_bytes), params=params or None)
         reader = rel.to_arrow_reader(BATCH_ROWS)
         for batch in reader:
             if len(rows) + batch.num_rows > row_cap:  # the rows beyond the cap are not read
@@ -144,10 +164,7 @@ def run_select(
                 truncated = True
             size += batch.nbytes
             if max_bytes is not None and size > max_bytes:
-                raise QueryResultTooLarge(
-                    f"the result exceeds {max_bytes} bytes (sql_max_result_bytes); "
-                    "select fewer rows or columns, or shorter values"
-                )
+                raise _too_large(max_bytes, max_value_bytes, sqlguard.RESULT_MARK)
             cols = [_column(batch.column(i), types[i]) for i in range(batch.num_columns)]
             rows.extend(map(list, zip(*cols, strict=True)) if cols else [[] for _ in range(batch.num_rows)])
             if clock() - started > timeout:
@@ -157,7 +174,15 @@ def run_select(
         reader.close()
     except duckdb.InterruptException as exc:
         raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
-    except (pa.ArrowException, OSError) as exc:  # DuckDB's errors while streaming come through Arrow
+    except (pa.ArrowException, OSError, duckdb.InvalidInputException) as exc:
+        # DuckDB's errors while streaming come through Arrow; the guards' through error()
+        for mark in (sqlguard.RESULT_MARK, sqlguard.VALUE_MARK):
+            if mark in str(exc):
+                raise _too_large(max_bytes, max_value_bytes, mark) from exc
+        if isinstance(exc, duckdb.InvalidInputException):
+            if "read-only" in str(exc).lower() or "read only" in str(exc).lower():
+                raise QueryRefused(f"refused: {exc}") from exc
+            raise QueryRefused(f"{type(exc).__name__}: {exc}") from exc
         if "INTERRUPT" in str(exc):
             raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
         raise QueryRefused(str(exc)) from exc

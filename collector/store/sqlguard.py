@@ -16,12 +16,14 @@ User SQL reaches tables and views, and nothing on disk.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import duckdb
+from duckdb.sqltypes import DuckDBPyType
 
 from collector.errors import QueryRefused
 
@@ -94,3 +96,174 @@ def check(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     reason = refusal(con, sql)
     if reason is not None:
         raise QueryRefused(reason)
+
+
+# --- bounding what a user query builds and returns ------------------------------------------------
+#
+# DuckDB computes a query 2,048 rows (one vector) at a time, and neither ``memory_limit`` nor
+# ``operator_memory_limit`` counts the strings a vector holds: ``SELECT repeat('x', 1000000) FROM
+# range(2500)`` held a 2 GB vector before its first row could be counted. Two rewrites bound it:
+#
+# - ``cap_values``: a call that builds a value from a count (``repeat``, ``lpad``, ``rpad``, the
+#   list forms of ``range``/``generate_series``, ``list_resize``) first checks the size its
+#   arguments ask for, so none builds more than ``max_value_bytes``; a vector of them stays under
+#   2,048 × that.
+# - ``cap_result``: the rows are counted as they stream, in the query itself (a running total in a
+#   streaming window): the vector that would take the result past ``max_bytes`` raises before
+#   DuckDB copies it out of the query, so a wide value shared by many rows (a constant, one side
+#   of a join) is never copied once per row.
+
+VALUE_MARK = "ragfault: value too wide"
+RESULT_MARK = "ragfault: result too large"
+
+
+def _num(text: str) -> str:
+    return f"CAST(({text}) AS DOUBLE)"
+
+
+def _range_size(a: list[str]) -> str:
+    if len(a) == 1:
+        return f"8 * {_num(a[0])}"
+    span = f"({_num(a[1])} - {_num(a[0])})"
+    return f"8 * {span}" if len(a) == 2 else f"8 * {span} / greatest(abs({_num(a[2])}), 1e-300)"
+
+
+# bytes a call would build, from the SQL of its arguments (an upper bound, not exact)
+BUILDERS: dict[str, Callable[[list[str]], str]] = {
+    "repeat": lambda a: f"{_num(a[1])} * strlen(CAST(({a[0]}) AS VARCHAR))",
+    "lpad": lambda a: f"4 * {_num(a[1])}",
+    "rpad": lambda a: f"4 * {_num(a[1])}",
+    "range": _range_size,
+    "generate_series": _range_size,
+    "list_resize": lambda a: f"16 * {_num(a[1])}",
+    "array_resize": lambda a: f"16 * {_num(a[1])}",
+}
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class _Trees:
+    """SQL text of one expression node, and the node of one expression's text, through DuckDB's
+    own serializer (``json_serialize_sql`` / ``json_deserialize_sql``)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self._shell = self.parse("SELECT 1")
+
+    def parse(self, sql: str) -> dict[str, Any]:
+        rows = self.con.execute("SELECT json_serialize_sql($sql)", {"sql": sql}).fetchall()
+        tree: dict[str, Any] = json.loads(rows[0][0]) if rows else {"error": True}
+        if tree.get("error"):
+            raise QueryRefused(f"the statement cannot be checked: {tree.get('error_message', '')}")
+        return tree
+
+    def text(self, tree: dict[str, Any]) -> str:
+        rows = self.con.execute("SELECT json_deserialize_sql($t::JSON)", {"t": json.dumps(tree)}).fetchall()
+        return str(rows[0][0]) if rows else ""
+
+    def expr_text(self, node: dict[str, Any]) -> str:
+        shell = copy.deepcopy(self._shell)
+        shell["statements"][0]["node"]["select_list"] = [node]
+        return self.text(shell).removeprefix("SELECT ")
+
+    def expr_node(self, text: str) -> dict[str, Any]:
+        node: dict[str, Any] = self.parse("SELECT " + text)["statements"][0]["node"]["select_list"][0]
+        return node
+
+
+def _guard_calls(node: Any, trees: _Trees, limit: int, table_fn: bool = False) -> Any:
+    """``node`` with every builder call wrapped in a check of the size it would build."""
+    if isinstance(node, list):
+        return [_guard_calls(n, trees, limit) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {
+        k: _guard_calls(v, trees, limit, table_fn=(k == "function" and node.get("type") == "TABLE_FUNCTION"))
+        for k, v in node.items()
+    }
+    name = str(out.get("function_name", "")).lower()
+    if out.get("class") != "FUNCTION" or name not in BUILDERS or table_fn:
+        return out
+    args = [a.get("expression") for a in out.get("arguments", [])]
+    if (
+        not args
+        or any(a is None for a in args)
+        or (name != "range" and name != "generate_series" and len(args) < 2)
+    ):
+        return out
+    # the first argument passes through a check of the size: arguments are computed before the
+    # call (a constant one is folded before it), so an over-wide call raises before it builds
+    texts = [trees.expr_text(a) for a in args]
+    message = _quote(f"{VALUE_MARK}: {name}() would build more than {limit} bytes")
+    check = f"CASE WHEN ({BUILDERS[name](texts)}) > {limit} THEN error({message}) ELSE ({texts[0]}) END"
+    arguments = [dict(a) for a in out["arguments"]]
+    arguments[0]["expression"] = trees.expr_node(check)
+    return dict(out, arguments=arguments)
+
+
+def cap_values(con: duckdb.DuckDBPyConnection, sql: str, max_value_bytes: int) -> str:
+    """``sql`` (one checked SELECT) with every call that builds a value from a count checked first:
+    past ``max_value_bytes`` it raises (``VALUE_MARK``) before building anything. The text is
+    DuckDB's own rendering of the parse tree (no comments or trailing semicolon, so it can be
+    nested in another query)."""
+    trees = _Trees(con)
+    tree = trees.parse(sql)
+    if not any(
+        n.get("class") == "FUNCTION" and str(n.get("function_name", "")).lower() in BUILDERS
+        for n in _nodes(tree.get("statements", []))
+    ):
+        return trees.text(tree)
+    return trees.text(_guard_calls(tree, trees, max_value_bytes))
+
+
+def _child(kind: DuckDBPyType, i: int) -> DuckDBPyType:
+    child = kind.children[i][1]
+    assert isinstance(child, DuckDBPyType)
+    return child
+
+
+def _list_width(expr: str, child: DuckDBPyType, depth: int) -> str:
+    inner = _width(f"x{depth}", child, depth + 1)
+    return f"(8 + coalesce(list_sum(list_transform({expr}, lambda x{depth}: {inner})), 0))"
+
+
+def _width(expr: str, kind: DuckDBPyType, depth: int = 0) -> str:
+    """SQL for the bytes of one value of type ``kind`` (about what Arrow holds for it)."""
+    kid = kind.id
+    if kid in ("varchar", "blob", "bit"):
+        fn = "strlen" if kid == "varchar" else "octet_length" if kid == "blob" else "bit_length"
+        size = f"{fn}({expr})" if kid != "bit" else f"{fn}({expr}) // 8"
+        return f"(4 + coalesce({size}, 0))"
+    if depth < 4 and kid in ("list", "array"):
+        return _list_width(expr, _child(kind, 0), depth)
+    if depth < 4 and kid == "struct":
+        parts = [
+            _width(f"struct_extract({expr}, {_quote(str(name))})", _child(kind, i), depth + 1)
+            for i, (name, _) in enumerate(kind.children)
+        ]
+        return "(" + " + ".join(parts or ["0"]) + ")"
+    if depth < 4 and kid == "map":
+        keys = _list_width(f"map_keys({expr})", _child(kind, 0), depth)
+        return f"({keys} + {_list_width(f'map_values({expr})', _child(kind, 1), depth)})"
+    if kid in ("list", "array", "struct", "map", "union", "varint", "bignum"):  # too deep, or rare
+        return f"(16 + coalesce(strlen(CAST({expr} AS VARCHAR)), 0))"
+    return "16"
+
+
+def cap_result(sql: str, types: list[DuckDBPyType], max_bytes: int) -> str:
+    """``sql`` whose rows are counted as DuckDB streams them: once they pass ``max_bytes`` the query
+    raises (``RESULT_MARK``) in the vector that crossed it, before DuckDB copies it out. The columns
+    come back in their order (as ``c0, c1, ...``) and so do the rows."""
+    cols = [f'"__c{i}"' for i in range(len(types))]
+    if not cols:
+        return sql
+    width = " + ".join(_width(c, t) for c, t in zip(cols, types, strict=True))
+    message = _quote(f"{RESULT_MARK}: the result exceeds {max_bytes} bytes")
+    return (
+        f"SELECT {', '.join(cols)} FROM ("
+        f"SELECT *, sum({width}) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS __total "
+        f"FROM (\n{sql}\n) AS __q({', '.join(cols)})) "
+        f"WHERE CASE WHEN __total > {max_bytes} THEN error({message}) ELSE true END"
+    )

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from collector.config import settings_table
 from collector.store import judging
 from collector.store.base import Tx
 from collector.store.reader import Window
@@ -268,16 +269,14 @@ def build_judge_runner(
 ) -> JudgeRunner | None:
     """A judge runner over a server ``Runtime`` or a ``LocalStore``; None when no judge is configured.
 
-    ``settings`` default to the ``[judge]`` table of the runtime's config file.
+    ``settings`` default to the ``[judge]`` table of the runtime's settings tree (``settings_table``).
     """
-    rt_settings = getattr(runtime_or_store, "settings", None)
-    config_file = getattr(rt_settings, "config_file", None)
     if settings is None:
-        settings = load_judge_settings(config_file)
+        settings = settings_table(runtime_or_store, "judge", load_judge_settings)
     if settings is None:
         return None
     if evaluation is None:
-        evaluation = load_evaluation_settings(config_file)
+        evaluation = settings_table(runtime_or_store, "evaluation", load_evaluation_settings)
     if hasattr(runtime_or_store, "writer"):  # a server Runtime: writes go through the writer thread
         write: WriteFn = lambda fn: runtime_or_store.writer.call(fn, timeout=300)  # noqa: E731
     else:  # a LocalStore
@@ -288,7 +287,7 @@ def build_judge_runner(
         settings,
         evaluation,
         specs=specs,
-        source_keys=getattr(rt_settings, "source_keys", ()) or (),
+        source_keys=getattr(getattr(runtime_or_store, "settings", None), "source_keys", ()) or (),
         metrics=getattr(runtime_or_store, "metrics", None),
         transport=transport,
         sleep=sleep,

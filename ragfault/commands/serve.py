@@ -38,5 +38,5 @@ def run(args: argparse.Namespace) -> int:
             "settle_seconds": args.settle_seconds,
         },
     )
-    serve(tree.server)
+    serve(tree)  # the whole tree: every component takes its table from it
     return 0

@@ -8,6 +8,7 @@ import anyio
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from collector.config import settings_table
 from collector.receivers.otlp_http import check_bearer
 from collector.store import experiments as store_experiments
 from collector.store.reader import run_select
@@ -42,7 +43,7 @@ def router(runtime: Any) -> APIRouter:
         check_bearer(request, runtime.settings.api_token)
 
     r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
-    settings = load_experiment_settings(runtime.settings.config_file)
+    settings = settings_table(runtime, "experiments", load_experiment_settings)
     limiter = anyio.CapacityLimiter(2)
 
     @r.get("/compare", summary="A run against a baseline run: deltas with bootstrap intervals, McNemar")

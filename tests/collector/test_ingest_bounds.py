@@ -175,3 +175,30 @@ def _healthy(url: str) -> bool:
         return httpx.get(url + "/healthz", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_a_gzip_body_is_held_at_its_inflated_size(small: Server) -> None:
+    import gzip
+
+    budget = small.runtime.pipeline.budget
+    raw = body_of(3 * MB)
+    packed = gzip.compress(raw)
+    assert len(packed) < 100_000  # 3 MiB of one letter
+    gz = {**PROTOBUF, "Content-Encoding": "gzip"}
+    blocker = stalled_upload(small.settings.http_port, 2 * MB)  # 2 of the 4 MiB
+    try:
+        wait_until(lambda: budget.used >= 2 * MB, "the stalled upload to take its bytes")
+        # 30 KB on the wire, 3 MiB once inflated: it does not fit beside the upload
+        r = small.http.post("/v1/traces", content=packed, headers=gz)
+        assert r.status_code == 503, r.status_code
+        assert r.headers["Retry-After"] == "1"
+    finally:
+        blocker.close()
+    wait_until(lambda: budget.used == 0, "the budget to be given back")
+    r = small.http.post("/v1/traces", content=packed, headers=gz)
+    assert r.status_code == 200, r.text
+    # a trailer that declares less than the body inflates to is refused at the declared size
+    liar = packed[:-4] + (1000).to_bytes(4, "little")
+    r = small.http.post("/v1/traces", content=liar, headers=gz)
+    assert r.status_code == 413 and "1000 bytes" in r.text, (r.status_code, r.text[:200])
+    assert budget.used == 0

@@ -52,3 +52,64 @@ def test_serve_refuses_a_bad_config_before_starting(
     err = capsys.readouterr().err
     assert err.startswith("ragfault: invalid settings: [retention] max_age_dayz: unknown setting")
     assert not db.exists()
+
+
+def test_components_take_their_tables_from_the_tree_passed_down(tmp_path: Path) -> None:
+    import httpx
+
+    from collector.retention import RetentionSettings
+    from evaluators.config import EvaluationSettings
+    from evaluators.sampling import SamplingSettings
+    from ragfault.server import ServerThread
+    from ragfault.settings import Settings
+    from tests.conftest import make_settings
+
+    # a tree made in code, no config file: only the tree can carry these values
+    tree = Settings(
+        server=make_settings(tmp_path),
+        evaluation=EvaluationSettings(batch_size=7),
+        sampling=SamplingSettings(production_rate=0.25),
+        retention=RetentionSettings(export_dir=str(tmp_path / "exports")),
+    )
+    srv = ServerThread(tree).start()
+    try:
+        rt = srv.runtime
+        assert rt.tree is tree and rt.settings is tree.server
+        assert rt.retention.settings is tree.retention
+        (evaluation,) = [e for e in rt.extensions if hasattr(e, "sampling")]
+        assert evaluation.settings is tree.evaluation and evaluation.sampling is tree.sampling
+        # the export API writes under the tree's export_dir (without it the call is refused)
+        r = httpx.post(f"http://127.0.0.1:{srv.http_port}/api/v1/export", json={"out_dir": "o"}, timeout=60)
+        assert r.status_code == 200, r.text
+        assert r.json()["out_dir"] == str((tmp_path / "exports" / "o").resolve())
+    finally:
+        srv.stop()
+
+
+def test_serving_reads_the_config_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomllib
+
+    from ragfault.server import ServerThread
+    from tests.conftest import free_port
+
+    cfg = write(
+        tmp_path,
+        f"[server]\ndb = '{tmp_path / 'one.duckdb'}'\nhttp_port = {free_port()}\ngrpc_port = {free_port()}\n"
+        "decode_workers = 0\n[evaluation]\nbatch_size = 7\n[retention]\nexport_dir = 'x'\n"
+        "[experiments]\n",
+    )
+    reads: list[str] = []
+    real = tomllib.load
+
+    def counted(fh, **kw):  # noqa: ANN001, ANN003, ANN202
+        reads.append(fh.name)
+        return real(fh, **kw)
+
+    monkeypatch.setattr(tomllib, "load", counted)
+    tree = load_settings(cfg)
+    srv = ServerThread(tree).start()  # every component built, the evaluation service started
+    try:
+        assert srv.runtime.retention.settings.export_dir == "x"
+        assert reads == [cfg], reads
+    finally:
+        srv.stop()
