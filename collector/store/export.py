@@ -4,10 +4,12 @@ are ``sql/export/*.sql``)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 from collector.store.base import Tx
@@ -48,7 +50,10 @@ def trace_rows(
             text = filled(AREA, "trace_row") if table == "traces" else filled(AREA, "table_rows", table=table)
             yield table, list(tx.sql(text).to_arrow_reader(batch_rows))
     finally:
-        tx.unregister("_x_ids")
+        # a consumer that failed half-way (a full or read-only target) may close the generator only
+        # after its connection was closed: nothing is registered any more then
+        with contextlib.suppress(duckdb.ConnectionException):
+            tx.unregister("_x_ids")
 
 
 def old_signal_rows(
