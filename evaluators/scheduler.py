@@ -181,8 +181,7 @@ class EvaluationService:
                 and found_none_at is not None
                 and self.clock.monotonic() - found_none_at < IDLE_POLL_SECONDS
             ):
-                self.observe()
-                self._retire_idle_pool()
+                self._observe_and_retire()
                 continue
             found_none_at = None
             try:
@@ -195,8 +194,17 @@ class EvaluationService:
                 self.clock.wait(self._stop, 1.0)
             finally:
                 self._busy = False
+            self._observe_and_retire()
+
+    def _observe_and_retire(self) -> None:
+        """The loop's gauges and idle pool, never ending the loop: a store that failed (a full disk
+        that invalidated it) is the server's to report; the loop keeps trying until it stops."""
+        try:
             self.observe()
             self._retire_idle_pool()
+        except Exception as exc:
+            log.warning("evaluation gauges not refreshed: %s", str(exc).splitlines()[0] if str(exc) else exc)
+            self.clock.wait(self._stop, 1.0)
 
     def backlog(self, con: Tx | None = None) -> tuple[int, datetime | None]:
         return verdicts.backlog(con or self.cursor)
