@@ -68,7 +68,7 @@ def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_no
     }
     acked: set[tuple[str, str]] = set()
     lock = threading.Lock()
-    halfway = threading.Barrier(2)
+    halfway = threading.Barrier(3)  # the two senders and this thread, which kills a collector between
 
     def send(kind: str, batches: list[list[ReadableSpan]]) -> None:
         for n, spans in enumerate(batches):
