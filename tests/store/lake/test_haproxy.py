@@ -82,7 +82,6 @@ def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_no
     with ThreadPoolExecutor(3) as pool:
         done = [pool.submit(send, "http", over_http), pool.submit(send, "grpc", over_grpc)]
         halfway.wait(120)
-        before_kill = [stored(c) for c in collectors]
         collectors[1].proc.kill()  # SIGKILL
         collectors[1].proc.wait(30)
         halfway.wait(120)
@@ -94,8 +93,8 @@ def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_no
     assert len(acked) == 4 * TRACES
     live = [collectors[0], collectors[2]]
     after = [stored(c) for c in live]
-    # the requests were spread: more than one collector stored spans, before and after the kill
-    assert sum(1 for n in before_kill if n > 0) >= 2, before_kill
+    # the requests were spread: both collectors that stayed up stored spans (a collector's counter
+    # moves just after its acknowledgement, so it is read once every request was answered)
     assert all(n > 0 for n in after), after
     # what users read through the balancer: every acknowledged span exactly once
     r = httpx.post(
