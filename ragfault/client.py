@@ -13,10 +13,41 @@ from typing import Any
 from collector.errors import ConfigError, QueryRefused
 
 DEFAULT_SERVER = "http://127.0.0.1:4318"
+DEFAULT_DB = "./ragfault.duckdb"
+# the --db and --server help every command that reads or writes the store shares
+DB_HELP = f"database file (default {DEFAULT_DB}); given, it is opened even while a server runs"
+SERVER_HELP = f"server URL (default $RAGFAULT_SERVER or {DEFAULT_SERVER}); given, it must answer"
 
 
 def server_url(explicit: str | None = None) -> str:
     return (explicit or os.environ.get("RAGFAULT_SERVER") or DEFAULT_SERVER).rstrip("/")
+
+
+def target(server: str | None, db: str | None) -> tuple[str | None, str]:
+    """Where a command works: (the server URL to call, or None) and the database file otherwise.
+
+    ``--server`` given: that server, which must answer (with ``--db`` too, that file when it does
+    not). ``--db`` alone: that file, even while a server answers elsewhere (a server holding the
+    same file makes opening it fail, with a hint). Neither: the server at ``$RAGFAULT_SERVER`` or
+    the default URL when it answers, else the default file."""
+    if server:
+        url = server_url(server)
+        if server_up(url):
+            return url, db or DEFAULT_DB
+        if not db:
+            raise ConfigError(f"no ragfault server answers at {url}")
+        return None, db
+    if db:
+        return None, db
+    url = server_url()
+    return (url if server_up(url) else None), DEFAULT_DB
+
+
+def open_hint(exc: ConfigError) -> ConfigError:
+    """``exc`` from opening a database file, with what to do when another process holds it."""
+    if "lock" not in str(exc).lower():
+        return exc
+    return ConfigError(f"{exc} (is a server running on this file? pass --server instead of --db)")
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -91,21 +122,20 @@ def sql(
     ``lake`` (catalog URL, data path), on that DuckLake attached read-only (a read-only node)."""
     if lake is not None:
         return _sql_on_lake(query, params, lake, row_cap=row_cap, timeout=timeout)
-    url = server_url(server)
-    if server_up(url):
+    url, db = target(server, db)
+    if url is not None:
         body = json.dumps({"sql": query, "params": params or {}, "max_rows": row_cap}).encode()
         return post(url, "/api/v1/sql", body, token)
-    db = db or "./ragfault.duckdb"
     from collector.store import Store
     from collector.store.duck import limit_operator_memory
     from collector.store.reader import run_select
 
     if not Path(db).exists():
-        raise ConfigError(f"no server at {url} and no database file {db}")
+        raise ConfigError(f"no server at {server_url()} and no database file {db}")
     try:
         store = Store(db, read_only=True)
     except ConfigError as exc:
-        raise ConfigError(f"{exc} (is a server running on this file? pass --server)") from exc
+        raise open_hint(exc) from exc
     try:
         con = store.cursor()
         limit_operator_memory(con, "256MB")

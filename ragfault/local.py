@@ -30,7 +30,12 @@ class LocalStore:
     """The file opened read-write by this process, with a write function like the server's."""
 
     def __init__(self, db: str) -> None:
-        self.store = Store(db)
+        try:
+            self.store = Store(db)
+        except ConfigError as exc:
+            from ragfault.client import open_hint
+
+            raise open_hint(exc) from exc
 
     def write(self, fn: Callable[[Tx], Any]) -> Any:
         return fn(self.store.con)

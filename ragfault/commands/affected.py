@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from ragfault.client import sql
+from ragfault.client import DB_HELP, SERVER_HELP, sql
 from ragfault.experiments import affected
 from ragfault.output import table
 
@@ -17,8 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--run", dest="run_id", help="only the latest traces of this run")
     p.add_argument("--since", help="only changes at or after (ISO time, UTC)")
     p.add_argument("--format", "-f", choices=["text", "json"], default="text", help="output format")
-    p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
-    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--server", help=SERVER_HELP)
     return p
 
 

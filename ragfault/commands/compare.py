@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from ragfault import compare
-from ragfault.client import sql
+from ragfault.client import DB_HELP, SERVER_HELP, sql
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -19,8 +19,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
-    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--server", help=SERVER_HELP)
     return p
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from collector.errors import ConfigError
-from ragfault.client import get, server_up, server_url
+from ragfault.client import DB_HELP, SERVER_HELP, get, open_hint, target
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -20,26 +20,25 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--service", help="only this service")
     p.add_argument("--since", help="only traces that started at or after this time (ISO)")
-    p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
-    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--server", help=SERVER_HELP)
     p.add_argument("--format", "-f", choices=["text", "json"], default="text", help="output format")
     return p
 
 
 def load(service: str | None, since: str | None, db: str | None, server: str | None) -> dict[str, Any]:
-    url = server_url(server)
-    if server_up(url):
+    url, path = target(server, db)
+    if url is not None:
         return get(url, "/api/v1/coverage", {"service": service, "since": since})
     from collector.coverage import coverage
     from collector.store import Store
 
-    path = db or "./ragfault.duckdb"
     if not Path(path).exists():
-        raise ConfigError(f"no server at {url} and no database file {path}")
+        raise ConfigError(f"no server answers and no database file {path}")
     try:
         store = Store(path, read_only=True)
     except ConfigError as exc:
-        raise ConfigError(f"{exc} (is a server running on this file? pass --server)") from exc
+        raise open_hint(exc) from exc
     try:
         return coverage(store.cursor(), service, since)
     finally:

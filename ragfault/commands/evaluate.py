@@ -7,7 +7,7 @@ import json
 from contextlib import nullcontext
 from datetime import datetime
 
-from ragfault.client import post, server_up, server_url
+from ragfault.client import DB_HELP, SERVER_HELP, post, target
 from ragfault.progress import Progress
 
 
@@ -18,8 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--since", type=datetime.fromisoformat, help="only traces starting at or after (ISO time, UTC)"
     )
     p.add_argument("--until", type=datetime.fromisoformat, help="only traces starting before (ISO time, UTC)")
-    p.add_argument("--db", default="./ragfault.duckdb", help="database file when no server runs")
-    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--server", help=SERVER_HELP)
     p.add_argument("--config", help="TOML config file ([evaluation] table)")
     p.add_argument("--batch", type=int, default=500, help="traces per batch")
     p.add_argument(
@@ -35,8 +35,8 @@ def _iso(d: datetime | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    url = server_url(args.server)
-    if server_up(url):
+    url, db = target(args.server, args.db)
+    if url is not None:
         from ragfault.client import sql
 
         rows = sql(
@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_evaluation_settings(args.config)
     specs = discover()
-    require_database(args.db)
-    local = LocalStore(args.db)
+    require_database(db)
+    local = LocalStore(db)
     try:
         settled = local.settle_all()
         cur = local.store.cursor()
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             runner.evaluate_many(ids, args.batch, pool, on_batch=bar.update, received=received)
         bar.close()
         extra = f" ({settled} assembled first)" if settled else ""
-        print(f"evaluated {len(ids)} traces in {args.db}{extra}")
+        print(f"evaluated {len(ids)} traces in {db}{extra}")
     finally:
         local.close()
     return 0

@@ -11,7 +11,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from ragfault.client import post, server_up, server_url
+from ragfault.client import DB_HELP, SERVER_HELP, open_hint, post, target
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -25,9 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--older-than-days", type=float, help="only traces that started longer ago")
     p.add_argument("--retention", action="store_true", help="the traces the [retention] policy would delete")
     p.add_argument("--delete-after", action="store_true", help="delete the exported traces afterwards")
-    p.add_argument("--db", default="./ragfault.duckdb", help="database file when no server runs")
+    p.add_argument("--db", help=DB_HELP)
     p.add_argument("--config", help="TOML config file ([retention] table) when no server runs")
-    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--server", help=SERVER_HELP)
     return p
 
 
@@ -39,16 +39,19 @@ def run(args: argparse.Namespace) -> int:
         out_dir=out_dir, service=args.service, since=args.since, until=args.until,
         older_than_days=args.older_than_days, retention=args.retention, delete_after=args.delete_after,
     )  # fmt: skip
-    url = server_url(args.server)
-    if server_up(url):
+    url, db = target(args.server, args.db)
+    if url is not None:
         result = post(url, "/api/v1/export", req.model_dump_json().encode(), timeout=3600)
     else:
         from collector.errors import ConfigError
         from collector.store import Store
 
-        if not Path(args.db).exists():
-            raise ConfigError(f"no server at {url} and no database file {args.db}")
-        store = Store(args.db, read_only=not args.delete_after)
+        if not Path(db).exists():
+            raise ConfigError(f"no server answers and no database file {db}")
+        try:
+            store = Store(db, read_only=not args.delete_after)
+        except ConfigError as exc:
+            raise open_hint(exc) from exc
         try:
             settings = load_retention_settings(args.config)
             result = run_export(store.cursor(), lambda fn: fn(store.con), req, settings)

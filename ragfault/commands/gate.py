@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from queries import load_query
-from ragfault.client import sql
+from ragfault.client import DB_HELP, SERVER_HELP, sql
 from ragfault.gate import EXPERIMENT, load_rules, measure
 from ragfault.output import table
 
@@ -17,8 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--run", dest="run_id", help="run under test (overrides the rules file)")
     p.add_argument("--baseline", help="baseline run for regressions (overrides the rules file)")
     p.add_argument("--config", help="TOML config file ([experiments] table: reliance by category)")
-    p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
-    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--server", help=SERVER_HELP)
     return p
 
 

@@ -10,7 +10,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlencode
 
-from ragfault.client import _headers, post, server_up, server_url
+from ragfault.client import DB_HELP, SERVER_HELP, _headers, post, target
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -30,8 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--config", help="TOML config file ([judge] table), for --rescore without a server")
-    p.add_argument("--db", default="./ragfault.duckdb", help="database file when no server runs")
-    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--server", help=SERVER_HELP)
     return p
 
 
@@ -79,8 +79,8 @@ def render(report: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    url = server_url(args.server)
-    if server_up(url):
+    url, db = target(args.server, args.db)
+    if url is not None:
         if args.rescore:
             post(url, "/api/v1/judge/anchors/rescore", b"{}")
         q = urlencode(
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             v = report["drift"]["version"]
             post(url, "/api/v1/judge/accept", json.dumps(v).encode())
     else:
-        report = _local(args)
+        report = _local(args, db)
     print(json.dumps(report, indent=2, default=str, ensure_ascii=False) if args.json else render(report))
     if args.accept and report.get("drift"):
         v = report["drift"]["version"]
@@ -101,11 +101,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _local(args: argparse.Namespace) -> dict[str, Any]:
+def _local(args: argparse.Namespace, db: str) -> dict[str, Any]:
     from evaluators.judge.calibration import accept, calibration_report
-    from ragfault.local import LocalStore
+    from ragfault.local import LocalStore, require_database
 
-    local = LocalStore(args.db)
+    require_database(db)
+    local = LocalStore(db)
     try:
         if args.rescore:
             from collector.errors import ConfigError

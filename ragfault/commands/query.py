@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from collector.errors import ConfigError
-from ragfault.client import sql
+from ragfault.client import DB_HELP, SERVER_HELP, sql
 from ragfault.output import render
 
 
@@ -18,8 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--param", "-p", action="append", default=[], metavar="NAME=VALUE", help="a $name parameter"
     )
-    p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
-    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--server", help=SERVER_HELP)
     p.add_argument(
         "--catalog",
         help="query a DuckLake directly, read-only, instead: its catalog, postgresql://USER@HOST:PORT/DB "

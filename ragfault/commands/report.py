@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ragfault import report
-from ragfault.client import sql
+from ragfault.client import DB_HELP, SERVER_HELP, sql
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -18,8 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--format", "-f", choices=["text", "markdown", "json"], default="text", help="report format"
     )
     p.add_argument("--config", help="TOML config file ([experiments] table: reliance by category)")
-    p.add_argument("--db", help="database file when no server runs (default ./ragfault.duckdb)")
-    p.add_argument("--server", help="server URL (default $RAGFAULT_SERVER or http://127.0.0.1:4318)")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--server", help=SERVER_HELP)
     return p
 
 

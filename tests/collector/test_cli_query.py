@@ -49,7 +49,7 @@ def test_query_through_the_server(server: Server, tmp_path: Path, capsys: pytest
     sql_file = tmp_path / "names.sql"
     sql_file.write_text("-- name: names\n" + QUERY + "\n")
     monkeypatch.setenv("RAGFAULT_SERVER", server.url)
-    code, out, _ = run(capsys, "query", str(sql_file), "--db", nowhere, "--format", "csv")
+    code, out, _ = run(capsys, "query", str(sql_file), "--format", "csv")
     assert code == 0
     assert "\r" not in out and out.count("\n") == 4  # lines end with the platform's newline
     assert list(csv.reader(io.StringIO(out))) == [
@@ -59,15 +59,18 @@ def test_query_through_the_server(server: Server, tmp_path: Path, capsys: pytest
         ["span-2", "2"],
     ]
 
-    code, out, _ = run(capsys, "query", QUERY, "--db", nowhere)
+    code, out, _ = run(capsys, "query", QUERY)
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["name", "n"] and set(lines[1]) <= {"-", " "}
     assert lines[2].split() == ["span-0", "0"] and lines[-1] == "(3 rows)"
 
-    code, _, err = run(capsys, "query", "DROP TABLE spans", "--db", nowhere)
+    code, _, err = run(capsys, "query", "DROP TABLE spans")
     assert code == 1 and "SELECT" in err
     assert server.scalar("SELECT count(*) FROM spans") == 3
+
+    code, _, err = run(capsys, "query", QUERY, "--db", nowhere)  # a file named: that file, not the server
+    assert code == 2 and "not-this-file.duckdb" in err
 
 
 def test_query_opens_the_file_read_only_when_no_server_runs(

@@ -74,3 +74,41 @@ def test_load_refuses_a_bad_file_whole_then_evaluate_reruns_stored_traces(tmp_pa
     assert out.returncode == 0, out.stderr
     assert rows(db, "SELECT DISTINCT generation FROM evaluations") == [(2,)]
     assert rows(db, "SELECT DISTINCT generation FROM evaluation_history") == [(1,)]
+
+
+def test_db_given_opens_that_file_while_a_server_answers_and_a_named_server_must_answer(
+    tmp_path: Path,
+) -> None:
+    srv = Server(make_settings(tmp_path / "server"))
+    try:
+        env = dict(os.environ, RAGFAULT_SERVER=srv.url)  # a server answers where commands look first
+        kb = tmp_path / "kb.jsonl"
+        kb.write_text(
+            json.dumps({"doc_id": "policy", "content": "Refunds within 30 days."}) + "\n", encoding="utf-8"
+        )
+        other = tmp_path / "other.duckdb"
+        Store(other).close()
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            cmd = [sys.executable, "-m", "ragfault.cli", *args]
+            return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+
+        out = run("load", "kb", str(kb), "--db", str(other))
+        assert out.returncode == 0, out.stderr
+        assert f"into {other}" in out.stdout
+        assert rows(other, "SELECT doc_id FROM kb_documents") == [("policy",)]
+        assert srv.scalar("SELECT count(*) FROM kb_documents") == 0  # the server's file is untouched
+
+        out = run("load", "kb", str(kb))  # neither given: the server that answers
+        assert out.returncode == 0, out.stderr
+        assert f"into the server at {srv.url}" in out.stdout
+        assert srv.scalar("SELECT count(*) FROM kb_documents") == 1
+
+        out = run("query", "SELECT 1", "--server", "http://127.0.0.1:9")  # named, nothing listens
+        assert out.returncode == 2 and "no ragfault server answers at http://127.0.0.1:9" in out.stderr
+
+        out = run("evaluate", "--db", srv.settings.db)  # the server holds that file: a hint, no traceback
+        assert out.returncode == 2 and "pass --server instead of --db" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
+    finally:
+        srv.stop()
