@@ -133,6 +133,12 @@ class Settler:
         if stored:
             self._wake.set()
 
+    def resweep(self) -> None:
+        """Look at the whole table in the next round, now: traces marked to be assembled again (a
+        knowledge-base load gave their documents text) can be older than a round looks."""
+        self._swept_at = float("-inf")
+        self._wake.set()
+
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()

@@ -62,9 +62,9 @@ def router(runtime: Any) -> APIRouter:
     async def load_kb(request: Request) -> dict[str, Any]:
         body = await request.body()
         ids, refilled = await anyio.to_thread.run_sync(lambda: loading.load_kb(write, body))
-        svc = getattr(runtime, "evaluation", None)
-        if refilled and svc is not None:
-            svc.wake()  # the load marked them waiting
+        settler = getattr(runtime, "settler", None)
+        if refilled and settler is not None:
+            settler.resweep()  # the load marked them waiting to be assembled again, then evaluated
         return {"loaded": len(ids), "reevaluating": len(refilled)}
 
     @r.post("/evaluate", summary="Re-run the cheap-tier evaluators over stored traces")

@@ -14,7 +14,7 @@ import pyarrow as pa
 from collector.store.base import Tx
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
-from collector.store.verdicts import registered, requeue
+from collector.store.verdicts import registered
 
 _CASE_TYPES = {
     "answerable": pa.bool_(),
@@ -67,7 +67,8 @@ def upsert_kb(con: Tx, rows: list[dict[str, Any]]) -> list[str]:
     """Store documents (``evaluators.gold.kb_row`` dicts) in one transaction: record in
     ``kb_changes`` what the load changes, replace the stored documents of these ids, and give the
     stored textless documents of settled traces the text they now have (``refill_textless``), which
-    marks those traces waiting for evaluation again. Returns the traces refilled."""
+    marks those traces waiting to be assembled again (the context derived from their prompt may now
+    find the documents) and then evaluated. Returns the traces refilled."""
     if not rows:
         return []
     tables = {"_kb": _table(rows, _KB_TYPES)}
@@ -75,7 +76,8 @@ def upsert_kb(con: Tx, rows: list[dict[str, Any]]) -> list[str]:
         con.execute(sql("references", "kb_changes"))  # before the rows are replaced: what this load changes
         con.execute(sql("references", "upsert_kb"))
         refilled = sorted({r[0] for r in con.execute(sql("references", "refill_textless")).fetchall()})
-        requeue(con, refilled)  # their verdicts were made without the text
+        if refilled:  # their context and verdicts were made without the text
+            con.execute(sql("references", "reassemble"), {"t": refilled})
     return refilled
 
 

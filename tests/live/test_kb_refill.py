@@ -74,6 +74,8 @@ def test_a_kb_loaded_after_settling_fills_textless_documents_and_changes_the_ver
         return out
 
     assert docs(known) == [["kb-refund", None, None], ["kb-shipping", None, None]]
+    contexts = "SELECT count(*) FROM step_documents WHERE trace_id = $t AND stage = 'context'"
+    assert srv.scalar(contexts, t=known) == 0  # no text: nothing to find in the prompt
     before = verdict(known)
     assert before == {
         "generation": 1,
@@ -91,6 +93,11 @@ def test_a_kb_loaded_after_settling_fills_textless_documents_and_changes_the_ver
         ["kb-refund", KB[0]["content"], "registry"],
         ["kb-shipping", KB[1]["content"], "registry"],
     ]
+    # assembled again: the prompt's context is found among the documents that now have text
+    assert srv.sql(
+        "SELECT doc_id, content, source FROM step_documents WHERE trace_id = $t AND stage = 'context'",
+        t=known,
+    ) == [["kb-refund", KB[0]["content"], "derived"]]
     assert verdict(known) == {
         "generation": 2,
         "trace_sufficiency": ("ok", 1.0, []),
