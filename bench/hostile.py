@@ -187,24 +187,18 @@ def idle_load(srv: Server) -> str:
     return "-"
 
 
-def sql_bomb(srv: Server) -> str:
-    t0 = time.perf_counter()
-    sql = "SELECT repeat('x', 1000000) AS s FROM range(2500)"
-    try:
-        r = httpx.post(srv.url + "/api/v1/sql", json={"sql": sql}, timeout=120)
-        return f"{r.status_code} in {time.perf_counter() - t0:.0f} s"
-    except httpx.HTTPError as exc:
-        return f"{type(exc).__name__} after {time.perf_counter() - t0:.0f} s"
+def sql_call(sql: str) -> Callable[[Server], str]:
+    """A load: one SQL API call of ``sql``; its answer and how long it took."""
 
+    def load(srv: Server) -> str:
+        t0 = time.perf_counter()
+        try:
+            r = httpx.post(srv.url + "/api/v1/sql", json={"sql": sql}, timeout=120)
+            return f"{r.status_code} in {time.perf_counter() - t0:.0f} s"
+        except httpx.HTTPError as exc:
+            return f"{type(exc).__name__} after {time.perf_counter() - t0:.0f} s"
 
-def sql_bomb_per_row(srv: Server) -> str:
-    t0 = time.perf_counter()
-    sql = "SELECT repeat('x', 1000000 + (range % 2)::INT) AS s FROM range(2500)"
-    try:
-        r = httpx.post(srv.url + "/api/v1/sql", json={"sql": sql}, timeout=120)
-        return f"{r.status_code} in {time.perf_counter() - t0:.0f} s"
-    except httpx.HTTPError as exc:
-        return f"{type(exc).__name__} after {time.perf_counter() - t0:.0f} s"
+    return load
 
 
 def sql_heavy(srv: Server) -> str:
@@ -294,8 +288,18 @@ def stalled_connections(srv: Server) -> str:
 
 LOADS: list[tuple[str, Callable[[Server], str]]] = [
     ("idle (20 s)", idle_load),
-    ("SQL: repeat('x', 1e6) FROM range(2500)", sql_bomb),
-    ("SQL: a distinct 1 MB value a row, 2,500 rows", sql_bomb_per_row),
+    ("SQL: repeat('x', 1e6) FROM range(2500)", sql_call("SELECT repeat('x', 1000000) AS s FROM range(2500)")),
+    (
+        "SQL: a distinct 1 MB value a row, 2,500 rows",
+        sql_call("SELECT repeat('x', 1000000 + (range % 2)::INT) AS s FROM range(2500)"),
+    ),
+    (
+        "SQL: one value doubled 30 times (s || s)",
+        sql_call(
+            "WITH RECURSIVE t(s, n) AS (SELECT 'x', 0 UNION ALL SELECT s || s, n + 1 FROM t WHERE n < 30) "
+            "SELECT length(s) AS l FROM t"
+        ),
+    ),
     ("SQL: 4 CPU-bound queries until their time limit", sql_heavy),
     ("HTTP: 24 x 25 MB bodies at once", http_bodies),
     ("HTTP: 6 gzip bodies of 120 KB (120 MB inflated)", gzip_bodies),

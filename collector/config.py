@@ -116,7 +116,8 @@ class ServerSettings(BaseModel):
         64 << 10,
         gt=0,
         description="Widest value one call may build in an SQL API query (repeat, lpad, rpad, range, "
-        "generate_series, list_resize); beyond it 413. DuckDB holds 2,048 of them at once.",
+        "generate_series, list_resize), and most bytes joining values (||, concat, list_concat) may add "
+        "to the widest of them; beyond it 413. DuckDB holds 2,048 of them at once.",
     )
     sql_max_concurrent: int = Field(
         4, ge=1, le=64, description="SQL API calls running at once; beyond it 429."

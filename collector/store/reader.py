@@ -110,7 +110,8 @@ def _too_large(max_bytes: int | None, max_value_bytes: int | None, mark: str) ->
         return QueryResultTooLarge(
             f"a value built by the query would exceed {max_value_bytes or max_bytes} bytes "
             "(sql_max_value_bytes): repeat, lpad, rpad, range, generate_series and list_resize "
-            "build at most that; use FROM range(n) for rows"
+            "build at most that, and joining values (||, concat, list_concat) adds at most that to "
+            "the widest of them; use FROM range(n) for rows"
         )
     return QueryResultTooLarge(
         f"the result exceeds {max_bytes} bytes (sql_max_result_bytes); "

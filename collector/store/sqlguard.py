@@ -140,6 +140,21 @@ BUILDERS: dict[str, Callable[[list[str]], str]] = {
 }
 
 
+# calls that join values: each adds its other arguments to the widest (values read from tables can
+# be wide, so what is checked is what a call adds, not what it returns)
+CONCATS = frozenset({"||", "concat", "concat_ws", "list_concat", "list_cat", "array_concat", "array_cat"})
+
+
+def _is_concat(node: Any) -> bool:
+    return (
+        isinstance(node, dict)
+        and node.get("class") == "FUNCTION"
+        and str(node.get("function_name", "")).lower() in CONCATS
+        and bool(node.get("arguments"))
+        and all(isinstance(a, dict) and a.get("expression") is not None for a in node["arguments"])
+    )
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -173,12 +188,44 @@ class _Trees:
         return node
 
 
+def _chain(node: dict[str, Any], trees: _Trees, limit: int, leaves: list[str]) -> dict[str, Any]:
+    """A chain of joining calls (``a || b || c``, ``concat(a, b || c)``) with each of its leaves
+    guarded, the leaves' SQL appended to ``leaves``."""
+    arguments = []
+    for a in node["arguments"]:
+        expr = a["expression"]
+        if _is_concat(expr):
+            expr = _chain(expr, trees, limit, leaves)
+        else:
+            expr = _guard_calls(expr, trees, limit)
+            leaves.append(trees.expr_text(expr))
+        arguments.append(dict(a, expression=expr))
+    return dict(node, arguments=arguments)
+
+
+def _guard_concat(node: dict[str, Any], trees: _Trees, limit: int) -> dict[str, Any]:
+    """The outermost call of a chain of joining calls, its first argument passing through a check
+    of what the whole chain adds to its widest leaf: doubling a value again and again (``s || s``
+    in a recursive CTE) raises once a step would add more than ``limit`` bytes."""
+    leaves: list[str] = []
+    out = _chain(node, trees, limit, leaves)
+    sizes = ", ".join(f"coalesce(strlen(CAST(({t}) AS VARCHAR)), 0)" for t in leaves)
+    added = f"coalesce(list_sum(list_sort([{sizes}], 'DESC')[2:]), 0)"  # all but the widest
+    message = _quote(f"{VALUE_MARK}: joining values would add more than {limit} bytes to the widest")
+    first = out["arguments"][0]
+    check = f"CASE WHEN ({added}) > {limit} THEN error({message}) ELSE ({trees.expr_text(first['expression'])}) END"
+    return dict(out, arguments=[dict(first, expression=trees.expr_node(check)), *out["arguments"][1:]])
+
+
 def _guard_calls(node: Any, trees: _Trees, limit: int, table_fn: bool = False) -> Any:
-    """``node`` with every builder call wrapped in a check of the size it would build."""
+    """``node`` with every builder call wrapped in a check of the size it would build, and every
+    chain of joining calls in a check of what it adds."""
     if isinstance(node, list):
         return [_guard_calls(n, trees, limit) for n in node]
     if not isinstance(node, dict):
         return node
+    if _is_concat(node) and len(node["arguments"]) > 1:
+        return _guard_concat(node, trees, limit)
     out = {
         k: _guard_calls(v, trees, limit, table_fn=(k == "function" and node.get("type") == "TABLE_FUNCTION"))
         for k, v in node.items()
@@ -211,7 +258,7 @@ def cap_values(con: duckdb.DuckDBPyConnection, sql: str, max_value_bytes: int) -
     trees = _Trees(con)
     tree = trees.parse(sql)
     if not any(
-        n.get("class") == "FUNCTION" and str(n.get("function_name", "")).lower() in BUILDERS
+        n.get("class") == "FUNCTION" and str(n.get("function_name", "")).lower() in CONCATS.union(BUILDERS)
         for n in _nodes(tree.get("statements", []))
     ):
         return trees.text(tree)

@@ -72,6 +72,9 @@ BOMBS = {
     "joined": "WITH w AS (SELECT repeat('x', 60000) AS s) SELECT s FROM w, range(100000)",
     # a list built per row
     "lists": "SELECT range(range, range + 1000000) AS l FROM range(2500)",
+    # one value doubled by concatenation, thirty times: 1 GiB
+    "doubled": "WITH RECURSIVE t(s, n) AS (SELECT 'x', 0 UNION ALL SELECT s || s, n + 1 FROM t WHERE n < 30) "
+    "SELECT length(s) AS l FROM t",
 }
 
 
@@ -105,6 +108,10 @@ SAME = [
     "SELECT v, row_number() OVER (ORDER BY v DESC) AS rn FROM (VALUES (3), (1), (2)) AS t(v) ORDER BY rn",
     "SELECT $x::INT + 1 AS y UNION ALL SELECT 7 ORDER BY 1",
     "SELECT * FROM range(3000) ORDER BY range DESC",
+    "SELECT 'a' || range::VARCHAR || 'b' AS s, concat('x', NULL, upper('y' || 'z')) AS c, [1] || [range] AS l,"
+    " concat_ws('-', 'p', 'q') AS w, list_reduce(['a', 'b'], lambda x, y: x || y) AS r FROM range(3)",
+    "WITH RECURSIVE t(s, n) AS (SELECT 'x', 0 UNION ALL SELECT s || s, n + 1 FROM t WHERE n < 12) "
+    "SELECT n, length(s) AS l FROM t ORDER BY n",
 ]
 
 
@@ -123,5 +130,27 @@ def test_the_rewrite_returns_what_the_query_returns(tmp_path: Path) -> None:
             )
             assert bounded.as_dict() == plain.as_dict(), sql
             assert plain.rows, sql
+    finally:
+        con.close()
+
+
+def test_joining_a_little_to_a_wide_stored_value_is_not_refused(tmp_path: Path) -> None:
+    """What a join of values adds is checked, not what it returns: a stored value wider than
+    ``sql_max_value_bytes`` (an attribute of a large span) may still have a little joined to it."""
+    import duckdb
+
+    from collector.store.reader import run_select
+
+    con = duckdb.connect(str(tmp_path / "wide.duckdb"))
+    try:
+        con.execute("CREATE TABLE w AS SELECT repeat('x', 1000000) AS v")
+        sql = "SELECT length(v || '!') AS a, length(concat('<', v, '>')) AS b FROM w"
+        bounded = run_select(
+            con.cursor(), sql, {}, row_cap=10, max_bytes=RESULT, max_value_bytes=VALUE, user=True
+        )
+        assert bounded.as_dict()["rows"] == [[1000001, 1000002]]
+        with pytest.raises(Exception, match="sql_max_value_bytes"):
+            run_select(con.cursor(), "SELECT length(v || v) FROM w", {}, row_cap=10, max_bytes=RESULT,
+                       max_value_bytes=VALUE, user=True)  # fmt: skip
     finally:
         con.close()
