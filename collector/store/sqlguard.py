@@ -145,14 +145,31 @@ BUILDERS: dict[str, Callable[[list[str]], str]] = {
 CONCATS = frozenset({"||", "concat", "concat_ws", "list_concat", "list_cat", "array_concat", "array_cat"})
 
 
-def _is_concat(node: Any) -> bool:
-    return (
-        isinstance(node, dict)
-        and node.get("class") == "FUNCTION"
-        and str(node.get("function_name", "")).lower() in CONCATS
-        and bool(node.get("arguments"))
-        and all(isinstance(a, dict) and a.get("expression") is not None for a in node["arguments"])
-    )
+def _args(node: dict[str, Any]) -> list[Any]:
+    """A function node's argument expressions. DuckDB 2 writes ``arguments`` (each ``{name,
+    expression}``), DuckDB 1.5 ``children`` (the expressions)."""
+    if "arguments" in node:
+        return [a.get("expression") if isinstance(a, dict) else None for a in node["arguments"] or []]
+    return list(node.get("children") or [])
+
+
+def _with_args(node: dict[str, Any], exprs: list[Any]) -> dict[str, Any]:
+    """``node`` with its argument expressions replaced by ``exprs`` (in the same layout)."""
+    if "arguments" in node:
+        return dict(
+            node, arguments=[dict(a, expression=e) for a, e in zip(node["arguments"], exprs, strict=True)]
+        )
+    return dict(node, children=exprs)
+
+
+def _function(node: Any, names: frozenset[str] | dict[str, Any]) -> bool:
+    """``node`` is a call of one of ``names`` whose arguments are all expressions."""
+    if not isinstance(node, dict) or node.get("class") != "FUNCTION":
+        return False
+    if str(node.get("function_name", "")).lower() not in names:
+        return False
+    args = _args(node)
+    return bool(args) and all(isinstance(a, dict) for a in args)
 
 
 def _quote(text: str) -> str:
@@ -191,16 +208,15 @@ class _Trees:
 def _chain(node: dict[str, Any], trees: _Trees, limit: int, leaves: list[str]) -> dict[str, Any]:
     """A chain of joining calls (``a || b || c``, ``concat(a, b || c)``) with each of its leaves
     guarded, the leaves' SQL appended to ``leaves``."""
-    arguments = []
-    for a in node["arguments"]:
-        expr = a["expression"]
-        if _is_concat(expr):
+    exprs = []
+    for expr in _args(node):
+        if _function(expr, CONCATS):
             expr = _chain(expr, trees, limit, leaves)
         else:
             expr = _guard_calls(expr, trees, limit)
             leaves.append(trees.expr_text(expr))
-        arguments.append(dict(a, expression=expr))
-    return dict(node, arguments=arguments)
+        exprs.append(expr)
+    return _with_args(node, exprs)
 
 
 def _guard_concat(node: dict[str, Any], trees: _Trees, limit: int) -> dict[str, Any]:
@@ -212,9 +228,9 @@ def _guard_concat(node: dict[str, Any], trees: _Trees, limit: int) -> dict[str, 
     sizes = ", ".join(f"coalesce(strlen(CAST(({t}) AS VARCHAR)), 0)" for t in leaves)
     added = f"coalesce(list_sum(list_sort([{sizes}], 'DESC')[2:]), 0)"  # all but the widest
     message = _quote(f"{VALUE_MARK}: joining values would add more than {limit} bytes to the widest")
-    first = out["arguments"][0]
-    check = f"CASE WHEN ({added}) > {limit} THEN error({message}) ELSE ({trees.expr_text(first['expression'])}) END"
-    return dict(out, arguments=[dict(first, expression=trees.expr_node(check)), *out["arguments"][1:]])
+    exprs = _args(out)
+    check = f"CASE WHEN ({added}) > {limit} THEN error({message}) ELSE ({trees.expr_text(exprs[0])}) END"
+    return _with_args(out, [trees.expr_node(check), *exprs[1:]])
 
 
 def _guard_calls(node: Any, trees: _Trees, limit: int, table_fn: bool = False) -> Any:
@@ -224,30 +240,24 @@ def _guard_calls(node: Any, trees: _Trees, limit: int, table_fn: bool = False) -
         return [_guard_calls(n, trees, limit) for n in node]
     if not isinstance(node, dict):
         return node
-    if _is_concat(node) and len(node["arguments"]) > 1:
+    if _function(node, CONCATS) and len(_args(node)) > 1:
         return _guard_concat(node, trees, limit)
     out = {
         k: _guard_calls(v, trees, limit, table_fn=(k == "function" and node.get("type") == "TABLE_FUNCTION"))
         for k, v in node.items()
     }
     name = str(out.get("function_name", "")).lower()
-    if out.get("class") != "FUNCTION" or name not in BUILDERS or table_fn:
+    if table_fn or not _function(out, BUILDERS):
         return out
-    args = [a.get("expression") for a in out.get("arguments", [])]
-    if (
-        not args
-        or any(a is None for a in args)
-        or (name != "range" and name != "generate_series" and len(args) < 2)
-    ):
+    args = _args(out)
+    if name not in ("range", "generate_series") and len(args) < 2:
         return out
     # the first argument passes through a check of the size: arguments are computed before the
     # call (a constant one is folded before it), so an over-wide call raises before it builds
     texts = [trees.expr_text(a) for a in args]
     message = _quote(f"{VALUE_MARK}: {name}() would build more than {limit} bytes")
     check = f"CASE WHEN ({BUILDERS[name](texts)}) > {limit} THEN error({message}) ELSE ({texts[0]}) END"
-    arguments = [dict(a) for a in out["arguments"]]
-    arguments[0]["expression"] = trees.expr_node(check)
-    return dict(out, arguments=arguments)
+    return _with_args(out, [trees.expr_node(check), *args[1:]])
 
 
 def cap_values(con: duckdb.DuckDBPyConnection, sql: str, max_value_bytes: int) -> str:
