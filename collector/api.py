@@ -44,13 +44,18 @@ class SqlResponse(BaseModel):
     truncated: bool
 
 
-def api_router(runtime: Any) -> APIRouter:
-    settings = runtime.settings
+def protected_router(runtime: Any, prefix: str = "/api/v1") -> APIRouter:
+    """A router whose every route needs the API token (``api_token``) when one is set."""
 
     def auth(request: Request) -> None:
-        check_bearer(request, settings.api_token)
+        check_bearer(request, runtime.settings.api_token)
 
-    router = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+    return APIRouter(prefix=prefix, dependencies=[Depends(auth)])
+
+
+def api_router(runtime: Any) -> APIRouter:
+    settings = runtime.settings
+    router = protected_router(runtime)
     limiter = anyio.CapacityLimiter(4)
     # user SQL: at most sql_max_concurrent at once, more get 429; each runs on a thread of its own
     # whose scheduling priority is lowered by sql_nice, so ingest keeps its share of the cores

@@ -24,11 +24,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
+from collector.api import protected_router
 from collector.errors import PermanentError
-from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import run_select
 
 # what each field is needed for
@@ -262,10 +262,7 @@ def render(rep: dict[str, Any]) -> str:
 
 
 def router(runtime: Any) -> APIRouter:
-    def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
-
-    r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+    r = protected_router(runtime)
 
     @r.get(
         "/coverage",

@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from collector.api import protected_router
 from collector.config import explain, load_toml, settings_table
 from collector.errors import ConfigError, PermanentError, RagfaultError
 from collector.export import KEEP_OUT, export_old_signals, export_traces, select_traces
-from collector.receivers.otlp_http import check_bearer
 from collector.store import retention as store_retention
 from collector.store.base import Tx
 
@@ -266,10 +266,7 @@ def run_export(
 
 
 def router(runtime: Any) -> APIRouter:
-    def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
-
-    r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+    r = protected_router(runtime)
 
     @r.post(
         "/export",

@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from collector.receivers.otlp_http import check_bearer
+from collector.api import protected_router
 from collector.store import verdicts
 from collector.store.base import Tx
 from evaluators import loading
@@ -27,10 +27,7 @@ class EvaluateRequest(BaseModel):
 
 
 def router(runtime: Any) -> APIRouter:
-    def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
-
-    r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+    r = protected_router(runtime)
 
     def write(fn: Any) -> Any:
         return runtime.writer.call(fn, timeout=300)

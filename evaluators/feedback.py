@@ -36,11 +36,11 @@ from typing import Any, Literal
 import anyio
 import orjson
 import pyarrow as pa
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from collector.api import protected_router
 from collector.jsonvalue import loads as loads_json
-from collector.receivers.otlp_http import check_bearer
 from collector.store import feedback as store_fb
 from collector.store.base import Tx
 from collector.store.reader import Window
@@ -312,10 +312,7 @@ def read_annotations(
 
 
 def router(runtime: Any) -> APIRouter:
-    def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
-
-    r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+    r = protected_router(runtime)
 
     def write(fn: Callable[[Tx], Any]) -> Any:
         return runtime.writer.call(fn, timeout=120)

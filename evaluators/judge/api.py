@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from collector.api import protected_router
 from collector.errors import ConfigError, PermanentError
-from collector.receivers.otlp_http import check_bearer
 from evaluators.judge.calibration import accept, calibration_report, parse_labels, store_labels
 
 
@@ -27,10 +27,7 @@ class AcceptRequest(BaseModel):
 
 
 def router(runtime: Any) -> APIRouter:
-    def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
-
-    r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+    r = protected_router(runtime)
 
     def write(fn: Any) -> Any:
         return runtime.writer.call(fn, timeout=300)

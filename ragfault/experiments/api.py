@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from collector.api import protected_router
 from collector.config import settings_table
-from collector.receivers.otlp_http import check_bearer
 from collector.store import experiments as store_experiments
 from collector.store.reader import run_select
 from ragfault import compare
@@ -39,10 +39,7 @@ def query_fn(runtime: Any) -> compare.QueryFn:
 
 
 def router(runtime: Any) -> APIRouter:
-    def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
-
-    r = APIRouter(prefix="/api/v1", dependencies=[Depends(auth)])
+    r = protected_router(runtime)
     settings = settings_table(runtime, "experiments", load_experiment_settings)
     limiter = anyio.CapacityLimiter(2)
 
