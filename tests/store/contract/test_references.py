@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from collector.store import references
+from collector.store import references, verdicts
 from evaluators.gold import GoldCase, KBDocument, case_row, kb_row
 from evaluators.text import normalize
 from tests.store.contract.stored import T0, add_trace, needs_tables, rows
@@ -99,5 +99,7 @@ def test_loading_documents_fills_the_textless_documents_of_settled_traces_and_re
     # documents), and to be evaluated once it is; the others are as they were
     assert rows(
         backend,
-        "SELECT trace_id, settled_at IS NULL, evaluated_spans IS NULL FROM traces ORDER BY trace_id",
-    ) == [("a" * 32, True, True), ("b" * 32, False, False), ("c" * 32, True, True)]
+        "SELECT trace_id, settled_at IS NULL, assembled_spans IS NULL, evaluated_spans IS NULL "
+        "FROM traces ORDER BY trace_id",
+    ) == [("a" * 32, False, True, True), ("b" * 32, False, False, False), ("c" * 32, True, True, True)]
+    assert verdicts.pending(backend.cursor(), 10) == []  # not evaluated before it is assembled again

@@ -1,9 +1,10 @@
 -- name: reassemble
 -- description: Mark settled traces waiting to be assembled again (their documents took the text a
---   knowledge-base load gave: the context derived from the prompt may now find them), and so to be
---   evaluated again once assembled; returns the ids marked.
+--   knowledge-base load gave: the context derived from the prompt may now find them), and to be
+--   evaluated again once assembled (the cheap tier skips a trace whose assembled count is NULL). The
+--   trace stays settled meanwhile; returns the ids marked.
 -- params: $t VARCHAR[]
 -- returns: trace_id
-UPDATE traces SET settled_at = NULL, evaluated_spans = NULL
+UPDATE traces SET assembled_spans = NULL, evaluated_spans = NULL
 WHERE trace_id IN (SELECT unnest($t)) AND settled_at IS NOT NULL
 RETURNING trace_id
