@@ -104,50 +104,13 @@ def rag_trace(
                 with tracer.start_as_current_span("rerank", attributes=attrs):
                     pass
         for tool in tools:
-            if convention == "openinference":
-                attrs = {
-                    "openinference.span.kind": "TOOL",
-                    "tool.name": tool["name"],
-                    "input.value": json.dumps(tool.get("arguments", {})),
-                    "output.value": str(tool.get("result", "")),
-                }
-            else:
-                attrs = {
-                    "gen_ai.operation.name": "execute_tool",
-                    "gen_ai.tool.name": tool["name"],
-                    "gen_ai.tool.call.arguments": json.dumps(tool.get("arguments", {})),
-                    "gen_ai.tool.call.result": str(tool.get("result", "")),
-                }
+            attrs = _tool_attrs(
+                convention, tool["name"], tool.get("arguments", {}), str(tool.get("result", ""))
+            )
             with tracer.start_as_current_span(f"tool {tool['name']}", attributes=attrs) as span:
                 if tool.get("error"):
                     span.set_status(Status(StatusCode.ERROR, "tool failed"))
-        prompt = prompt_for(query, context)
-        if convention == "openinference":
-            attrs = {
-                "openinference.span.kind": "LLM",
-                "llm.model_name": "mock-model",
-                "llm.input_messages.0.message.role": "user",
-                "llm.input_messages.0.message.content": prompt,
-                "llm.output_messages.0.message.role": "assistant",
-                "llm.output_messages.0.message.content": answer,
-                "llm.token_count.prompt": len(prompt) // 4,
-                "llm.token_count.completion": len(answer) // 4,
-                "llm.token_count.total": len(prompt) // 4 + len(answer) // 4,
-            }
-        else:
-            attrs = {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.request.model": "mock-model",
-                "gen_ai.input.messages": json.dumps(
-                    [{"role": "user", "parts": [{"type": "text", "content": prompt}]}], ensure_ascii=False
-                ),
-                "gen_ai.output.messages": json.dumps(
-                    [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}],
-                    ensure_ascii=False,
-                ),
-                "gen_ai.usage.input_tokens": len(prompt) // 4,
-                "gen_ai.usage.output_tokens": len(answer) // 4,
-            }
+        attrs = _llm_attrs(convention, prompt_for(query, context), answer)
         if citations is not None:
             attrs["ragfault.answer.citations"] = list(citations)
         with tracer.start_as_current_span("llm", attributes=attrs):
@@ -168,6 +131,7 @@ def _llm_attrs(convention: str, prompt: str, output: str) -> dict[str, Any]:
             "llm.output_messages.0.message.content": output,
             "llm.token_count.prompt": len(prompt) // 4,
             "llm.token_count.completion": len(output) // 4,
+            "llm.token_count.total": len(prompt) // 4 + len(output) // 4,
         }
     return {
         "gen_ai.operation.name": "chat",
