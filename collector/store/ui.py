@@ -1,5 +1,5 @@
-"""What the web UI reads beyond the bundled queries: the attribution snapshot, the case table and the
-trace list (paged, sorted from fixed lists), a review screen and a trace's verdicts. Each read runs
+"""What the web UI reads beyond the bundled queries and the dashboard's facts (``ui_facts``): the case
+table and the trace list (paged, sorted from fixed lists), a review screen and a trace's verdicts. Each read runs
 through ``reader.run_select`` (one SELECT in a read-only transaction, a row cap); the statements
 are ``sql/ui/*.sql``."""
 
@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
-
-import pyarrow as pa
 
 from collector.store.base import Tx
 from collector.store.reader import QueryResult, run_select
@@ -31,20 +29,6 @@ TRACE_SORTS = {"start_time": "t.start_time", "latency_ms": "latency_ms", "servic
 def order_by(sorts: dict[str, str], sort: str, desc: bool, tiebreak: str) -> str:
     """The ORDER BY list of a sort key of ``sorts`` (KeyError for any other key)."""
     return f"{sorts[sort]} {'DESC' if desc else 'ASC'} NULLS LAST, {tiebreak}"
-
-
-def version(con: Tx) -> tuple[Any, ...]:
-    """Counts and latest times of what the attribution view reads: it changes with every write."""
-    return tuple(con.execute(sql("ui", "version")).fetchall()[0])
-
-
-def attribution_snapshot(con: Tx) -> pa.Table:
-    return con.sql(sql("ui", "attribution_snapshot")).to_arrow_table()
-
-
-def use_attribution(con: Tx, table: pa.Table) -> None:
-    """Make the reads on this cursor see ``table`` as the ``attribution`` view (a snapshot of it)."""
-    con.register("attribution", table)
 
 
 def read(con: Tx, name: str, params: dict[str, Any] | None = None, row_cap: int = 10_000) -> QueryResult:

@@ -9,7 +9,6 @@ the same headers. Sort columns are chosen from fixed lists, never spliced from t
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import UTC, datetime
 from importlib import resources
@@ -25,6 +24,7 @@ from collector.store.reader import jsonable, run_select
 from collector.store.sqlfiles import statement
 from collector.store.ui import CASE_SORTS as CASE_SORTS
 from collector.store.ui import TRACE_SORTS as TRACE_SORTS
+from collector.store.ui_facts import DashboardFacts
 from queries import Query, all_queries, load_query
 
 ROOT_CAUSES = (
@@ -33,30 +33,6 @@ ROOT_CAUSES = (
     "incomplete_answer", "invalid_citation", "ok",
 )  # fmt: skip
 MAX_PAGE = 200
-
-
-class AttributionSnapshot:
-    """The ``attribution`` view computed once per version of the data it reads (verdicts, gold cases,
-    settled traces) and kept as an Arrow table, which each dashboard call's cursor registers under the
-    view's name: the root causes, quadrant, trend and case table then scan it instead of grouping every
-    verdict again. The version is read on every call, so a new verdict is seen by the next call.
-    Without ``evidence`` and ``answer_text`` (the dashboard reads neither)."""
-
-    def __init__(self) -> None:
-        self.key: tuple[Any, ...] | None = None
-        self.table: Any = None
-        self.lock = threading.Lock()
-        self.builds = 0
-
-    def use(self, con: Any) -> None:
-        key = store_ui.version(con)
-        with self.lock:
-            if key != self.key or self.table is None:
-                self.table = store_ui.attribution_snapshot(con)
-                self.key = key
-                self.builds += 1
-            table = self.table
-        store_ui.use_attribution(con, table)
 
 
 def ui_query(name: str) -> Query:
@@ -101,11 +77,19 @@ def overview(con: Any) -> dict[str, Any]:
     return out
 
 
+SECTIONS = ("root_causes", "layer_metrics", "refusal_table", "quadrant")
+FAST = {"layer_metrics": "dash_layer_metrics", "refusal_table": "dash_refusal_table"}
+"""Sections the UI computes with its own statement: the bundled query's definitions over the facts'
+verdict rows, the same numbers without reading ``evaluations`` (the others are the bundled queries
+over the facts' ``attribution``)."""
+
+
 def dashboard(con: Any, filters: dict[str, Any], bucket: str) -> dict[str, Any]:
+    """Each section of the dashboard, on a cursor where the facts are registered (``DashboardFacts``)."""
     out: dict[str, Any] = {"filters": filters, "timings_ms": {}}
-    for name in ("root_causes", "layer_metrics", "refusal_table", "quadrant"):
+    for name in SECTIONS:
         t0 = time.perf_counter()
-        q = load_query(name)
+        q = ui_query(FAST[name]) if name in FAST else load_query(name)
         out[name] = _rows(run_select(con, q.sql, q.bind(filters), row_cap=10_000))
         out["timings_ms"][name] = round((time.perf_counter() - t0) * 1000, 1)
     t0 = time.perf_counter()
@@ -145,25 +129,8 @@ def traces(
 
 
 def compare(con: Any, base: str, new: str) -> dict[str, Any]:
-    sm = ui_query("ui_slice_metrics")
-    long = _rows(run_select(con, sm.sql, sm.bind({"base_run": base, "new_run": new}), row_cap=50_000))
-    slices: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in long:
-        s = slices.setdefault(
-            (r["category"], r["metric"]),
-            {
-                "category": r["category"],
-                "metric": r["metric"],
-                "base": None,
-                "base_n": 0,
-                "new": None,
-                "new_n": 0,
-            },
-        )
-        side = "base" if r["run_id"] == base else "new"
-        s[side], s[side + "_n"] = r["value"], r["n"]
-    for s in slices.values():
-        s["delta"] = s["new"] - s["base"] if s["base"] is not None and s["new"] is not None else None
+    """The cases of two runs paired (``run_diff``) and each run's root causes, over the facts. The
+    metrics per slice are ``GET /api/v1/compare``'s (``ragfault compare``), which the page reads."""
     diff = load_query("run_diff")
     changes = _rows(run_select(con, diff.sql, diff.bind({"base_run": base, "new_run": new}), row_cap=100_000))
     causes = load_query("root_causes")
@@ -174,7 +141,6 @@ def compare(con: Any, base: str, new: str) -> dict[str, Any]:
     return {
         "base": base,
         "new": new,
-        "slices": list(slices.values()),
         "cases": changes,
         "root_causes": by_cause,
     }
@@ -265,14 +231,17 @@ def router(runtime: Any) -> APIRouter:
 
     r = APIRouter(prefix="/api/v1/ui", dependencies=[Depends(auth)])
     limiter = anyio.CapacityLimiter(4)
-    snapshot = AttributionSnapshot()
+    facts = DashboardFacts()
 
-    async def read(fn: Any, *args: Any, attribution: bool = False) -> Any:
+    async def read(fn: Any, *args: Any, attribution: bool | None = False) -> Any:
+        """``fn(con, *args)`` on a cursor of its own; ``attribution``: with the dashboard's facts
+        registered (None: only when they were computed already, else the view is read)."""
+
         def work() -> Any:
             con = runtime.store.cursor()
             try:
-                if attribution:
-                    snapshot.use(con)
+                if attribution is not False:
+                    facts.use(con, build=attribution is True)
                 return jsonable(fn(con, *args))
             finally:
                 con.close()
@@ -320,7 +289,9 @@ def router(runtime: Any) -> APIRouter:
         }  # fmt: skip
         return await read(traces, params, sort, desc, lim, off, attribution=bool(root_cause))
 
-    @r.get("/compare", summary="Two runs side by side: metric deltas per slice, cases regressed and improved")
+    @r.get(
+        "/compare", summary="Two runs side by side: the cases regressed and improved, root causes of each run"
+    )
     async def get_compare(base: str, new: str) -> Any:
         return await read(compare, base, new, attribution=True)
 
