@@ -78,16 +78,19 @@ class Refreshes:
 
 
 def compute(
-    con: Tx, ids: list[str] | None = None, evaluations: pa.Table | None = None
+    con: Tx,
+    ids: list[str] | None = None,
+    evaluations: pa.Table | None = None,
+    names: tuple[str, ...] = tuple(TABLES),
 ) -> dict[str, pa.Table]:
-    """The three tables for every evaluated trace (``ids`` None) or for the traces ``ids``, whose
-    verdicts (``evaluations``) are read by the statements in place of the table."""
+    """The tables ``names`` for every evaluated trace (``ids`` None) or for the traces ``ids``, whose
+    verdicts (``evaluations``) the statements read in place of the table."""
     if ids is None:
-        return {name: con.sql(filled("ui", stmt, ids="")).to_arrow_table() for name, stmt in TABLES.items()}
+        return {name: con.sql(filled("ui", TABLES[name], ids="")).to_arrow_table() for name in names}
     assert evaluations is not None
     with registered(con, {"evaluations": evaluations, "_ui_ids": ids_table(ids)}):
         # the id filter keeps the result right even if a backend resolved the view's table elsewhere
-        return {name: con.sql(filled("ui", stmt, ids=_IDS)).to_arrow_table() for name, stmt in TABLES.items()}
+        return {name: con.sql(filled("ui", TABLES[name], ids=_IDS)).to_arrow_table() for name in names}
 
 
 def _replace(old: pa.Table, gone: pa.Array, new: pa.Table) -> pa.Table:
@@ -170,3 +173,17 @@ class DashboardFacts:
     def _note(self, what: str) -> None:
         self.refreshes.last = what
         self.refreshes.history = [*self.refreshes.history[-19:], what]
+
+
+def root_causes(con: Tx, trace_ids: list[str]) -> dict[str, str]:
+    """The root cause of each of these traces (those with one), computed from their own verdicts
+    alone, read since their ``verdicts_since``: what a page of the trace list shows before the
+    dashboard's facts exist."""
+    with registered(con, {"_ui_ids": ids_table(trace_ids)}):
+        unknown, since = con.execute(sql("ui", "facts_since")).fetchall()[0]
+        where, params = verdicts_since_sql(None if unknown else since)
+        evaluations = con.sql(sql("ui", "facts_verdicts") + where, params=params or None).to_arrow_table()
+    table = compute(con, trace_ids, evaluations, ("attribution",))["attribution"]
+    return dict(
+        zip(table.column("trace_id").to_pylist(), table.column("root_cause").to_pylist(), strict=True)
+    )

@@ -20,6 +20,7 @@ from fastapi import Query as Q
 
 from collector.receivers.otlp_http import check_bearer
 from collector.store import ui as store_ui
+from collector.store import ui_facts
 from collector.store.reader import jsonable, run_select
 from collector.store.sqlfiles import statement
 from collector.store.ui import CASE_SORTS as CASE_SORTS
@@ -111,15 +112,20 @@ def cases(con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, o
 
 
 def traces(
-    con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int
+    con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int, facts: bool = False
 ) -> dict[str, Any]:
+    """A page of the trace list and its exact total. ``facts``: the dashboard's facts are registered on
+    ``con`` (the root causes are read from them), else the page's own are computed."""
     _order(TRACE_SORTS, sort, desc, "t.trace_id")  # a sort key of the list, or a clear 400
-    total = store_ui.read(con, "traces_count", params).rows[0][0]
-    rows = _rows(store_ui.traces_page(con, params, sort, desc, limit, offset))
+    total = store_ui.traces_count(con, params)
+    rows = _rows(store_ui.traces_page(con, params, sort, desc, limit, offset, total))
     ids = [r["trace_id"] for r in rows]
     if ids:
         tokens = dict(store_ui.read(con, "trace_tokens", {"ids": ids}).rows)
-        causes = dict(store_ui.read(con, "trace_causes", {"ids": ids}).rows)
+        if facts:
+            causes = dict(store_ui.read(con, "trace_causes", {"ids": ids}).rows)
+        else:
+            causes = ui_facts.root_causes(con, ids)
         fb = dict(store_ui.read(con, "trace_feedback", {"ids": ids}).rows)
         for r in rows:
             r["tokens"] = tokens.get(r["trace_id"])
@@ -233,15 +239,15 @@ def router(runtime: Any) -> APIRouter:
     limiter = anyio.CapacityLimiter(4)
     facts = DashboardFacts()
 
-    async def read(fn: Any, *args: Any, attribution: bool | None = False) -> Any:
+    async def read(fn: Any, *args: Any, attribution: bool = False) -> Any:
         """``fn(con, *args)`` on a cursor of its own; ``attribution``: with the dashboard's facts
-        registered (None: only when they were computed already, else the view is read)."""
+        registered (``attribution`` is then theirs)."""
 
         def work() -> Any:
             con = runtime.store.cursor()
             try:
-                if attribution is not False:
-                    facts.use(con, build=attribution is True)
+                if attribution:
+                    facts.use(con)
                 return jsonable(fn(con, *args))
             finally:
                 con.close()
@@ -287,7 +293,12 @@ def router(runtime: Any) -> APIRouter:
             "service": service or None, "run_id": run_id or None, "root_cause": root_cause or None,
             "since": since or None, "until": until or None, "feedback": feedback, "q": q or None,
         }  # fmt: skip
-        return await read(traces, params, sort, desc, lim, off, attribution=bool(root_cause))
+
+        def page(con: Any) -> dict[str, Any]:
+            # the facts when they exist (or the root-cause filter needs them); else the page's own
+            return traces(con, params, sort, desc, lim, off, facts.use(con, build=bool(root_cause)))
+
+        return await read(page)
 
     @r.get(
         "/compare", summary="Two runs side by side: the cases regressed and improved, root causes of each run"

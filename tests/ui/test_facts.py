@@ -17,7 +17,7 @@ import pytest
 from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.store.reader import run_select
 from collector.store.retention import delete_traces
-from collector.store.ui_facts import DashboardFacts
+from collector.store.ui_facts import DashboardFacts, root_causes
 from evaluators.config import EvaluationSettings, evaluator_configs
 from evaluators.registry import discover
 from evaluators.runner import Runner, StoreRunner
@@ -184,3 +184,14 @@ def test_the_trace_list_reads_the_view_until_the_facts_exist(local: LocalStore) 
         assert facts.refreshes.full == 1
     finally:
         con.close()
+
+
+def test_a_pages_own_root_causes_are_the_views(local: LocalStore) -> None:
+    con = local.store.cursor()
+    try:
+        want = dict(con.execute("SELECT trace_id, root_cause FROM attribution").fetchall())
+        ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY trace_id").fetchall()]
+        got = root_causes(con, ids)
+    finally:
+        con.close()
+    assert got == want and len(ids) > len(want)  # the demo's live traffic has no gold case, no root cause
