@@ -48,6 +48,28 @@ computing the changed ones (their verdicts are spread over the whole table)."""
 
 _IDS = "AND e.trace_id IN (SELECT trace_id FROM _ui_ids)"
 
+# columns of few distinct values, held dictionary-encoded (the verdict rows are ~9 a trace: a run id,
+# a category and a metric name each as a string would be most of their memory)
+_DICTIONARY = {
+    "run_id",
+    "dataset",
+    "category",
+    "metric",
+    "status",
+    "cell",
+    "root_cause",
+    "risk",
+    "service_name",
+}
+_MAX_CHUNKS = 32  # partial refreshes append a chunk each; past this many they are merged into one
+
+
+def _encoded(table: pa.Table) -> pa.Table:
+    for i, f in enumerate(table.schema):
+        if f.name in _DICTIONARY and pa.types.is_string(f.type):
+            table = table.set_column(i, f.name, pc.dictionary_encode(table.column(i)))
+    return table
+
 
 def version(con: Tx) -> tuple[Any, ...]:
     """Counts and newest times of what the facts are computed from: it moves with every write."""
@@ -86,11 +108,15 @@ def compute(
     """The tables ``names`` for every evaluated trace (``ids`` None) or for the traces ``ids``, whose
     verdicts (``evaluations``) the statements read in place of the table."""
     if ids is None:
-        return {name: con.sql(filled("ui", TABLES[name], ids="")).to_arrow_table() for name in names}
+        return {
+            name: _encoded(con.sql(filled("ui", TABLES[name], ids="")).to_arrow_table()) for name in names
+        }
     assert evaluations is not None
     with registered(con, {"evaluations": evaluations, "_ui_ids": ids_table(ids)}):
         # the id filter keeps the result right even if a backend resolved the view's table elsewhere
-        return {name: con.sql(filled("ui", TABLES[name], ids=_IDS)).to_arrow_table() for name in names}
+        return {
+            name: _encoded(con.sql(filled("ui", TABLES[name], ids=_IDS)).to_arrow_table()) for name in names
+        }
 
 
 def _replace(old: pa.Table, gone: pa.Array, new: pa.Table) -> pa.Table:
@@ -99,7 +125,8 @@ def _replace(old: pa.Table, gone: pa.Array, new: pa.Table) -> pa.Table:
         return kept
     if new.schema != old.schema:
         new = new.cast(old.schema)
-    return pa.concat_tables([kept, new]).combine_chunks()
+    out = pa.concat_tables([kept, new])
+    return out.combine_chunks() if out.column(0).num_chunks > _MAX_CHUNKS else out
 
 
 class DashboardFacts:
