@@ -10,7 +10,9 @@ over seven days so the trend has buckets. None of that is timed. Then a real ser
 
 - **API**: each call the page makes (``/api/v1/ui/overview``, ``/dashboard``, ``/cases``, ``/traces``,
   ``/traces/{id}/view``) is timed from this process over HTTP, the first call apart (cold: DuckDB reads
-  the file) and the median and worst of the next ``--repeat``;
+  the file, the dashboard computes its facts) and the median and worst of the next ``--repeat``; the
+  trace list before the dashboard (its pages then find their root causes alone); then 400 traces are
+  evaluated again (``POST /api/v1/evaluate``) and the dashboard timed once more (its facts follow);
 - **render**: Debian's chromium (Playwright) opens each page and the time from navigation until the page
   has drawn its data (``document.body.dataset.ready``) is taken, first load and median of the next.
 
@@ -19,8 +21,8 @@ Run from the project root:
     .venv/bin/python bench/ui.py                   # 100,000 traces
     .venv/bin/python bench/ui.py --traces 10000 --keep /tmp/ui-bench.duckdb
 
-The goal: every API call under 300 ms and every page drawn under 1 s. Figures are printed and
-written to bench/results/ui.json.
+The goal: every API call under 300 ms and every page drawn under 1 s. Figures and the load average
+at start and end are printed and written to bench/results/ui.json.
 """
 
 from __future__ import annotations

@@ -42,6 +42,15 @@ from collector.store.verdicts import ids_table, registered, verdicts_since_sql
 TABLES = {"attribution": "facts_attribution", "_ui_layers": "facts_layers", "_ui_refusals": "facts_refusals"}
 """The facts' tables as the dashboard's statements name them -> the statement that computes them."""
 
+PARTS = {
+    "_ui_layer_parts": ("_ui_layers", "facts_layer_parts"),
+    "_ui_cause_parts": ("attribution", "facts_cause_parts"),
+}
+"""Hourly sums of a table of the facts -> (that table, the statement that sums it): the dashboard adds
+up these (a few thousand rows) instead of a row a trace (attribution: root causes, quadrant, trend) or
+~9 a trace (``_ui_layers``: the layered metrics); a refresh sums again only the hours the changed
+traces' rows were in or are in now."""
+
 FULL_SHARE = 0.25
 """Past this share of the evaluated traces changed, computing them all again reads no more than
 computing the changed ones (their verdicts are spread over the whole table)."""
@@ -119,6 +128,22 @@ def compute(
         }
 
 
+def hourly(con: Tx, stmt: str, rows: pa.Table, hours: pa.Array | None = None) -> pa.Table:
+    """The hourly sums ``stmt`` makes of ``rows`` (registered as ``_ui_rows``), of every hour or of
+    ``hours`` only."""
+    if hours is not None:
+        rows = rows.filter(pc.is_in(rows.column("hour"), value_set=hours, skip_nulls=False))
+    with registered(con, {"_ui_rows": rows}):
+        return _encoded(con.sql(sql("ui", stmt)).to_arrow_table())
+
+
+def _replace_hours(old: pa.Table, hours: pa.Array, new: pa.Table) -> pa.Table:
+    kept = old.filter(pc.invert(pc.is_in(old.column("hour"), value_set=hours, skip_nulls=False)))
+    if new.schema != old.schema:
+        new = new.cast(old.schema)
+    return pa.concat_tables([kept, new]).combine_chunks()
+
+
 def _replace(old: pa.Table, gone: pa.Array, new: pa.Table) -> pa.Table:
     kept = old.filter(pc.invert(pc.is_in(old.column("trace_id"), value_set=gone)))
     if new.num_rows == 0:
@@ -189,10 +214,25 @@ class DashboardFacts:
         self.refreshes.partial += 1
         self.refreshes.traces += len(changed)
         self._note(f"{len(changed)} traces recomputed")
-        return Facts(stamps, {name: _replace(old.tables[name], ids, new[name]) for name in TABLES})
+        tables = {name: _replace(old.tables[name], ids, new[name]) for name in TABLES}
+        for name, (source, stmt) in PARTS.items():
+            # the hours these traces' rows were in, or are in now, summed again
+            rows = old.tables[source]
+            hours = pa.concat_arrays(
+                [
+                    rows.filter(pc.is_in(rows.column("trace_id"), value_set=ids))
+                    .column("hour")
+                    .combine_chunks(),
+                    new[source].column("hour").combine_chunks(),
+                ]
+            ).unique()
+            tables[name] = _replace_hours(old.tables[name], hours, hourly(con, stmt, tables[source], hours))
+        return Facts(stamps, tables)
 
     def _full(self, con: Tx, stamps: pa.Table, why: str) -> Facts:
         tables = compute(con)
+        for name, (source, stmt) in PARTS.items():
+            tables[name] = hourly(con, stmt, tables[source])
         self.refreshes.full += 1
         self._note(f"all computed ({why})")
         return Facts(stamps, tables)

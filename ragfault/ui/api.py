@@ -23,6 +23,7 @@ from collector.store import ui as store_ui
 from collector.store import ui_facts
 from collector.store.reader import jsonable, run_select
 from collector.store.sqlfiles import statement
+from collector.store.templates import fill, fragment
 from collector.store.ui import CASE_SORTS as CASE_SORTS
 from collector.store.ui import TRACE_SORTS as TRACE_SORTS
 from collector.store.ui_facts import DashboardFacts
@@ -79,26 +80,28 @@ def overview(con: Any) -> dict[str, Any]:
 
 
 SECTIONS = ("root_causes", "layer_metrics", "refusal_table", "quadrant")
-FAST = {"layer_metrics": "dash_layer_metrics", "refusal_table": "dash_refusal_table"}
-"""Sections the UI computes with its own statement: the bundled query's definitions over the facts'
-verdict rows, the same numbers without reading ``evaluations`` (the others are the bundled queries
-over the facts' ``attribution``)."""
+FAST = {name: "dash_" + name for name in (*SECTIONS, "trend")}
+"""Each section is the UI's own statement with the bundled query's definitions (``ui_trend``'s for the
+trend) over the dashboard's facts (``collector.store.ui_facts``: their hourly sums and the rows of the
+hours a time filter cuts): the same numbers, checked by tests/ui/test_facts.py, without reading
+``evaluations`` or a row a trace."""
+
+
+def section(name: str) -> tuple[str, Query]:
+    """The SQL of a dashboard section, its fragment filled in, and the statement (its parameters)."""
+    q = ui_query(FAST[name])
+    return fill(q.sql, rows=fragment("ui", "cause_rows")), q
 
 
 def dashboard(con: Any, filters: dict[str, Any], bucket: str) -> dict[str, Any]:
     """Each section of the dashboard, on a cursor where the facts are registered (``DashboardFacts``)."""
     out: dict[str, Any] = {"filters": filters, "timings_ms": {}}
-    for name in SECTIONS:
+    for name in (*SECTIONS, "trend"):
         t0 = time.perf_counter()
-        q = ui_query(FAST[name]) if name in FAST else load_query(name)
-        out[name] = _rows(run_select(con, q.sql, q.bind(filters), row_cap=10_000))
+        text, q = section(name)
+        params = {**filters, "bucket": bucket} if name == "trend" else filters
+        out[name] = _rows(run_select(con, text, q.bind(params), row_cap=50_000))
         out["timings_ms"][name] = round((time.perf_counter() - t0) * 1000, 1)
-    t0 = time.perf_counter()
-    trend = ui_query("ui_trend")
-    out["trend"] = _rows(
-        run_select(con, trend.sql, trend.bind({**filters, "bucket": bucket}), row_cap=50_000)
-    )
-    out["timings_ms"]["trend"] = round((time.perf_counter() - t0) * 1000, 1)
     return out
 
 

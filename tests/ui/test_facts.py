@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import shutil
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +104,16 @@ def check_all(
 def test_facts_give_the_bundled_numbers_and_follow_each_change(local: LocalStore) -> None:
     facts = DashboardFacts()
     con = local.store.cursor()
-    start = con.execute("SELECT min(start_time), max(start_time) FROM traces").fetchall()[0]
+    # the traces spread over three days, so that a time filter takes some hours whole (their sums)
+    # and cuts others (their rows)
+    con.execute(
+        "UPDATE traces SET start_time = start_time - to_minutes(r.k * 97) FROM "
+        "(SELECT trace_id, row_number() OVER (ORDER BY trace_id) AS k FROM traces) r WHERE traces.trace_id = r.trace_id"
+    )
+    lo, hi = con.execute("SELECT min(start_time), max(start_time) FROM traces").fetchall()[0]
     con.close()
-    middle = start[0] + (start[1] - start[0]) / 2
-    window = [{"since": str(middle)}, {"until": str(middle), "run_id": "demo-v1"}]
+    a, b = lo + (hi - lo) / 3 + timedelta(minutes=13), hi - (hi - lo) / 4 - timedelta(minutes=29)
+    window = [{"since": str(a)}, {"until": str(b), "run_id": "demo-v1"}, {"since": str(a), "until": str(b)}]
 
     want = check_all(local, facts, window)
     assert facts.refreshes.full == 1 and facts.refreshes.partial == 0
@@ -135,9 +142,8 @@ def test_facts_give_the_bundled_numbers_and_follow_each_change(local: LocalStore
     runner.evaluate(ids)
     want = check_all(local, facts, window)
     assert (facts.refreshes.full, facts.refreshes.partial, facts.refreshes.traces) == (1, 1, 3)
-    assert {(r["category"], r["metric"]): r for r in want["layer_metrics"]}["(all)", "recall@2"][
-        "n_traces"
-    ] == 3
+    recall2 = {(r["category"], r["metric"]): r for r in want["layer_metrics"]}["(all)", "recall@2"]
+    assert recall2["n_traces"] + recall2["not_applicable"] == 3  # one trace-level row each
 
     # two traces deleted (retention): their rows leave every table of the facts
     con = local.store.cursor()
@@ -159,9 +165,11 @@ def test_facts_give_the_bundled_numbers_and_follow_each_change(local: LocalStore
     )
     want = check_all(local, facts)
     assert facts.refreshes.full == 2 and "without a stamp" in facts.refreshes.last
-    assert {(r["category"], r["metric"]): r for r in want["layer_metrics"]}["(all)", "recall@7"][
-        "n_traces"
-    ] == 3
+    recall7 = {(r["category"], r["metric"]): r for r in want["layer_metrics"]}["(all)", "recall@7"]
+    assert (recall7["n_traces"], recall7["not_applicable"]) == (
+        recall2["n_traces"],
+        recall2["not_applicable"],
+    )
 
     # a gold case in another category: every row of its traces moves, so everything is computed again
     local.store.con.execute("UPDATE gold_cases SET category = 'renamed', loaded_at = now() WHERE case_id = "

@@ -2,16 +2,18 @@
 -- description: The verdict rows queries/layer_metrics.sql aggregates (the same joins and filters), each
 --   with what that query filters on (run, dataset, the trace's start time) and its category, so the
 --   dashboard aggregates them without reading evaluations again. {ids}: only the traces registered as
---   _ui_ids, or empty.
+--   _ui_ids, or empty. hour: the start time's hour, the bucket of facts_layer_parts.
 -- grain: one row per verdict row layer_metrics reads
 -- params: none
--- returns: trace_id, run_id, dataset, category, start_time, metric, status, value, numerator, denominator
+-- returns: trace_id, run_id, dataset, category, start_time, hour, metric, status, value, numerator,
+--   denominator
 SELECT
     e.trace_id,
     e.run_id,
     g.dataset,
     coalesce(g.category, '(none)') AS category,
     t.start_time,
+    date_trunc('hour', t.start_time) AS hour,
     e.metric,
     e.status,
     e.value,
