@@ -96,6 +96,16 @@ def traces_page(
     return page
 
 
+def traces_search(
+    con: Tx, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int
+) -> QueryResult:
+    """A page of the trace list under a text search (``q`` set) and, in ``_total``, the count of the
+    traces that match: the texts are read once for both."""
+    where, given = trace_filters(params)
+    text = filled("ui", "traces_search", where=where, order=order_by(TRACE_SORTS, sort, desc, "t.trace_id"))
+    return run_select(con, text, {**given, "limit": limit, "offset": offset}, row_cap=limit)
+
+
 def trace_verdicts(con: Tx, trace_id: str) -> QueryResult:
     """A trace's current verdicts; they were all written since its ``verdicts_since`` (when known),
     so the scan skips older rows."""

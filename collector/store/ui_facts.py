@@ -1,17 +1,21 @@
 """The dashboard's facts: what its sections aggregate, kept in memory as Arrow tables and brought up
 to date by computing again only the traces that changed.
 
-Three tables, each keyed by trace:
+Three tables keyed by trace, and two of hourly sums:
 
 - ``attribution``: the attribution view's row of each evaluated trace with a gold case (without
-  ``evidence`` and ``answer_text``, which the dashboard never reads); the root causes, quadrant,
-  trend, case table, run comparison and the trace list's root causes read it in place of the view;
+  ``evidence``, ``answer_text`` and ``missing_fields``, which the dashboard never reads), with the
+  hour of its start and its quadrant cell; the case table, run comparison and the trace list's root
+  causes read it in place of the view;
 - ``_ui_layers``: the verdict rows ``queries/layer_metrics.sql`` aggregates, each with its category,
   run, dataset and start time (``sql/ui/facts_layers.sql``);
-- ``_ui_refusals``: the cells ``queries/refusal_table.sql`` counts (``sql/ui/facts_refusals.sql``).
+- ``_ui_refusals``: the cells ``queries/refusal_table.sql`` counts (``sql/ui/facts_refusals.sql``);
+- ``_ui_layer_parts`` and ``_ui_cause_parts``: ``_ui_layers`` and ``attribution`` summed per hour of
+  the traces' start (and run, dataset, category and metric; or root cause and quadrant cell).
 
-The dashboard's own statements (``sql/ui/dash_*.sql``) aggregate these with the bundled queries'
-definitions; ``tests/ui/test_facts.py`` checks they give the same numbers on the same database.
+The dashboard's own statements (``sql/ui/dash_*.sql``) add up the hourly sums of the hours wholly
+inside the time filter and the rows of the hours it cuts, with the bundled queries' definitions;
+``tests/ui/test_facts.py`` checks they give the same numbers on the same database.
 
 Keeping up: every call reads the data's version (``version``: counts and newest times of the
 verdicts, gold cases and settled traces). When it moved, each evaluated trace's stamp

@@ -120,8 +120,14 @@ def traces(
     """A page of the trace list and its exact total. ``facts``: the dashboard's facts are registered on
     ``con`` (the root causes are read from them), else the page's own are computed."""
     _order(TRACE_SORTS, sort, desc, "t.trace_id")  # a sort key of the list, or a clear 400
-    total = store_ui.traces_count(con, params)
-    rows = _rows(store_ui.traces_page(con, params, sort, desc, limit, offset, total))
+    if params.get("q") is not None:  # the count and the page from one reading of the texts
+        rows = _rows(store_ui.traces_search(con, params, sort, desc, limit, offset))
+        total = rows[0]["_total"] if rows else store_ui.traces_count(con, params)
+        for r in rows:
+            del r["_total"]
+    else:
+        total = store_ui.traces_count(con, params)
+        rows = _rows(store_ui.traces_page(con, params, sort, desc, limit, offset, total))
     ids = [r["trace_id"] for r in rows]
     if ids:
         tokens = dict(store_ui.read(con, "trace_tokens", {"ids": ids}).rows)

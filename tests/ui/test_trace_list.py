@@ -74,3 +74,22 @@ def test_the_count_follows_each_filter(con: Any) -> None:
         assert store_ui.traces_count(con, {**NONE, **params}) == want > 0, params
         page = store_ui.traces_page(con, {**NONE, **params}, "start_time", True, 200, 0, want)
         assert len(page.rows) == want, params
+
+
+def test_a_text_search_pages_and_counts_in_one_reading(con: Any) -> None:
+    from ragfault.ui.api import traces
+
+    where = "contains(lower(query_text), 'how') OR contains(lower(answer_text), 'how')"
+    want = [
+        r[0]
+        for r in con.execute(
+            f"SELECT trace_id FROM traces WHERE {where} ORDER BY start_time DESC, trace_id"
+        ).fetchall()
+    ]
+    assert len(want) > 4
+    got: list[str] = []
+    for offset in range(0, len(want) + 3, 3):
+        page = traces(con, {**NONE, "q": "HOW"}, "start_time", True, 3, offset)
+        assert page["total"] == len(want) and all("_total" not in r for r in page["rows"])
+        got += [r["trace_id"] for r in page["rows"]]
+    assert got == want
