@@ -44,7 +44,8 @@ def order_by(sorts: dict[str, str], sort: str, desc: bool, tiebreak: str, revers
     """The ORDER BY list of a sort key of ``sorts`` (KeyError for any other key); ``reverse``: the
     same order backwards (the tiebreak descending, NULLs first)."""
     if reverse:
-        return f"{sorts[sort]} {'ASC' if desc else 'DESC'} NULLS FIRST, {tiebreak} DESC"
+        back = ", ".join(f"{col} DESC NULLS FIRST" for col in tiebreak.split(", "))
+        return f"{sorts[sort]} {'ASC' if desc else 'DESC'} NULLS FIRST, {back}"
     return f"{sorts[sort]} {'DESC' if desc else 'ASC'} NULLS LAST, {tiebreak}"
 
 
@@ -66,15 +67,32 @@ def read(con: Tx, name: str, params: dict[str, Any] | None = None, row_cap: int 
 
 
 def cases_page(
-    con: Tx, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int, causes: list[str]
+    con: Tx,
+    params: dict[str, Any],
+    sort: str,
+    desc: bool,
+    limit: int,
+    offset: int,
+    causes: list[str],
+    total: int | None = None,
 ) -> QueryResult:
     """A page of the case table and (``_total``) the count of the rows that match; sorted by root
-    cause, in the order of ``causes``."""
-    order = order_by(CASE_SORTS, sort, desc, "case_id, trace_id")
+    cause, in the order of ``causes``. Given the ``total``, a page past the middle is read in the
+    reverse order from the other end and turned back (as ``traces_page``)."""
+    reverse = False
+    if total is not None:
+        end = min(offset + limit, total)
+        reverse = offset > 0 and offset + end > total
+        if reverse:
+            offset, limit = total - end, max(end - offset, 0)
+    order = order_by(CASE_SORTS, sort, desc, "case_id, trace_id", reverse)
     params = {**params, "limit": limit, "offset": offset}
     if "$causes" in order:
         params["causes"] = causes
-    return run_select(con, sql("ui", "cases_page").format(order=order), params, row_cap=limit)
+    page = run_select(con, sql("ui", "cases_page").format(order=order), params, row_cap=max(limit, 1))
+    if reverse:
+        page.rows.reverse()
+    return page
 
 
 def traces_page(

@@ -107,8 +107,16 @@ def dashboard(con: Any, filters: dict[str, Any], bucket: str) -> dict[str, Any]:
 
 def cases(con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int) -> dict[str, Any]:
     _order(CASE_SORTS, sort, desc, "case_id, trace_id")  # a sort key of the list, or a clear 400
-    rows = _rows(store_ui.cases_page(con, params, sort, desc, limit, offset, list(ROOT_CAUSES)))
-    total = rows[0]["_total"] if rows else store_ui.read(con, "cases_count", params).rows[0][0]
+    # past the first page, the count first: a page past the middle is then read from the other end
+    known = store_ui.read(con, "cases_count", params).rows[0][0] if offset else None
+    rows = _rows(store_ui.cases_page(con, params, sort, desc, limit, offset, list(ROOT_CAUSES), known))
+    total = (
+        known
+        if known is not None
+        else rows[0]["_total"]
+        if rows
+        else store_ui.read(con, "cases_count", params).rows[0][0]
+    )
     for r in rows:
         r.pop("_total", None)
     return {"total": total, "offset": offset, "limit": limit, "rows": rows}

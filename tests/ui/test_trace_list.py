@@ -93,3 +93,28 @@ def test_a_text_search_pages_and_counts_in_one_reading(con: Any) -> None:
         assert page["total"] == len(want) and all("_total" not in r for r in page["rows"])
         got += [r["trace_id"] for r in page["rows"]]
     assert got == want
+
+
+@pytest.mark.parametrize(
+    ("sort", "desc", "order"),
+    [
+        ("root_cause", False, "array_position($causes, root_cause) ASC NULLS LAST, case_id, trace_id"),
+        ("category", True, "category DESC NULLS LAST, case_id, trace_id"),
+        ("context_recall", False, "context_recall ASC NULLS LAST, case_id, trace_id"),
+    ],
+)
+def test_case_table_pages_from_either_end_lie_in_one_order(
+    con: Any, sort: str, desc: bool, order: str
+) -> None:
+    from ragfault.ui.api import ROOT_CAUSES, cases
+
+    want = [r[0] for r in con.execute(f"SELECT trace_id FROM attribution ORDER BY {order}", {"causes": list(ROOT_CAUSES)} if "$" in order else None).fetchall()]  # fmt: skip
+    assert len(want) > 10
+    params = dict.fromkeys(("run_id", "dataset", "since", "until", "root_cause", "layer", "category", "q"))
+    for limit in (3, 7):
+        got: list[str] = []
+        for offset in range(0, len(want) + limit, limit):
+            page = cases(con, params, sort, desc, limit, offset)
+            assert page["total"] == len(want)
+            got += [r["trace_id"] for r in page["rows"]]
+        assert got == want, (limit, got)
