@@ -84,7 +84,7 @@ FAST = {name: "dash_" + name for name in (*SECTIONS, "trend")}
 """Each section is the UI's own statement with the bundled query's definitions (``ui_trend``'s for the
 trend) over the dashboard's facts (``collector.store.ui_facts``: their hourly sums and the rows of the
 hours a time filter cuts): the same numbers, checked by tests/ui/test_facts.py, without reading
-``evaluations`` or a row a trace."""
+``evaluations``, and a row a trace only in the hours a time filter cuts."""
 
 
 def section(name: str) -> tuple[str, Query]:
@@ -110,13 +110,9 @@ def cases(con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, o
     # past the first page, the count first: a page past the middle is then read from the other end
     known = store_ui.read(con, "cases_count", params).rows[0][0] if offset else None
     rows = _rows(store_ui.cases_page(con, params, sort, desc, limit, offset, list(ROOT_CAUSES), known))
-    total = (
-        known
-        if known is not None
-        else rows[0]["_total"]
-        if rows
-        else store_ui.read(con, "cases_count", params).rows[0][0]
-    )
+    total = known
+    if total is None:
+        total = rows[0]["_total"] if rows else store_ui.read(con, "cases_count", params).rows[0][0]
     for r in rows:
         r.pop("_total", None)
     return {"total": total, "offset": offset, "limit": limit, "rows": rows}
