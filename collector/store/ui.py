@@ -1,5 +1,5 @@
-"""What the web UI reads beyond the bundled queries: the attribution snapshot, the case table and the
-trace list (paged, sorted from fixed lists), a review screen and a trace's verdicts. Each read runs
+"""What the web UI reads beyond the bundled queries and the dashboard's facts (``ui_facts``): the case
+table and the trace list (paged, sorted from fixed lists), a review screen and a trace's verdicts. Each read runs
 through ``reader.run_select`` (one SELECT in a read-only transaction, a row cap); the statements
 are ``sql/ui/*.sql``."""
 
@@ -8,11 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import pyarrow as pa
-
 from collector.store.base import Tx
 from collector.store.reader import QueryResult, run_select
 from collector.store.sqlfiles import sql
+from collector.store.templates import filled
 from collector.store.verdicts import verdicts_since_sql
 
 # sort keys the tables accept -> the SQL they order by (never spliced from a request)
@@ -27,24 +26,39 @@ CASE_SORTS = {
 }
 TRACE_SORTS = {"start_time": "t.start_time", "latency_ms": "latency_ms", "service_name": "t.service_name"}
 
+# filters of the trace list -> the condition each adds (only the filters given are in the statement:
+# a condition that is always true still costs its scan or its join)
+TRACE_FILTERS = {
+    "service": "t.service_name = $service",
+    "run_id": "t.run_id = $run_id",
+    "since": "t.start_time >= CAST($since AS TIMESTAMP)",
+    "until": "t.start_time < CAST($until AS TIMESTAMP)",
+    "q": "(contains(lower(coalesce(t.query_text, '')), lower($q)) "
+    "OR contains(lower(coalesce(t.answer_text, '')), lower($q)) OR t.trace_id = lower($q))",
+    "feedback": "$feedback = EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = t.trace_id)",
+    "root_cause": "t.trace_id IN (SELECT trace_id FROM attribution WHERE root_cause = $root_cause)",
+}
 
-def order_by(sorts: dict[str, str], sort: str, desc: bool, tiebreak: str) -> str:
-    """The ORDER BY list of a sort key of ``sorts`` (KeyError for any other key)."""
+
+def order_by(sorts: dict[str, str], sort: str, desc: bool, tiebreak: str, reverse: bool = False) -> str:
+    """The ORDER BY list of a sort key of ``sorts`` (KeyError for any other key); ``reverse``: the
+    same order backwards (the tiebreak descending, NULLs first)."""
+    if reverse:
+        back = ", ".join(f"{col} DESC NULLS FIRST" for col in tiebreak.split(", "))
+        return f"{sorts[sort]} {'ASC' if desc else 'DESC'} NULLS FIRST, {back}"
     return f"{sorts[sort]} {'DESC' if desc else 'ASC'} NULLS LAST, {tiebreak}"
 
 
-def version(con: Tx) -> tuple[Any, ...]:
-    """Counts and latest times of what the attribution view reads: it changes with every write."""
-    return tuple(con.execute(sql("ui", "version")).fetchall()[0])
+def trace_filters(params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The conditions (`` AND ...``) of the trace list's filters that are set, and their parameters."""
+    given = {k: v for k, v in params.items() if v is not None and k in TRACE_FILTERS}
+    return "".join(f" AND {TRACE_FILTERS[k]}" for k in TRACE_FILTERS if k in given), given
 
 
-def attribution_snapshot(con: Tx) -> pa.Table:
-    return con.sql(sql("ui", "attribution_snapshot")).to_arrow_table()
-
-
-def use_attribution(con: Tx, table: pa.Table) -> None:
-    """Make the reads on this cursor see ``table`` as the ``attribution`` view (a snapshot of it)."""
-    con.register("attribution", table)
+def traces_count(con: Tx, params: dict[str, Any]) -> int:
+    """How many traces match the trace list's filters (exact: a count of ``traces``)."""
+    where, given = trace_filters(params)
+    return int(run_select(con, filled("ui", "traces_count", where=where), given, row_cap=1).rows[0][0])
 
 
 def read(con: Tx, name: str, params: dict[str, Any] | None = None, row_cap: int = 10_000) -> QueryResult:
@@ -53,27 +67,61 @@ def read(con: Tx, name: str, params: dict[str, Any] | None = None, row_cap: int 
 
 
 def cases_page(
-    con: Tx, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int, causes: list[str]
+    con: Tx,
+    params: dict[str, Any],
+    sort: str,
+    desc: bool,
+    limit: int,
+    offset: int,
+    causes: list[str],
+    total: int | None = None,
 ) -> QueryResult:
     """A page of the case table and (``_total``) the count of the rows that match; sorted by root
-    cause, in the order of ``causes``."""
-    order = order_by(CASE_SORTS, sort, desc, "case_id, trace_id")
+    cause, in the order of ``causes``. Given the ``total``, a page past the middle is read in the
+    reverse order from the other end and turned back (as ``traces_page``)."""
+    reverse = False
+    if total is not None:
+        end = min(offset + limit, total)
+        reverse = offset > 0 and offset + end > total
+        if reverse:
+            offset, limit = total - end, max(end - offset, 0)
+    order = order_by(CASE_SORTS, sort, desc, "case_id, trace_id", reverse)
     params = {**params, "limit": limit, "offset": offset}
     if "$causes" in order:
         params["causes"] = causes
-    return run_select(con, sql("ui", "cases_page").format(order=order), params, row_cap=limit)
+    page = run_select(con, sql("ui", "cases_page").format(order=order), params, row_cap=max(limit, 1))
+    if reverse:
+        page.rows.reverse()
+    return page
 
 
 def traces_page(
+    con: Tx, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int, total: int
+) -> QueryResult:
+    """A page of the trace list. A page past the middle of the ``total`` matching traces is read in
+    the reverse order from the other end (the last page is then as cheap as the first: sorting keeps
+    ``offset + limit`` rows) and turned back."""
+    where, given = trace_filters(params)
+    end = min(offset + limit, total)
+    reverse = offset > 0 and offset + end > total
+    if reverse:
+        offset, limit = total - end, max(end - offset, 0)
+    order = order_by(TRACE_SORTS, sort, desc, "t.trace_id", reverse)
+    text = filled("ui", "traces_page", where=where, order=order)
+    page = run_select(con, text, {**given, "limit": limit, "offset": offset}, row_cap=max(limit, 1))
+    if reverse:
+        page.rows.reverse()
+    return page
+
+
+def traces_search(
     con: Tx, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int
 ) -> QueryResult:
-    order = order_by(TRACE_SORTS, sort, desc, "t.trace_id")
-    return run_select(
-        con,
-        sql("ui", "traces_page").format(order=order),
-        {**params, "limit": limit, "offset": offset},
-        row_cap=limit,
-    )
+    """A page of the trace list under a text search (``q`` set) and, in ``_total``, the count of the
+    traces that match: the texts are read once for both."""
+    where, given = trace_filters(params)
+    text = filled("ui", "traces_search", where=where, order=order_by(TRACE_SORTS, sort, desc, "t.trace_id"))
+    return run_select(con, text, {**given, "limit": limit, "offset": offset}, row_cap=limit)
 
 
 def trace_verdicts(con: Tx, trace_id: str) -> QueryResult:

@@ -9,7 +9,6 @@ the same headers. Sort columns are chosen from fixed lists, never spliced from t
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import UTC, datetime
 from importlib import resources
@@ -21,10 +20,13 @@ from fastapi import Query as Q
 
 from collector.receivers.otlp_http import check_bearer
 from collector.store import ui as store_ui
+from collector.store import ui_facts
 from collector.store.reader import jsonable, run_select
 from collector.store.sqlfiles import statement
+from collector.store.templates import fill, fragment
 from collector.store.ui import CASE_SORTS as CASE_SORTS
 from collector.store.ui import TRACE_SORTS as TRACE_SORTS
+from collector.store.ui_facts import DashboardFacts
 from queries import Query, all_queries, load_query
 
 ROOT_CAUSES = (
@@ -33,30 +35,6 @@ ROOT_CAUSES = (
     "incomplete_answer", "invalid_citation", "ok",
 )  # fmt: skip
 MAX_PAGE = 200
-
-
-class AttributionSnapshot:
-    """The ``attribution`` view computed once per version of the data it reads (verdicts, gold cases,
-    settled traces) and kept as an Arrow table, which each dashboard call's cursor registers under the
-    view's name: the root causes, quadrant, trend and case table then scan it instead of grouping every
-    verdict again. The version is read on every call, so a new verdict is seen by the next call.
-    Without ``evidence`` and ``answer_text`` (the dashboard reads neither)."""
-
-    def __init__(self) -> None:
-        self.key: tuple[Any, ...] | None = None
-        self.table: Any = None
-        self.lock = threading.Lock()
-        self.builds = 0
-
-    def use(self, con: Any) -> None:
-        key = store_ui.version(con)
-        with self.lock:
-            if key != self.key or self.table is None:
-                self.table = store_ui.attribution_snapshot(con)
-                self.key = key
-                self.builds += 1
-            table = self.table
-        store_ui.use_attribution(con, table)
 
 
 def ui_query(name: str) -> Query:
@@ -101,41 +79,66 @@ def overview(con: Any) -> dict[str, Any]:
     return out
 
 
+SECTIONS = ("root_causes", "layer_metrics", "refusal_table", "quadrant")
+FAST = {name: "dash_" + name for name in (*SECTIONS, "trend")}
+"""Each section is the UI's own statement with the bundled query's definitions (``ui_trend``'s for the
+trend) over the dashboard's facts (``collector.store.ui_facts``: their hourly sums and the rows of the
+hours a time filter cuts): the same numbers, checked by tests/ui/test_facts.py, without reading
+``evaluations``, and a row a trace only in the hours a time filter cuts."""
+
+
+def section(name: str) -> tuple[str, Query]:
+    """The SQL of a dashboard section, its fragment filled in, and the statement (its parameters)."""
+    q = ui_query(FAST[name])
+    return fill(q.sql, rows=fragment("ui", "cause_rows")), q
+
+
 def dashboard(con: Any, filters: dict[str, Any], bucket: str) -> dict[str, Any]:
+    """Each section of the dashboard, on a cursor where the facts are registered (``DashboardFacts``)."""
     out: dict[str, Any] = {"filters": filters, "timings_ms": {}}
-    for name in ("root_causes", "layer_metrics", "refusal_table", "quadrant"):
+    for name in (*SECTIONS, "trend"):
         t0 = time.perf_counter()
-        q = load_query(name)
-        out[name] = _rows(run_select(con, q.sql, q.bind(filters), row_cap=10_000))
+        text, q = section(name)
+        params = {**filters, "bucket": bucket} if name == "trend" else filters
+        out[name] = _rows(run_select(con, text, q.bind(params), row_cap=50_000))
         out["timings_ms"][name] = round((time.perf_counter() - t0) * 1000, 1)
-    t0 = time.perf_counter()
-    trend = ui_query("ui_trend")
-    out["trend"] = _rows(
-        run_select(con, trend.sql, trend.bind({**filters, "bucket": bucket}), row_cap=50_000)
-    )
-    out["timings_ms"]["trend"] = round((time.perf_counter() - t0) * 1000, 1)
     return out
 
 
 def cases(con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int) -> dict[str, Any]:
     _order(CASE_SORTS, sort, desc, "case_id, trace_id")  # a sort key of the list, or a clear 400
-    rows = _rows(store_ui.cases_page(con, params, sort, desc, limit, offset, list(ROOT_CAUSES)))
-    total = rows[0]["_total"] if rows else store_ui.read(con, "cases_count", params).rows[0][0]
+    # past the first page, the count first: a page past the middle is then read from the other end
+    known = store_ui.read(con, "cases_count", params).rows[0][0] if offset else None
+    rows = _rows(store_ui.cases_page(con, params, sort, desc, limit, offset, list(ROOT_CAUSES), known))
+    total = known
+    if total is None:
+        total = rows[0]["_total"] if rows else store_ui.read(con, "cases_count", params).rows[0][0]
     for r in rows:
         r.pop("_total", None)
     return {"total": total, "offset": offset, "limit": limit, "rows": rows}
 
 
 def traces(
-    con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int
+    con: Any, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int, facts: bool = False
 ) -> dict[str, Any]:
+    """A page of the trace list and its exact total. ``facts``: the dashboard's facts are registered on
+    ``con`` (the root causes are read from them), else the page's own are computed."""
     _order(TRACE_SORTS, sort, desc, "t.trace_id")  # a sort key of the list, or a clear 400
-    total = store_ui.read(con, "traces_count", params).rows[0][0]
-    rows = _rows(store_ui.traces_page(con, params, sort, desc, limit, offset))
+    if params.get("q") is not None:  # the count and the page from one reading of the texts
+        rows = _rows(store_ui.traces_search(con, params, sort, desc, limit, offset))
+        total = rows[0]["_total"] if rows else store_ui.traces_count(con, params)
+        for r in rows:
+            del r["_total"]
+    else:
+        total = store_ui.traces_count(con, params)
+        rows = _rows(store_ui.traces_page(con, params, sort, desc, limit, offset, total))
     ids = [r["trace_id"] for r in rows]
     if ids:
         tokens = dict(store_ui.read(con, "trace_tokens", {"ids": ids}).rows)
-        causes = dict(store_ui.read(con, "trace_causes", {"ids": ids}).rows)
+        if facts:
+            causes = dict(store_ui.read(con, "trace_causes", {"ids": ids}).rows)
+        else:
+            causes = ui_facts.root_causes(con, ids)
         fb = dict(store_ui.read(con, "trace_feedback", {"ids": ids}).rows)
         for r in rows:
             r["tokens"] = tokens.get(r["trace_id"])
@@ -145,25 +148,8 @@ def traces(
 
 
 def compare(con: Any, base: str, new: str) -> dict[str, Any]:
-    sm = ui_query("ui_slice_metrics")
-    long = _rows(run_select(con, sm.sql, sm.bind({"base_run": base, "new_run": new}), row_cap=50_000))
-    slices: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in long:
-        s = slices.setdefault(
-            (r["category"], r["metric"]),
-            {
-                "category": r["category"],
-                "metric": r["metric"],
-                "base": None,
-                "base_n": 0,
-                "new": None,
-                "new_n": 0,
-            },
-        )
-        side = "base" if r["run_id"] == base else "new"
-        s[side], s[side + "_n"] = r["value"], r["n"]
-    for s in slices.values():
-        s["delta"] = s["new"] - s["base"] if s["base"] is not None and s["new"] is not None else None
+    """The cases of two runs paired (``run_diff``) and each run's root causes, over the facts. The
+    metrics per slice are ``GET /api/v1/compare``'s (``ragfault compare``), which the page reads."""
     diff = load_query("run_diff")
     changes = _rows(run_select(con, diff.sql, diff.bind({"base_run": base, "new_run": new}), row_cap=100_000))
     causes = load_query("root_causes")
@@ -174,7 +160,6 @@ def compare(con: Any, base: str, new: str) -> dict[str, Any]:
     return {
         "base": base,
         "new": new,
-        "slices": list(slices.values()),
         "cases": changes,
         "root_causes": by_cause,
     }
@@ -265,14 +250,17 @@ def router(runtime: Any) -> APIRouter:
 
     r = APIRouter(prefix="/api/v1/ui", dependencies=[Depends(auth)])
     limiter = anyio.CapacityLimiter(4)
-    snapshot = AttributionSnapshot()
+    facts = DashboardFacts()
 
     async def read(fn: Any, *args: Any, attribution: bool = False) -> Any:
+        """``fn(con, *args)`` on a cursor of its own; ``attribution``: with the dashboard's facts
+        registered (``attribution`` is then theirs)."""
+
         def work() -> Any:
             con = runtime.store.cursor()
             try:
                 if attribution:
-                    snapshot.use(con)
+                    facts.use(con)
                 return jsonable(fn(con, *args))
             finally:
                 con.close()
@@ -318,9 +306,16 @@ def router(runtime: Any) -> APIRouter:
             "service": service or None, "run_id": run_id or None, "root_cause": root_cause or None,
             "since": since or None, "until": until or None, "feedback": feedback, "q": q or None,
         }  # fmt: skip
-        return await read(traces, params, sort, desc, lim, off, attribution=bool(root_cause))
 
-    @r.get("/compare", summary="Two runs side by side: metric deltas per slice, cases regressed and improved")
+        def page(con: Any) -> dict[str, Any]:
+            # the facts when they exist (or the root-cause filter needs them); else the page's own
+            return traces(con, params, sort, desc, lim, off, facts.use(con, build=bool(root_cause)))
+
+        return await read(page)
+
+    @r.get(
+        "/compare", summary="Two runs side by side: the cases regressed and improved, root causes of each run"
+    )
     async def get_compare(base: str, new: str) -> Any:
         return await read(compare, base, new, attribution=True)
 

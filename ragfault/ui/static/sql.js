@@ -12,7 +12,7 @@ function csv(res) {
 }
 const usedParams = (q) => [...new Set([...q.replace(/--[^\n]*/g, "").replace(/'(?:[^']|'')*'/g, "''").matchAll(/(?<![\w$])\$([A-Za-z_]\w*)/g)].map((m) => m[1]))];
 
-export async function sqlPage(main, _arg, current) {
+export async function sqlPage(main, _arg, current = () => true) {
   const bundled = await api("/api/v1/ui/queries");
   const text = localStorage.getItem("ragfault-sql") || "SELECT root_cause, count(*) AS traces FROM attribution GROUP BY 1 ORDER BY 2 DESC";
   main.innerHTML = `<h2>SQL</h2><div class="grid-sql">
@@ -44,7 +44,7 @@ export async function sqlPage(main, _arg, current) {
     const t0 = performance.now();
     try {
       const res = await api("/api/v1/sql", {sql: q, params});
-      if (!current()) return;  // the user went to another page while it ran
+      if (!current()) return;  // the reader has moved to another page meanwhile
       const ms = performance.now() - t0;
       last = res;
       $("#out").innerHTML = resultTable(res);

@@ -1,5 +1,6 @@
 -- name: traces_page
--- description: A page of the trace list; {order} is one of the fixed sorts of collector.store.ui.TRACE_SORTS.
+-- description: A page of the trace list; {where} holds the conditions of the filters given
+--   (collector.store.ui.TRACE_FILTERS), {order} one of the fixed sorts of collector.store.ui.TRACE_SORTS.
 -- params: $service VARCHAR = NULL, $run_id VARCHAR = NULL, $since VARCHAR = NULL, $until VARCHAR = NULL,
 --   $q VARCHAR = NULL, $feedback BOOLEAN = NULL, $root_cause VARCHAR = NULL,
 --   $limit INTEGER, $offset INTEGER
@@ -8,13 +9,6 @@
 SELECT t.trace_id, t.start_time, t.service_name, t.run_id, t.case_id, t.span_count, t.error_count,
        date_diff('microsecond', t.start_time, t.end_time) / 1000.0 AS latency_ms, t.query_text, t.answer_text
 FROM traces t
-WHERE ($service IS NULL OR t.service_name = $service)
-  AND ($run_id IS NULL OR t.run_id = $run_id)
-  AND ($since IS NULL OR t.start_time >= CAST($since AS TIMESTAMP))
-  AND ($until IS NULL OR t.start_time < CAST($until AS TIMESTAMP))
-  AND ($q IS NULL OR contains(lower(coalesce(t.query_text, '')), lower($q))
-       OR contains(lower(coalesce(t.answer_text, '')), lower($q)) OR t.trace_id = lower($q))
-  AND ($feedback IS NULL OR $feedback = EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = t.trace_id))
-  AND ($root_cause IS NULL OR t.trace_id IN (SELECT trace_id FROM attribution WHERE root_cause = $root_cause))
+WHERE true {where}
 ORDER BY {order}
 LIMIT $limit OFFSET $offset

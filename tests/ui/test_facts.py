@@ -1,0 +1,205 @@
+"""The dashboard's facts against the bundled queries on the same database: every section the dashboard
+draws from the facts (layered metrics, refusal table, root causes, quadrant, trend) gives the numbers
+``queries/*.sql`` give over the tables, after the first computation and after each way the data moves
+(traces evaluated again with other settings, traces deleted, verdicts written around the verdict
+writer, gold cases reloaded); only the traces that changed are computed again."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collector.normalize import DEFAULT_SOURCE_KEYS
+from collector.store.reader import run_select
+from collector.store.retention import delete_traces
+from collector.store.ui_facts import DashboardFacts, root_causes
+from evaluators.config import EvaluationSettings, evaluator_configs
+from evaluators.registry import discover
+from evaluators.runner import Runner, StoreRunner
+from queries import load_query
+from ragfault.local import LocalStore
+from ragfault.ui.api import FAST, SECTIONS, dashboard, ui_query
+from tests.demo_db import demo_db  # noqa: F401 (fixture)
+
+
+@pytest.fixture
+def local(demo_db: Path, tmp_path: Path) -> Iterator[LocalStore]:  # noqa: F811
+    shutil.copy(demo_db, tmp_path / "demo.duckdb")
+    store = LocalStore(str(tmp_path / "demo.duckdb"))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _rows(con: Any, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    r = run_select(con, sql, params, row_cap=100_000)
+    return [dict(zip(r.columns, row, strict=True)) for row in r.rows]
+
+
+def bundled(local: LocalStore, filters: dict[str, Any], bucket: str = "day") -> dict[str, Any]:
+    """Each section as the bundled queries compute it over the tables (no facts registered)."""
+    con = local.store.cursor()
+    try:
+        out = {}
+        for name in SECTIONS:
+            q = load_query(name)
+            out[name] = _rows(con, q.sql, q.bind(filters))
+        trend = ui_query("ui_trend")  # over the attribution view itself here
+        out["trend"] = _rows(con, trend.sql, trend.bind({**filters, "bucket": bucket}))
+        return out
+    finally:
+        con.close()
+
+
+def fast(
+    local: LocalStore, facts: DashboardFacts, filters: dict[str, Any], bucket: str = "day"
+) -> dict[str, Any]:
+    con = local.store.cursor()
+    try:
+        assert facts.use(con)
+        return dashboard(con, filters, bucket)
+    finally:
+        con.close()
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+FILTERS: list[dict[str, Any]] = [
+    {},
+    {"run_id": "demo-v1"},
+    {"dataset": "helpdesk-demo"},
+    {"dataset": "no-such-dataset"},  # nothing applies: every rate and mean is NULL, never 0 or 1
+    {"run_id": "no-such-run", "since": "2000-01-01 00:00:00"},
+]
+
+
+def check_all(
+    local: LocalStore, facts: DashboardFacts, extra: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    first: dict[str, Any] = {}
+    for filters in FILTERS + (extra or []):
+        full = {k: None for k in ("run_id", "dataset", "since", "until")} | filters
+        want, got = bundled(local, full), fast(local, facts, full)
+        for name in (*SECTIONS, "trend"):
+            assert same(got[name], want[name]), (filters, name, got[name], want[name])
+        first = first or want
+    return first
+
+
+def test_facts_give_the_bundled_numbers_and_follow_each_change(local: LocalStore) -> None:
+    facts = DashboardFacts()
+    con = local.store.cursor()
+    # the traces spread over three days, so that a time filter takes some hours whole (their sums)
+    # and cuts others (their rows)
+    con.execute(
+        "UPDATE traces SET start_time = start_time - to_minutes(r.k * 97) FROM "
+        "(SELECT trace_id, row_number() OVER (ORDER BY trace_id) AS k FROM traces) r WHERE traces.trace_id = r.trace_id"
+    )
+    lo, hi = con.execute("SELECT min(start_time), max(start_time) FROM traces").fetchall()[0]
+    con.close()
+    a, b = lo + (hi - lo) / 3 + timedelta(minutes=13), hi - (hi - lo) / 4 - timedelta(minutes=29)
+    window = [{"since": str(a)}, {"until": str(b), "run_id": "demo-v1"}, {"since": str(a), "until": str(b)}]
+
+    want = check_all(local, facts, window)
+    assert facts.refreshes.full == 1 and facts.refreshes.partial == 0
+    layer = {(r["category"], r["metric"]): r for r in want["layer_metrics"]}
+    assert layer["(all)", "recall@5"]["n_traces"] > 0 and {r["category"] for r in want["refusal_table"]} > {
+        "(all)"
+    }
+    assert set(FAST) <= set(
+        fast(local, facts, dict.fromkeys(("run_id", "dataset", "since", "until")))["timings_ms"]
+    )
+
+    # three traces evaluated again with other cut-offs: their recall@1/3/5/10 move to history and
+    # recall@2 appears, for those three only
+    specs = discover()
+    settings = EvaluationSettings(evaluators={"retrieval": {"ks": [2]}})
+    runner = StoreRunner(
+        local.store.cursor(),
+        local.write,
+        Runner(specs, evaluator_configs(settings, specs)),
+        DEFAULT_SOURCE_KEYS,
+    )
+    runner.refs.refresh(runner.cursor)
+    con = local.store.cursor()
+    ids = [r[0] for r in con.execute("SELECT trace_id FROM attribution ORDER BY trace_id LIMIT 3").fetchall()]
+    con.close()
+    runner.evaluate(ids)
+    want = check_all(local, facts, window)
+    assert (facts.refreshes.full, facts.refreshes.partial, facts.refreshes.traces) == (1, 1, 3)
+    recall2 = {(r["category"], r["metric"]): r for r in want["layer_metrics"]}["(all)", "recall@2"]
+    assert recall2["n_traces"] + recall2["not_applicable"] == 3  # one trace-level row each
+
+    # two traces deleted (retention): their rows leave every table of the facts
+    con = local.store.cursor()
+    gone = [
+        r[0]
+        for r in con.execute("SELECT trace_id FROM attribution ORDER BY trace_id DESC LIMIT 2").fetchall()
+    ]
+    con.close()
+    before = facts.facts.traces if facts.facts else 0
+    local.write(lambda tx: delete_traces(tx, gone))
+    check_all(local, facts, window)
+    assert (facts.refreshes.full, facts.refreshes.partial) == (1, 2) and facts.facts is not None
+    assert facts.facts.traces == before - 2
+
+    # a verdict written around write_verdicts (no generation raised): everything is computed again
+    local.store.con.execute(
+        "INSERT INTO evaluations SELECT * REPLACE ('recall@7' AS metric) FROM evaluations "
+        "WHERE metric = 'recall@2' AND span_id IS NULL"
+    )
+    want = check_all(local, facts)
+    assert facts.refreshes.full == 2 and "without a stamp" in facts.refreshes.last
+    recall7 = {(r["category"], r["metric"]): r for r in want["layer_metrics"]}["(all)", "recall@7"]
+    assert (recall7["n_traces"], recall7["not_applicable"]) == (
+        recall2["n_traces"],
+        recall2["not_applicable"],
+    )
+
+    # a gold case in another category: every row of its traces moves, so everything is computed again
+    local.store.con.execute("UPDATE gold_cases SET category = 'renamed', loaded_at = now() WHERE case_id = "
+                            "(SELECT case_id FROM attribution WHERE case_id IS NOT NULL ORDER BY 1 LIMIT 1)")  # fmt: skip
+    want = check_all(local, facts)
+    assert facts.refreshes.full == 3 and "renamed" in {r["category"] for r in want["refusal_table"]}
+
+    # nothing changed: the same facts, nothing computed
+    n = (facts.refreshes.full, facts.refreshes.partial)
+    check_all(local, facts)
+    assert (facts.refreshes.full, facts.refreshes.partial) == n
+
+
+def test_the_trace_list_reads_the_view_until_the_facts_exist(local: LocalStore) -> None:
+    facts = DashboardFacts()
+    con = local.store.cursor()
+    try:
+        assert facts.use(con, build=False) is False and facts.refreshes.full == 0
+        assert facts.use(con) is True and facts.use(con, build=False) is True
+        assert facts.refreshes.full == 1
+    finally:
+        con.close()
+
+
+def test_a_pages_own_root_causes_are_the_views(local: LocalStore) -> None:
+    con = local.store.cursor()
+    try:
+        want = dict(con.execute("SELECT trace_id, root_cause FROM attribution").fetchall())
+        ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY trace_id").fetchall()]
+        got = root_causes(con, ids)
+    finally:
+        con.close()
+    assert got == want and len(ids) > len(want)  # the demo's live traffic has no gold case, no root cause
