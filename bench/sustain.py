@@ -55,8 +55,10 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -463,6 +465,122 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         return row
 
 
+# --- the stages in one process -------------------------------------------------------------------
+
+
+class StageClock:
+    """CPU time (``time.process_time``: DuckDB's threads included) by stage, each stage's own time
+    only (a stage inside another is taken out of it)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._stack: list[list[float]] = []  # per open stage: [start, time of the stages inside]
+
+    def wrap(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*a: Any, **k: Any) -> Any:
+            self._stack.append([time.process_time(), 0.0])
+            try:
+                return fn(*a, **k)
+            finally:
+                start, inner = self._stack.pop()
+                spent = time.process_time() - start
+                self.seconds[stage] = self.seconds.get(stage, 0.0) + spent - inner
+                if self._stack:
+                    self._stack[-1][1] += spent
+
+        return timed
+
+
+def run_stages(args: argparse.Namespace) -> dict[str, float]:
+    """The server's path on one thread, request by request: decode and store the spans of a request
+    (``--stage-batch`` traces), settle them, evaluate them in-process (the same functions a worker
+    runs), log them, checkpoint when the WAL is as large as the server's writer waits for; CPU µs a
+    trace by stage, the least of ``--repeat`` runs each. No HTTP, no thread or process hand-offs."""
+    runs = [_stage_run(args) for _ in range(args.repeat)]
+    best = {k: min(r.get(k, 0.0) for r in runs) for k in runs[0]}
+    return dict(sorted(best.items(), key=lambda kv: -kv[1]))
+
+
+def _stage_run(args: argparse.Namespace) -> dict[str, float]:
+    import collector.settle as settle_mod
+    import evaluators.store_runner as sr_mod
+    from collector.batch import flatten
+    from collector.normalize import DEFAULT_SOURCE_KEYS
+    from collector.store import settling as settling_mod
+    from collector.store import verdicts
+    from collector.store.duck import IDLE_CHECKPOINT_BYTES
+    from evaluators.config import EvaluationSettings, evaluator_configs
+    from evaluators.eval_log import LogBuffer, write_log
+    from evaluators.loading import store_gold, store_kb
+    from evaluators.references import References
+    from evaluators.registry import discover
+    from evaluators.running import Runner
+    from ragfault.local import LocalStore
+
+    rng = random.Random(args.seed)
+    kb = make_kb(rng, args.kb_docs)
+    requests = list(export_requests(rng, kb, args.stages, args.stage_batch, time.time_ns()))
+    clock = StageClock()
+    patches = [
+        (settle_mod, "load_trace_parts", "settle: fetch"),
+        (settle_mod, "load_fills", "settle: fetch"),
+        (settling_mod, "waiting_traces", "settle: find ready"),
+        (settling_mod, "write_settled", "settle: write"),
+        (sr_mod, "fetch_with_window", "evaluate: fetch"),
+        (sr_mod, "views_from_tables", "evaluate: views and inputs"),
+        (sr_mod, "make_inputs", "evaluate: views and inputs"),
+        (sr_mod, "build_tables", "evaluate: evaluators and rows"),
+        (References, "refresh", "evaluate: references"),
+    ]
+    saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]
+    orig_job = sr_mod.write_job
+
+    def job(*a: Any) -> Any:
+        return clock.wrap("evaluate: verdict write", orig_job(*a))
+
+    with tempfile.TemporaryDirectory(prefix="ragfault-stages-") as tmp:
+        local = LocalStore(str(Path(tmp) / "stages.duckdb"))
+        try:
+            public = [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb]
+            store_kb(local.write, "\n".join(json.dumps(d, ensure_ascii=False) for d in public))
+            cases = [c for _, cs in requests for c in cs]
+            store_gold(local.write, "\n".join(json.dumps(c, ensure_ascii=False) for c in cases), dataset="b")
+            for obj, name, stage in patches:
+                setattr(obj, name, clock.wrap(stage, getattr(obj, name)))
+            sr_mod.write_job = job  # type: ignore[assignment]
+            specs = discover()
+            runner = Runner(specs, evaluator_configs(EvaluationSettings(), specs), tier="cheap")
+            store_runner = sr_mod.StoreRunner(local.store.cursor(), local.write, runner, DEFAULT_SOURCE_KEYS)
+            settler = settle_mod.Settler(
+                local.store.cursor(), local.write, settle_seconds=1, max_wait_seconds=1, batch_limit=10**6
+            )
+            con = local.store.con
+            decode = clock.wrap("ingest: decode (flatten)", flatten)
+            insert = clock.wrap("ingest: span inserts", local.store.write_spans)
+            settle = clock.wrap("settle: assemble and the rest", settler.run_once)
+            evaluate = clock.wrap("evaluate: the rest", store_runner.evaluate)
+            checkpoint = clock.wrap("checkpoints", local.store.checkpoint_if_idle)
+            pending = clock.wrap("evaluate: queue and eval_log", verdicts.pending)
+            log = clock.wrap("evaluate: queue and eval_log", local.write)
+            for i, (req, _) in enumerate(requests):
+                insert(con, decode(req, source_keys=DEFAULT_SOURCE_KEYS))
+                settle(force=True)
+                waiting = pending(con, 10**6)
+                evaluate([t for t, _, _ in waiting], {t: at for t, _, at in waiting})
+                done = {t: n for t, n, _ in waiting}
+                log(lambda c, done=done: write_log(c, LogBuffer(), done))
+                if i % 4 == 3:
+                    checkpoint(con, IDLE_CHECKPOINT_BYTES)
+            rows = con.execute("SELECT count(*) FROM evaluations").fetchall()[0][0]
+        finally:
+            sr_mod.write_job = orig_job
+            for obj, name, fn in saved:
+                setattr(obj, name, fn)
+            local.close()
+    n = args.stages
+    return {k: v / n * 1e6 for k, v in clock.seconds.items()} | {"_rows": rows / n}
+
+
 def table(rows: list[dict]) -> str:
     head = (
         "| offered traces/s | sent | stored spans/s | evaluated traces/s (2nd half) | lag at end (evaluation / settle) | behind at end "
@@ -507,7 +625,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--profile-rate", type=int, default=100, help="py-spy samples a second")
     ap.add_argument("--out", default=str(RESULTS / "sustain.json"))
+    ap.add_argument(
+        "--stages",
+        type=int,
+        default=0,
+        help="instead of a server: this many traces through the server's path on one thread, "
+        "CPU µs a trace by stage (no HTTP, no hand-offs)",
+    )
+    ap.add_argument("--stage-batch", type=int, default=200, help="traces a request with --stages")
+    ap.add_argument("--repeat", type=int, default=3, help="runs with --stages (the least is printed)")
     args = ap.parse_args(argv)
+    if args.stages:
+        prof = run_stages(args)
+        rows_a_trace = prof.pop("_rows")
+        print(f"CPU µs a trace by stage, {args.stages:,} traces in requests of {args.stage_batch}, "
+              f"least of {args.repeat} runs ({rows_a_trace:.1f} verdict rows a trace):")  # fmt: skip
+        for stage, us in prof.items():
+            print(f"  {us:8,.0f}  {stage}")
+        print(f"  {sum(prof.values()):8,.0f}  total")
+        return 0
     rows = []
     for rate in (float(x) for x in args.rates.split(",") if x.strip()):
         row = run_rate(args, rate)
