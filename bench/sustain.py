@@ -31,10 +31,18 @@ A rate is kept up with when the evaluated rate of the second half is at least 95
 both lags at the end stay under ``--settle-seconds`` + 5 s and the traces behind at the end are no
 more than ``--settle-seconds`` + 3 s of traffic: the backlog is not growing, nor evaluated in bursts.
 
+Where the CPU goes: ``--profile`` records the server and its workers with py-spy (installed into the
+venv) and prints CPU µs a trace by stage (each thread's CPU time from /proc, split over the stages of
+its samples); ``--stages N`` runs the server's path for N traces on one thread instead of a server
+(decode, span inserts, settling, evaluation with a worker's functions, verdict writes, checkpoints)
+and prints the CPU µs a trace of each stage.
+
 Run from the project root:
 
     .venv/bin/python bench/sustain.py                      # 400, 800, 1200 traces/s, 30 s each
     .venv/bin/python bench/sustain.py --rates 900,1000,1100 --seconds 60
+    .venv/bin/python bench/sustain.py --rates 400 --profile
+    .venv/bin/python bench/sustain.py --stages 2000
 
 Results are printed and written to bench/results/sustain.json.
 """
