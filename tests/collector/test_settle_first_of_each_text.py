@@ -84,7 +84,7 @@ def _fields(d: object) -> tuple[object, ...]:
     )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(row, max_size=24, unique_by=lambda r: (r[0], r[1], r[2], r[3])))
 def test_the_rows_and_order_of_the_sql_selection(shared_store: Store, rows: list[tuple]) -> None:
     store = shared_store
