@@ -31,10 +31,18 @@ A rate is kept up with when the evaluated rate of the second half is at least 95
 both lags at the end stay under ``--settle-seconds`` + 5 s and the traces behind at the end are no
 more than ``--settle-seconds`` + 3 s of traffic: the backlog is not growing, nor evaluated in bursts.
 
+Where the CPU goes: ``--profile`` records the server and its workers with py-spy (installed into the
+venv) and prints CPU µs a trace by stage (each thread's CPU time from /proc, split over the stages of
+its samples); ``--stages N`` runs the server's path for N traces on one thread instead of a server
+(decode, span inserts, settling, evaluation with a worker's functions, verdict writes, checkpoints)
+and prints the CPU µs a trace of each stage.
+
 Run from the project root:
 
     .venv/bin/python bench/sustain.py                      # 400, 800, 1200 traces/s, 30 s each
     .venv/bin/python bench/sustain.py --rates 900,1000,1100 --seconds 60
+    .venv/bin/python bench/sustain.py --rates 400 --profile
+    .venv/bin/python bench/sustain.py --stages 2000
 
 Results are printed and written to bench/results/sustain.json.
 """
@@ -47,14 +55,18 @@ import os
 import platform
 import random
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -62,7 +74,202 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(ROOT))
 
 from bench.evaluate import export_requests, make_kb  # noqa: E402  (the same traces and cases)
-from bench.ingest import Exporter, MemWatch, SendStats, ragfault_bin, start_ragfault, stop_process  # noqa: E402
+from bench.ingest import (  # noqa: E402
+    Exporter,
+    MemWatch,
+    SendStats,
+    _cpu_ticks,
+    _tree,
+    ragfault_bin,
+    start_ragfault,
+    stop_process,
+)
+
+
+def start_pyspy(pid: int, out: Path, rate: int) -> subprocess.Popen | None:
+    """py-spy recording the server and its worker processes (raw stacks, every thread), or None
+    when py-spy is not installed (``pip install py-spy`` into the venv)."""
+    exe = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not Path(exe).exists():
+        print("py-spy not found; install it into the venv to profile", file=sys.stderr)
+        return None
+    cmd = [exe, "record", "--pid", str(pid), "--format", "raw", "--threads", "--subprocesses",
+           "--rate", str(rate), "-o", str(out)]  # fmt: skip
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+# A sample's stage: the first rule whose function names are all in its stack (after the thread),
+# within that kind of thread ("worker": a process under the server's, "writer", "settler",
+# "evaluator", or any other thread of the server). Function names as py-spy prints them.
+_STAGE_RULES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("worker", "evaluate: workers (views, evaluators, rows)", ("_work",)),
+    ("worker", "ingest: decode workers", ("decode_to_arrow",)),
+    ("worker", "workers: other (start-up, IPC)", ()),
+    ("writer", "writer: checkpoints", ("checkpoint_if_idle",)),
+    ("writer", "ingest: span inserts (writer)", ("write_spans",)),
+    ("writer", "settle: write (writer)", ("write_settled",)),
+    ("writer", "evaluate: verdict write (writer)", ("write_verdicts",)),
+    ("writer", "evaluate: eval_log, feedback (writer)", ()),
+    ("settler", "settle: fetch (steps, documents, content fills)", ("load_trace_parts",)),
+    ("settler", "settle: fetch (steps, documents, content fills)", ("load_fills",)),
+    ("settler", "settle: assemble (Python)", ("_run_once",)),
+    ("settler", "settle: ready look-ups and gauges", ()),
+    ("evaluator", "evaluate: fetch (traces, steps, documents)", ("fetch_traces",)),
+    ("evaluator", "evaluate: in the server process", ("evaluate_tables",)),
+    ("evaluator", "evaluate: in the server process", ("build_tables",)),
+    ("evaluator", "evaluate: in the server process", ("load",)),
+    ("evaluator", "evaluate: hand-off to workers", ("submit",)),
+    ("evaluator", "evaluate: queue, feedback, sampling, gauges", ()),
+    ("eval-io", "evaluate: hand-off to workers", ()),
+    ("decode-io", "ingest: receive and decode", ()),
+    ("other", "ingest: receive and decode", ()),
+]
+
+
+def _thread_kind(name: str, in_worker: bool) -> str:
+    if in_worker:
+        return "worker"
+    for kind in ("writer", "settler", "evaluator", "eval-io", "decode-io"):
+        if f"ragfault-{kind}" in name:
+            return kind
+    return "other"
+
+
+def _task_ticks(pid: int) -> dict[int, int]:
+    """utime + stime of each live thread of a process, in clock ticks."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            out[int(tid)] = int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+class ThreadWatch:
+    """The CPU time each thread of the server's process tree used since ``start`` (sampled every
+    0.2 s; a thread that ended keeps what it had at the last sample), and each process's total (it
+    counts ended threads too)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.base: dict[tuple[int, int], int] = {}
+        self.last: dict[tuple[int, int], int] = {}
+        self.proc_base: dict[int, int] = {}
+        self.proc_last: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._first = True
+
+    def sample(self) -> None:
+        for p in _tree(self.pid):
+            ticks = _cpu_ticks(p)
+            self.proc_last[p] = max(self.proc_last.get(p, 0), ticks)
+            if self._first:
+                self.proc_base[p] = ticks
+            for tid, t in _task_ticks(p).items():
+                key = (p, tid)
+                self.last[key] = max(self.last.get(key, 0), t)
+                if self._first:
+                    self.base[key] = t
+        self._first = False
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.sample()
+
+    def start(self) -> ThreadWatch:
+        self.sample()
+        self._t.start()
+        return self
+
+    def stop(self) -> None:
+        self.sample()
+        self._stop.set()
+        self._t.join()
+
+    def seconds(self) -> tuple[dict[tuple[int, int], float], dict[int, float]]:
+        """CPU seconds by (pid, tid) and by pid."""
+        hz = os.sysconf("SC_CLK_TCK")
+        threads = {k: (v - self.base.get(k, 0)) / hz for k, v in self.last.items()}
+        procs = {p: (v - self.proc_base.get(p, 0)) / hz for p, v in self.proc_last.items()}
+        return threads, procs
+
+
+_FRAME_PID = re.compile(r"^process (\d+):")
+_FRAME_TID = re.compile(r"^thread \((?:0x)?([0-9a-fA-F]+)\)")
+
+
+def stages(path: Path, cpu: ThreadWatch, n_traces: int) -> dict[str, float]:
+    """CPU µs a trace by stage: each thread's CPU time (``ThreadWatch``) split over the stages of
+    its py-spy samples (``_STAGE_RULES``); a worker process's whole CPU time over its samples'.
+    Threads py-spy never saw (DuckDB's own, threads that ended) are counted apart."""
+    per_thread: dict[tuple[int, int], dict[str, int]] = {}
+    worker_pids: set[int] = set()
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not stack or not n.isdigit():
+            continue
+        frames = stack.split(";")
+        heads = [i for i, f in enumerate(frames) if f.startswith("thread (")]
+        if not heads:
+            continue
+        pids = [m.group(1) for f in frames[: heads[0]] if (m := _FRAME_PID.match(f))]
+        tid_m = _FRAME_TID.match(frames[heads[0]])
+        if not pids or tid_m is None:
+            continue
+        pid, in_worker = int(pids[-1]), len(pids) > 1
+        tid = int(tid_m.group(1), 16 if frames[heads[0]].startswith("thread (0x") else 10)
+        if in_worker:
+            worker_pids.add(pid)
+        kind = _thread_kind(frames[heads[0]], in_worker)
+        names = {f.split(" (", 1)[0].rsplit(".", 1)[-1] for f in frames[heads[0] + 1 :]}
+        for k, stage, need in _STAGE_RULES:
+            if k == kind and all(x in names for x in need):
+                counts = per_thread.setdefault((pid, tid), {})
+                counts[stage] = counts.get(stage, 0) + int(n)
+                break
+    threads, procs = cpu.seconds()
+    out: dict[str, float] = {}
+
+    def add(stage: str, seconds: float) -> None:
+        out[stage] = out.get(stage, 0.0) + seconds
+
+    by_pid: dict[int, dict[str, int]] = {}
+    for (pid, _tid), counts in per_thread.items():
+        if pid in worker_pids:
+            agg = by_pid.setdefault(pid, {})
+            for st, c in counts.items():
+                agg[st] = agg.get(st, 0) + c
+    for pid, secs in procs.items():
+        if pid in by_pid:  # a worker: all of its time, in the shares of its samples
+            total = sum(by_pid[pid].values())
+            for st, c in by_pid[pid].items():
+                add(st, secs * c / total)
+        elif pid == cpu.pid:
+            seen = 0.0
+            for (p, tid), t in threads.items():
+                if p != pid:
+                    continue
+                counts = per_thread.get((p, tid))
+                if not counts:
+                    add("server: threads py-spy did not see (DuckDB's own)", t)
+                else:
+                    total = sum(counts.values())
+                    for st, c in counts.items():
+                        add(st, t * c / total)
+                seen += t
+            add("server: threads that ended", max(0.0, secs - seen))
+        else:
+            add("workers: other (start-up, forkserver)", secs)
+    us = 1e6 / max(n_traces, 1)
+    return {k: v * us for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
 
 
 def build(n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Path) -> list[bytes]:
@@ -192,8 +399,14 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
                     samples.append(s)
                 stop.wait(0.5)
 
+        spy = None
         try:
             watch = MemWatch(proc.pid).start()
+            cpu = ThreadWatch(proc.pid).start()
+            if args.profile:
+                out = RESULTS / f"sustain-profile-{rate:.0f}.txt"
+                RESULTS.mkdir(exist_ok=True)
+                spy = start_pyspy(proc.pid, out, args.profile_rate)
             poller = threading.Thread(target=poll, daemon=True)
             poller.start()
             sent = send_paced(port, bodies, per_request / rate, args.threads)
@@ -204,10 +417,15 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             stop.set()
             poller.join()
             watch.stop()
+            cpu.stop()
         finally:
             stop.set()
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+                spy.wait(60)
             stop_process(proc)
         spans = 4 * n_traces
+        profile = stages(out, cpu, n_traces) if spy is not None else None
         window = max(sent.last_ack - sent.first, 1e-9)
         s0, s_mid, s_end = (
             at(samples, sent.first),
@@ -239,6 +457,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "cpu_main_us_per_trace": watch.cpu_main_seconds / n_traces * 1e6,
             "peak_rss_mb": watch.peak_mb,
             "build_s": build_s,
+            "profile_us_per_trace": profile,
             "samples": [
                 {k: round(v - sent.first, 2) if k == "t" else v for k, v in x.items()} for x in samples
             ],
@@ -252,6 +471,122 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         if row["evaluated"] < n_traces:
             row["log_tail"] = log.read_text(errors="replace")[-2000:]
         return row
+
+
+# --- the stages in one process -------------------------------------------------------------------
+
+
+class StageClock:
+    """CPU time (``time.process_time``: DuckDB's threads included) by stage, each stage's own time
+    only (a stage inside another is taken out of it)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._stack: list[list[float]] = []  # per open stage: [start, time of the stages inside]
+
+    def wrap(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*a: Any, **k: Any) -> Any:
+            self._stack.append([time.process_time(), 0.0])
+            try:
+                return fn(*a, **k)
+            finally:
+                start, inner = self._stack.pop()
+                spent = time.process_time() - start
+                self.seconds[stage] = self.seconds.get(stage, 0.0) + spent - inner
+                if self._stack:
+                    self._stack[-1][1] += spent
+
+        return timed
+
+
+def run_stages(args: argparse.Namespace) -> dict[str, float]:
+    """The server's path on one thread, request by request: decode and store the spans of a request
+    (``--stage-batch`` traces), settle them, evaluate them in-process (the same functions a worker
+    runs), log them, checkpoint when the WAL is as large as the server's writer waits for; CPU µs a
+    trace by stage, the least of ``--repeat`` runs each. No HTTP, no thread or process hand-offs."""
+    runs = [_stage_run(args) for _ in range(args.repeat)]
+    best = {k: min(r.get(k, 0.0) for r in runs) for k in runs[0]}
+    return dict(sorted(best.items(), key=lambda kv: -kv[1]))
+
+
+def _stage_run(args: argparse.Namespace) -> dict[str, float]:
+    import collector.settle as settle_mod
+    import evaluators.store_runner as sr_mod
+    from collector.batch import flatten
+    from collector.normalize import DEFAULT_SOURCE_KEYS
+    from collector.store import settling as settling_mod
+    from collector.store import verdicts
+    from collector.store.duck import IDLE_CHECKPOINT_BYTES
+    from evaluators.config import EvaluationSettings, evaluator_configs
+    from evaluators.eval_log import LogBuffer, write_log
+    from evaluators.loading import store_gold, store_kb
+    from evaluators.references import References
+    from evaluators.registry import discover
+    from evaluators.running import Runner
+    from ragfault.local import LocalStore
+
+    rng = random.Random(args.seed)
+    kb = make_kb(rng, args.kb_docs)
+    requests = list(export_requests(rng, kb, args.stages, args.stage_batch, time.time_ns()))
+    clock = StageClock()
+    patches = [
+        (settle_mod, "load_trace_parts", "settle: fetch"),
+        (settle_mod, "load_fills", "settle: fetch"),
+        (settling_mod, "waiting_traces", "settle: find ready"),
+        (settling_mod, "write_settled", "settle: write"),
+        (sr_mod, "fetch_with_window", "evaluate: fetch"),
+        (sr_mod, "views_from_tables", "evaluate: views and inputs"),
+        (sr_mod, "make_inputs", "evaluate: views and inputs"),
+        (sr_mod, "build_tables", "evaluate: evaluators and rows"),
+        (References, "refresh", "evaluate: references"),
+    ]
+    saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]
+    orig_job = sr_mod.write_job
+
+    def job(*a: Any) -> Any:
+        return clock.wrap("evaluate: verdict write", orig_job(*a))
+
+    with tempfile.TemporaryDirectory(prefix="ragfault-stages-") as tmp:
+        local = LocalStore(str(Path(tmp) / "stages.duckdb"))
+        try:
+            public = [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb]
+            store_kb(local.write, "\n".join(json.dumps(d, ensure_ascii=False) for d in public))
+            cases = [c for _, cs in requests for c in cs]
+            store_gold(local.write, "\n".join(json.dumps(c, ensure_ascii=False) for c in cases), dataset="b")
+            for obj, name, stage in patches:
+                setattr(obj, name, clock.wrap(stage, getattr(obj, name)))
+            sr_mod.write_job = job  # type: ignore[assignment]
+            specs = discover()
+            runner = Runner(specs, evaluator_configs(EvaluationSettings(), specs), tier="cheap")
+            store_runner = sr_mod.StoreRunner(local.store.cursor(), local.write, runner, DEFAULT_SOURCE_KEYS)
+            settler = settle_mod.Settler(
+                local.store.cursor(), local.write, settle_seconds=1, max_wait_seconds=1, batch_limit=10**6
+            )
+            con = local.store.con
+            decode = clock.wrap("ingest: decode (flatten)", flatten)
+            insert = clock.wrap("ingest: span inserts", local.store.write_spans)
+            settle = clock.wrap("settle: assemble and the rest", settler.run_once)
+            evaluate = clock.wrap("evaluate: the rest", store_runner.evaluate)
+            checkpoint = clock.wrap("checkpoints", local.store.checkpoint_if_idle)
+            pending = clock.wrap("evaluate: queue and eval_log", verdicts.pending)
+            log = clock.wrap("evaluate: queue and eval_log", local.write)
+            for i, (req, _) in enumerate(requests):
+                insert(con, decode(req, source_keys=DEFAULT_SOURCE_KEYS))
+                settle(force=True)
+                waiting = pending(con, 10**6)
+                evaluate([t for t, _, _ in waiting], {t: at for t, _, at in waiting})
+                done = {t: n for t, n, _ in waiting}
+                log(lambda c, done=done: write_log(c, LogBuffer(), done))
+                if i % 4 == 3:
+                    checkpoint(con, IDLE_CHECKPOINT_BYTES)
+            rows = con.execute("SELECT count(*) FROM evaluations").fetchall()[0][0]
+        finally:
+            sr_mod.write_job = orig_job
+            for obj, name, fn in saved:
+                setattr(obj, name, fn)
+            local.close()
+    n = args.stages
+    return {k: v / n * 1e6 for k, v in clock.seconds.items()} | {"_rows": rows / n}
 
 
 def table(rows: list[dict]) -> str:
@@ -290,13 +625,43 @@ def main(argv: list[str] | None = None) -> int:
         "--drain-timeout", type=float, default=300.0, help="seconds to wait for the backlog after sending"
     )
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="record the server and its workers with py-spy while sending and draining "
+        "(bench/results/sustain-profile-RATE.txt; summarize with bench/profile_summary.py)",
+    )
+    ap.add_argument("--profile-rate", type=int, default=100, help="py-spy samples a second")
     ap.add_argument("--out", default=str(RESULTS / "sustain.json"))
+    ap.add_argument(
+        "--stages",
+        type=int,
+        default=0,
+        help="instead of a server: this many traces through the server's path on one thread, "
+        "CPU µs a trace by stage (no HTTP, no hand-offs)",
+    )
+    ap.add_argument("--stage-batch", type=int, default=200, help="traces a request with --stages")
+    ap.add_argument("--repeat", type=int, default=3, help="runs with --stages (the least is printed)")
     args = ap.parse_args(argv)
+    if args.stages:
+        prof = run_stages(args)
+        rows_a_trace = prof.pop("_rows")
+        print(f"CPU µs a trace by stage, {args.stages:,} traces in requests of {args.stage_batch}, "
+              f"least of {args.repeat} runs ({rows_a_trace:.1f} verdict rows a trace):")  # fmt: skip
+        for stage, us in prof.items():
+            print(f"  {us:8,.0f}  {stage}")
+        print(f"  {sum(prof.values()):8,.0f}  total")
+        return 0
     rows = []
     for rate in (float(x) for x in args.rates.split(",") if x.strip()):
         row = run_rate(args, rate)
         rows.append(row)
         print(table([row]).splitlines()[-1], flush=True)
+        if row.get("profile_us_per_trace"):
+            prof = row["profile_us_per_trace"]
+            print(f"  CPU µs a trace by stage (total {sum(prof.values()):,.0f}):")
+            for stage, us in prof.items():
+                print(f"    {us:8,.0f}  {stage}")
         if "log_tail" in row:
             print(row["log_tail"], file=sys.stderr)
     print()

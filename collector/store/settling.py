@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from collector.assemble import STAGE_PRIORITY, DocView, StepView
 from collector.store.base import Tx
@@ -23,8 +24,7 @@ from collector.store.tx import transaction
 
 AREA = "settle"
 
-# assembly's order of the ranked stages, for ``assembly_docs``
-_RANK = "CASE stage " + " ".join(f"WHEN '{st}' THEN {p}" for st, p in STAGE_PRIORITY.items()) + " END"
+# the ranked stages, for ``assembly_docs``
 _RANKED = ", ".join(f"'{st}'" for st in STAGE_PRIORITY)
 
 ASSEMBLY_SCHEMA = pa.schema([
@@ -101,8 +101,9 @@ def any_waiting(tx: Tx, recent: datetime) -> bool:
 def load_trace_parts(
     tx: Tx, trace_ids: list[str], window: Window = None
 ) -> tuple[dict[str, list[StepView]], dict[str, list[DocView]]]:
-    """The steps of these traces, and the documents assembly needs (``assembly_docs``); ``window``
-    (their received range) lets the scans skip the row groups of other traces."""
+    """The steps of these traces, and the documents assembly needs (``assembly_docs``, then
+    ``first_of_each_text``); ``window`` (their received range) lets the scans skip the row groups of
+    other traces."""
     tx.register("_ids", pa.table({"trace_id": trace_ids}))
     extra, params = window_sql(window)
     try:
@@ -111,13 +112,60 @@ def load_trace_parts(
             steps[r[0]].append(
                 StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), *r[11:])
             )
-        docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}
-        text = filled(AREA, "assembly_docs", window=extra, rank=_RANK, ranked=_RANKED)
-        for r in tx.execute(text, params).fetchall():
-            docs[r[0]].append(DocView(*r[1:]))
+        text = filled(AREA, "assembly_docs", window=extra, ranked=_RANKED)
+        rows = tx.sql(text, params=params or None).to_arrow_table()
     finally:
         tx.unregister("_ids")
+    docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}
+    for trace_id, doc in first_of_each_text(rows):
+        docs[trace_id].append(doc)
     return steps, docs
+
+
+def first_of_each_text(rows: pa.Table) -> list[tuple[str, DocView]]:
+    """The documents assembly reads, from the rows of ``assembly_docs``: every explicit context row,
+    and of the ranked stages' rows the first of each text in a trace (by stage in assembly's order,
+    then span, stage and position, missing positions last), as (trace id, document), sorted by
+    trace, span, stage and position (missing positions last).
+
+    Chosen with Arrow's kernels, texts compared by their index in the column's dictionary (each text
+    hashed once), and only the rows kept become Python objects: a text comes back for each stage it
+    is in, and partitioning by the texts themselves in SQL cost twice as much as fetching every row."""
+    if not rows.num_rows:
+        return []
+    # the choice is made on narrow columns and row numbers; the texts are taken once, at the end
+    keys = rows.select(["trace_id", "span_id", "stage", "position"])
+    keys = keys.append_column("_row", pa.array(range(rows.num_rows), pa.int64()))
+    context = pc.equal(keys.column("stage"), "context")
+    ranked = keys.filter(pc.invert(context))
+    ranked = ranked.append_column(
+        "_text",
+        pc.dictionary_encode(rows.column("content").filter(pc.invert(context))).combine_chunks().indices,
+    ).append_column("_rank", pc.index_in(ranked.column("stage"), value_set=_PRIORITY))
+    ranked = ranked.take(pc.sort_indices(ranked, sort_keys=_by("trace_id", "_text", "_rank", *_ORDER[1:])))
+    n = ranked.num_rows
+    if n:
+        trace, text = ranked.column("trace_id"), ranked.column("_text")
+        changed = pc.or_(
+            pc.not_equal(trace.slice(1), trace.slice(0, n - 1)),
+            pc.not_equal(text.slice(1), text.slice(0, n - 1)),
+        )
+        ranked = ranked.filter(pa.concat_arrays([pa.array([True]), changed.combine_chunks()]))
+    kept = pa.concat_tables([keys.filter(context), ranked.select(keys.column_names)])
+    kept = kept.take(pc.sort_indices(kept, sort_keys=_by(*_ORDER)))
+    picked = rows.take(kept.column("_row"))
+    columns = [picked.column(name).to_pylist() for name in _DOC_FIELDS]
+    return list(zip(picked.column("trace_id").to_pylist(), map(DocView, *columns), strict=True))
+
+
+def _by(*names: str) -> list[tuple[str, str]]:
+    return [(name, "ascending") for name in names]
+
+
+_ORDER = ("trace_id", "span_id", "stage", "position")
+# the ranked stages in assembly's order (their index is the rank)
+_PRIORITY = pa.array(sorted(STAGE_PRIORITY, key=STAGE_PRIORITY.__getitem__), pa.string())
+_DOC_FIELDS = ("span_id", "stage", "position", "doc_id", "chunk_id", "content", "score", "metadata", "source")
 
 
 @dataclass(frozen=True)
