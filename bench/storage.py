@@ -23,6 +23,10 @@ compression on). Run from the project root:
     .venv/bin/python bench/storage.py --traces 5000 --phoenix-traces 500
     .lake-venv/bin/python bench/storage.py --traces 5000 --phoenix-traces 0 --lake
 
+Per table it reports rows, blocks and bytes a trace, and the bytes of each column (from the
+segments' blocks and offsets in the file; from the Parquet column chunks in the lake). ``--keep DIR``
+keeps a copy of the single file's database; ``--skip-file`` measures only the lake and Phoenix.
+
 Results are printed and written to bench/results/storage.json.
 """
 
