@@ -243,8 +243,8 @@ def ragfault_lake(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, A
     }
 
 
-def phoenix(bodies: list[bytes], per_request: int, n_traces: int, work: Path) -> dict[str, Any]:
-    exe = ensure_phoenix(HERE / ".phoenix-venv")
+def phoenix(bodies: list[bytes], per_request: int, n_traces: int, work: Path, venv: Path) -> dict[str, Any]:
+    exe = ensure_phoenix(venv)
     port, grpc = free_port(), free_port()
     env = {**os.environ, "PHOENIX_WORKING_DIR": str(work), "PHOENIX_PORT": str(port),
            "PHOENIX_GRPC_PORT": str(grpc), "PHOENIX_HOST": "127.0.0.1", "PHOENIX_TELEMETRY_ENABLED": "false"}  # fmt: skip
@@ -287,6 +287,9 @@ def main() -> int:
     ap.add_argument("--phoenix-traces", type=int, default=500, help="traces sent to Phoenix (0: skip)")
     ap.add_argument("--lake", action="store_true", help="also the lake (needs the lake set: .lake-venv)")
     ap.add_argument("--seed", type=int, default=22)
+    ap.add_argument(
+        "--phoenix-venv", type=Path, default=HERE / ".phoenix-venv", help="venv holding arize-phoenix"
+    )
     ap.add_argument("--keep", type=Path, help="copy the single file's database into this directory")
     ap.add_argument("--skip-file", action="store_true", help="only the lake and Phoenix")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "storage.json")
@@ -320,7 +323,9 @@ def main() -> int:
             print(f"lake: {out['lake']['bytes_per_trace']:,.0f} B a trace", flush=True)
         if args.phoenix_traces > 0:
             (work / "phoenix").mkdir()
-            out["phoenix"] = phoenix(bodies, args.traces_per_request, args.phoenix_traces, work / "phoenix")
+            out["phoenix"] = phoenix(
+                bodies, args.traces_per_request, args.phoenix_traces, work / "phoenix", args.phoenix_venv
+            )
             out["phoenix"]["ratio_to_otlp"] = out["phoenix"]["bytes_per_trace"] / out["otlp_bytes_per_trace"]
             if "file" in out:
                 out["file_to_phoenix"] = out["file"]["bytes_per_trace"] / out["phoenix"]["bytes_per_trace"]
