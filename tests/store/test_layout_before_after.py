@@ -7,7 +7,6 @@ database written in the new layout by a real server."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +50,9 @@ def differences(a: dict[str, list[tuple[Any, ...]]], b: dict[str, list[tuple[Any
     return [f"{name}: {len(a[name])} rows vs {len(b[name])}" for name in a if a[name] != b[name]]
 
 
-def old_layout(
-    demo: Path, db: Path, last_step: Callable[[duckdb.DuckDBPyConnection], None] | None = None
-) -> None:
+def old_layout(demo: Path, db: Path) -> None:
     """A database in the layout before migration 020 holding the demo database's rows (copied table
-    by table, by column name); ``last_step`` runs on it before it is closed."""
+    by table, by column name)."""
     con = duckdb.connect(str(db))
     try:
         con.execute(
@@ -84,8 +81,6 @@ def old_layout(
             con.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM demo."{table}"')
         con.execute("DETACH demo")
         create_views(con)
-        if last_step:
-            last_step(con)
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -102,15 +97,30 @@ def compressions(con: duckdb.DuckDBPyConnection, table: str, column: str) -> set
     }
 
 
-def test_queries_read_the_same_before_and_after_the_layout_change(tmp_path: Path, demo_db: Path) -> None:  # noqa: F811
-    db = tmp_path / "old-layout.duckdb"
+@pytest.fixture(scope="module")
+def old_db(
+    tmp_path_factory: pytest.TempPathFactory,
+    demo_db: Path,  # noqa: F811
+) -> tuple[Path, dict[str, list[tuple[Any, ...]]]]:
+    """The demo's rows in the old layout (a file to copy, not to migrate) and what it reads."""
+    db = tmp_path_factory.mktemp("layout") / "old-layout.duckdb"
     old_layout(demo_db, db)
     con = duckdb.connect(str(db), read_only=True)
     try:
-        before = read_all(con)
         assert "ZSTD" not in compressions(con, "spans", "attributes")
+        return db, read_all(con)
     finally:
         con.close()
+
+
+def test_queries_read_the_same_before_and_after_the_layout_change(
+    tmp_path: Path,
+    demo_db: Path,  # noqa: F811
+    old_db: tuple[Path, dict[str, list[tuple[Any, ...]]]],
+) -> None:
+    db = tmp_path / "old-layout.duckdb"
+    shutil.copy(old_db[0], db)
+    before = old_db[1]
     # the demo filled what is compared: a reading of nothing would prove nothing
     for name in (
         "query attribution",
@@ -158,18 +168,17 @@ def test_queries_read_the_same_before_and_after_the_layout_change(tmp_path: Path
 )
 def test_the_comparison_sees_a_layout_change_that_changed_rows(
     tmp_path: Path,
-    demo_db: Path,  # noqa: F811
+    old_db: tuple[Path, dict[str, list[tuple[Any, ...]]]],
     damage: str,
 ) -> None:
-    db = tmp_path / "old-layout.duckdb"
-    old_layout(demo_db, db)
-    con = duckdb.connect(str(db), read_only=True)
+    before = old_db[1]
+    damaged = tmp_path / "damaged.duckdb"
+    shutil.copy(old_db[0], damaged)
+    con = duckdb.connect(str(damaged))
     try:
-        before = read_all(con)
+        con.execute(damage)
     finally:
         con.close()
-    damaged = tmp_path / "damaged.duckdb"
-    old_layout(demo_db, damaged, last_step=lambda c: c.execute(damage))
     store = Store(damaged)
     store.close()
     con = duckdb.connect(str(damaged), read_only=True)
