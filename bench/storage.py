@@ -23,6 +23,10 @@ compression on). Run from the project root:
     .venv/bin/python bench/storage.py --traces 5000 --phoenix-traces 500
     .lake-venv/bin/python bench/storage.py --traces 5000 --phoenix-traces 0 --lake
 
+Per table it reports rows, blocks and bytes a trace, and the bytes of each column (from the
+segments' blocks and offsets in the file; from the Parquet column chunks in the lake). ``--keep DIR``
+keeps a copy of the single file's database; ``--skip-file`` measures only the lake and Phoenix.
+
 Results are printed and written to bench/results/storage.json.
 """
 
@@ -82,7 +86,7 @@ def tree_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def ragfault_file(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, Any]:
+def ragfault_file(bodies: list[bytes], n_traces: int, work: Path, keep: Path | None = None) -> dict[str, Any]:
     db = work / "bench.duckdb"
     from collector.store import Store
 
@@ -127,9 +131,19 @@ def ragfault_file(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, A
         blocks = con.execute(
             "SELECT total_blocks, block_size, free_blocks FROM pragma_database_size()"
         ).fetchone()
+        assert blocks is not None
+        columns = column_bytes(con, [t for t in tables if tables[t]["rows"]], int(blocks[1]))
+        for name, per_column in columns.items():
+            tables[name]["bytes_per_trace"] = round(sum(per_column.values()) / n_traces)
+            tables[name]["columns_bytes_per_trace"] = {
+                c: round(b / n_traces) for c, b in sorted(per_column.items(), key=lambda kv: -kv[1]) if b
+            }
     finally:
         con.close()
-    assert blocks is not None
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        for f in db.parent.glob(db.name + "*"):
+            (keep / f.name).write_bytes(f.read_bytes())
     return {
         "bytes": total,
         "bytes_before_traces": references,
@@ -140,6 +154,30 @@ def ragfault_file(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, A
         "tables": tables,
         "seconds_to_evaluated": seconds,
     }
+
+
+def column_bytes(con: Any, tables: list[str], block_size: int) -> dict[str, dict[str, int]]:
+    """Bytes each column's segments take (≈): a segment that fills blocks of its own counts them
+    whole; segments packed into a shared block count from their offset to the next segment's (the
+    last one to the block's end, so a block's free tail is counted too)."""
+    segments: list[tuple[str, str, int, int, int]] = []  # table, column, block, offset, extra blocks
+    for name in tables:
+        for column, block, offset, extra in con.execute(
+            f"SELECT column_name, block_id, block_offset, len(additional_block_ids) "
+            f"FROM pragma_storage_info('{name}') WHERE block_id >= 0"
+        ).fetchall():
+            segments.append((name, str(column), int(block), int(offset), int(extra or 0)))
+    by_block: dict[int, list[tuple[int, str, str]]] = {}
+    out: dict[str, dict[str, int]] = {name: {} for name in tables}
+    for name, column, block, offset, extra in segments:
+        by_block.setdefault(block, []).append((offset, name, column))
+        out[name][column] = out[name].get(column, 0) + extra * block_size
+    for packed in by_block.values():
+        packed.sort()
+        for i, (offset, name, column) in enumerate(packed):
+            end = packed[i + 1][0] if i + 1 < len(packed) else block_size
+            out[name][column] = out[name].get(column, 0) + end - offset
+    return out
 
 
 def ragfault_lake(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, Any]:
@@ -167,8 +205,37 @@ def ragfault_lake(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, A
             stop_process(proc)
         catalog_bytes = int(pg.query("storage", "SELECT pg_database_size(current_database())").strip())
     data_bytes = tree_bytes(data)
+    import duckdb
+
+    # compressed bytes of each column chunk of each table's Parquet files (data path/<schema>/<table>/)
+    tables: dict[str, dict[str, int]] = {}
+    con = duckdb.connect(":memory:")
+    try:
+        files = [str(p) for p in sorted(data.rglob("*.parquet"))]
+        if files:
+            for file_name, column, size in con.execute(
+                "SELECT file_name, path_in_schema, sum(total_compressed_size) FROM parquet_metadata(?) "
+                "GROUP BY ALL",
+                [files],
+            ).fetchall():
+                table = Path(file_name).parent.name
+                per = tables.setdefault(table, {})
+                per[str(column)] = per.get(str(column), 0) + int(size)
+    finally:
+        con.close()
     return {
         "data_bytes": data_bytes,
+        "tables": {
+            t: {
+                "bytes_per_trace": round(sum(c.values()) / n_traces),
+                "columns_bytes_per_trace": {
+                    k: round(v / n_traces)
+                    for k, v in sorted(c.items(), key=lambda kv: -kv[1])
+                    if v >= n_traces
+                },
+            }
+            for t, c in sorted(tables.items())
+        },
         "catalog_bytes": catalog_bytes,
         "bytes_per_trace": (data_bytes + catalog_bytes) / n_traces,
         "data_bytes_per_trace": data_bytes / n_traces,
@@ -176,8 +243,8 @@ def ragfault_lake(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, A
     }
 
 
-def phoenix(bodies: list[bytes], per_request: int, n_traces: int, work: Path) -> dict[str, Any]:
-    exe = ensure_phoenix(HERE / ".phoenix-venv")
+def phoenix(bodies: list[bytes], per_request: int, n_traces: int, work: Path, venv: Path) -> dict[str, Any]:
+    exe = ensure_phoenix(venv)
     port, grpc = free_port(), free_port()
     env = {**os.environ, "PHOENIX_WORKING_DIR": str(work), "PHOENIX_PORT": str(port),
            "PHOENIX_GRPC_PORT": str(grpc), "PHOENIX_HOST": "127.0.0.1", "PHOENIX_TELEMETRY_ENABLED": "false"}  # fmt: skip
@@ -220,6 +287,11 @@ def main() -> int:
     ap.add_argument("--phoenix-traces", type=int, default=500, help="traces sent to Phoenix (0: skip)")
     ap.add_argument("--lake", action="store_true", help="also the lake (needs the lake set: .lake-venv)")
     ap.add_argument("--seed", type=int, default=22)
+    ap.add_argument(
+        "--phoenix-venv", type=Path, default=HERE / ".phoenix-venv", help="venv holding arize-phoenix"
+    )
+    ap.add_argument("--keep", type=Path, help="copy the single file's database into this directory")
+    ap.add_argument("--skip-file", action="store_true", help="only the lake and Phoenix")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "storage.json")
     args = ap.parse_args()
 
@@ -239,10 +311,11 @@ def main() -> int:
         (work / "file").mkdir()
         for name in ("kb.jsonl", "gold.jsonl"):
             (work / "file" / name).write_bytes((work / name).read_bytes())
-        out["file"] = ragfault_file(bodies, args.traces, work / "file")
-        out["file"]["ratio_to_otlp"] = out["file"]["bytes_per_trace"] / out["otlp_bytes_per_trace"]
-        print(f"file: {out['file']['bytes_per_trace']:,.0f} B a trace "
-              f"({out['file']['ratio_to_otlp']:.2f} x raw OTLP {out['otlp_bytes_per_trace']:,.0f} B)", flush=True)  # fmt: skip
+        if not args.skip_file:
+            out["file"] = ragfault_file(bodies, args.traces, work / "file", args.keep)
+            out["file"]["ratio_to_otlp"] = out["file"]["bytes_per_trace"] / out["otlp_bytes_per_trace"]
+            print(f"file: {out['file']['bytes_per_trace']:,.0f} B a trace "
+                  f"({out['file']['ratio_to_otlp']:.2f} x raw OTLP {out['otlp_bytes_per_trace']:,.0f} B)", flush=True)  # fmt: skip
         if args.lake:
             (work / "lake").mkdir()
             out["lake"] = ragfault_lake(bodies, args.traces, work / "lake")
@@ -250,9 +323,12 @@ def main() -> int:
             print(f"lake: {out['lake']['bytes_per_trace']:,.0f} B a trace", flush=True)
         if args.phoenix_traces > 0:
             (work / "phoenix").mkdir()
-            out["phoenix"] = phoenix(bodies, args.traces_per_request, args.phoenix_traces, work / "phoenix")
+            out["phoenix"] = phoenix(
+                bodies, args.traces_per_request, args.phoenix_traces, work / "phoenix", args.phoenix_venv
+            )
             out["phoenix"]["ratio_to_otlp"] = out["phoenix"]["bytes_per_trace"] / out["otlp_bytes_per_trace"]
-            out["file_to_phoenix"] = out["file"]["bytes_per_trace"] / out["phoenix"]["bytes_per_trace"]
+            if "file" in out:
+                out["file_to_phoenix"] = out["file"]["bytes_per_trace"] / out["phoenix"]["bytes_per_trace"]
             print(f"phoenix: {out['phoenix']['bytes_per_trace']:,.0f} B a trace", flush=True)
     print(json.dumps(out, indent=2))
     args.out.parent.mkdir(parents=True, exist_ok=True)

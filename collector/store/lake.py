@@ -342,6 +342,24 @@ class LakeStore(Faults):
                     _ddl_retrying(self.con, f"ALTER TABLE {raw} ADD COLUMN IF NOT EXISTS {c} {t}")
         for name, sql in VIEWS.items():
             _ddl_retrying(self.con, f"CREATE VIEW IF NOT EXISTS {name} AS {sql}")
+        self._compress()
+
+    def _compress(self) -> None:
+        """The raw tables' Parquet files are written ZSTD-compressed (DuckLake's default is Snappy):
+        the spans' attributes, where every document and the prompt are, take 2.5 times fewer bytes.
+        Set once per table, kept in the catalog; a value set there by hand is left as it is."""
+        have = {
+            str(r[0])
+            for r in self.con.execute(
+                f"SELECT scope_entry FROM {LAKE}.options() WHERE option_name = 'parquet_compression' "
+                "AND scope = 'TABLE'"
+            ).fetchall()
+        }
+        for raw in RAW_TABLES.values():
+            if not any(entry == raw or entry.endswith(f".{raw}") for entry in have):
+                _ddl_retrying(
+                    self.con, f"CALL {LAKE}.set_option('parquet_compression', 'zstd', table_name => '{raw}')"
+                )
 
     # --- the surface the writer and the readers use -------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from importlib import resources
 
@@ -33,8 +34,28 @@ def current_version(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row and row[0] is not None else 0
 
 
+# a column's ``USING COMPRESSION zstd`` (migration 020 and later)
+_ZSTD_CLAUSE = re.compile(r"\s+USING\s+COMPRESSION\s+zstd\b", re.IGNORECASE)
+
+
+def zstd_columns(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether this database can store a string column ZSTD-compressed. A file in a storage format
+    older than DuckDB 1.2's cannot (a file made by DuckDB 1.x keeps format v1.0.0 unless told
+    otherwise): DuckDB 2 refuses the clause there, DuckDB 1.5 accepts it and stores the column
+    uncompressed. An in-memory database has no format and takes the clause."""
+    row = con.execute(
+        "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    if row is None or not row[0]:
+        return True
+    found = re.match(r"v(\d+)\.(\d+)", str(row[0]))
+    return found is not None and (int(found[1]), int(found[2])) >= (1, 2)
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Apply pending migrations, each in its own transaction. Returns the names applied."""
+    """Apply pending migrations, each in its own transaction. Returns the names applied. On a file
+    that cannot store ZSTD columns (``zstd_columns``) a column's compression clause is left out: the
+    column is created as before, with DuckDB's own choice."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
         "applied_at TIMESTAMP DEFAULT current_timestamp)"
@@ -43,9 +64,12 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     # a migration numbered below one already applied, e.g. from a branch merged later, still runs)
     done = {int(r[0]) for r in con.execute("SELECT version FROM schema_migrations").fetchall()}
     applied = []
+    zstd = zstd_columns(con)
     for version, name, sql in migrations():
         if version in done:
             continue
+        if not zstd:
+            sql = _ZSTD_CLAUSE.sub("", sql)
         with transaction(con):
             con.execute(sql)
             con.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
