@@ -3,12 +3,17 @@ longer than max_backoff_seconds in a row, and forced rounds are not affected."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from collector.metrics import Metrics
-from collector.settle import Settler, utcnow
+from collector.settle import Settler
 from collector.store import Store
+
+
+NOW = datetime(
+    2026, 6, 1, 12, 0
+)  # the settler's wall clock: what is complete does not move with the test's pace
 
 
 class Pressure:
@@ -26,13 +31,13 @@ def _settler(
     con = store.cursor()
     settler = Settler(
         store.cursor(), lambda fn: fn(con), settle_seconds=0.2, max_wait_seconds=300,
-        pressure=pressure, max_backoff_seconds=max_backoff, metrics=metrics,
+        pressure=pressure, max_backoff_seconds=max_backoff, metrics=metrics, wall_clock=lambda: NOW,
     )  # fmt: skip
     return store, settler
 
 
 def _trace(store: Store, trace_id: str, received_ago: float, root: bool = True) -> None:
-    at = utcnow() - timedelta(seconds=received_ago)
+    at = NOW - timedelta(seconds=received_ago)
     store.con.execute(
         "INSERT INTO traces (trace_id, first_received_at, last_received_at, span_count, error_count, "
         "has_root) VALUES ($t, $at, $at, 1, 0, $root)",
