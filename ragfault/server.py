@@ -27,12 +27,22 @@ def build(settings: ServerSettings | Settings) -> tuple[Runtime, Any]:
     settings = tree.server
     routers: list[Callable[[Runtime], Any]] = []
     extensions: list[Callable[[Runtime], Any]] = []
-    # a lake collector ingests and answers SQL; settling, evaluation, retention and the UI still run
-    # through the single-file store's SQL
-    for hook in _components() if settings.store == "duckdb" else ():
+    # a lake collector ingests, settles, evaluates and answers SQL; retention, the API's other
+    # routes and the UI still run through the single-file store's SQL
+    for hook in _components() if settings.store == "duckdb" else _lake_components():
         hook(routers, extensions)
     runtime = Runtime(settings, extensions=extensions, tree=tree)
     return runtime, create_app(runtime, routers=routers)
+
+
+def _lake_components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
+    """What runs on a lake: the evaluation scheduler (each trace claimed by one collector)."""
+    from evaluators.scheduler import EvaluationService
+
+    def register_evaluation(routers: list[Any], extensions: list[Any]) -> None:
+        extensions.append(EvaluationService)
+
+    return [register_evaluation]
 
 
 def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:

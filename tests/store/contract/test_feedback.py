@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evaluators.feedback import to_table
+from tests.store.contract.conftest import requires
 from tests.store.contract.stored import T0, add_trace, needs_tables, rows
 
 
@@ -16,6 +17,7 @@ def _row(feedback_id: str, trace_id: str, negative: bool) -> dict[str, object]:
 
 
 def test_feedback_is_stored_once_and_negative_feedback_requeues_an_evaluated_trace(backend) -> None:
+    requires(backend, "feedback")
     needs_tables(backend, "feedback.insert", "feedback", "traces")
     from collector.store import feedback
 
@@ -36,6 +38,7 @@ def test_feedback_is_stored_once_and_negative_feedback_requeues_an_evaluated_tra
 
 
 def test_annotated_spans_are_those_marked_or_carrying_a_marker(backend) -> None:
+    requires(backend, "feedback")
     needs_tables(backend, "feedback.annotated_spans", "spans", "traces")
     from collector.batch import FEEDBACK_KEYS
     from collector.store import feedback

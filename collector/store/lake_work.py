@@ -1,0 +1,158 @@
+"""Settling and evaluation on a lake: the paths ``collector.store.settling`` and
+``collector.store.verdicts`` take when their handle is a lake's.
+
+Several collectors settle and evaluate the same lake. Each trace is worked on by the collector that
+claimed it (``lake_claims``): the traces a round finds ready (or waiting for the cheap tier) are
+claimed, those still waiting once claimed are worked on, and the claims are released once the work
+is committed. So a trace is settled once for each span count and evaluated once for each generation,
+whichever collectors its spans arrived at; a collector killed with work claimed leaves its claims to
+expire, and another takes the work then.
+
+The writes append (``lake_schema``): a settle round's assembly and derived context, a batch's
+verdicts, log rows and each trace's new generation go in one lake transaction each, so a collector
+killed half-way wrote all of it or nothing.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, TypeVar
+
+import duckdb
+import pyarrow as pa
+
+from collector.store import lake_claims
+from collector.store.base import Tx
+from collector.store.sqlfiles import sql
+from collector.store.tx import transaction
+
+AREA = "lake"
+CONFLICT_RETRIES = 6
+T = TypeVar("T")
+
+
+def is_lake(tx: Tx) -> bool:
+    """Whether ``tx`` is a lake store's handle (its instance has the lake attached as a DuckLake)."""
+    rows = tx.execute(
+        "SELECT count(*) FROM duckdb_databases() WHERE database_name = 'lake' AND type = 'ducklake'"
+    ).fetchall()  # (fetched to the end: DuckDB 2 holds a connection until a result is)
+    return bool(rows[0][0])
+
+
+def _with(tx: Tx, tables: Mapping[str, pa.Table], run: Callable[[], T]) -> T:
+    for name, table in tables.items():
+        tx.register(name, table)
+    try:
+        return run()
+    finally:
+        for name in tables:
+            tx.unregister(name)
+
+
+def _ids(trace_ids: list[str]) -> pa.Table:
+    return pa.table({"trace_id": pa.array(trace_ids, pa.string())})
+
+
+def _committed(tx: Tx, body: Callable[[], T]) -> T:
+    """``body`` in one transaction, run again after a conflict with another collector's commit."""
+    for attempt in range(CONFLICT_RETRIES + 1):
+        try:
+            with transaction(tx):
+                return body()
+        except duckdb.TransactionException:
+            if attempt == CONFLICT_RETRIES:
+                raise
+            time.sleep(0.01 * (2**attempt))
+    raise AssertionError("unreachable")
+
+
+# --- settling -------------------------------------------------------------------------------------
+
+
+def claim_waiting(tx: Tx, rows: list[T], key: Callable[[T], str], *, kind: str, recheck: str) -> list[T]:
+    """Of the candidate ``rows`` (ready to settle, or waiting for the cheap tier), those this
+    collector claimed and that still wait once claimed (``recheck``: a statement over ``_claimed``);
+    the claims of the others are released."""
+    if not rows:
+        return rows
+    got = lake_claims.claim(tx, kind, [key(r) for r in rows])
+    if not got:
+        return []
+    still = {
+        str(r[0])
+        for r in _with(tx, {"_claimed": _ids(got)}, lambda: tx.execute(sql(AREA, recheck)).fetchall())
+    }
+    done = [t for t in got if t not in still]
+    if done:
+        lake_claims.release(tx, kind, done)
+    return [r for r in rows if key(r) in still]
+
+
+def write_settled(
+    tx: Tx, assembly: pa.Table, context: pa.Table, fills: list[Any], settled_at: datetime
+) -> None:
+    """A settle round's assembly and derived context, appended under one new ``settle_id`` in one
+    transaction; the traces' settle claims are released after the commit. (Content events are not
+    stored on a lake, so there are no fills.)"""
+    if fills:
+        raise ValueError("a lake stores no content events: there is nothing to fill")
+    settle_id = uuid.uuid4().hex
+
+    def body() -> None:
+        tx.execute(sql(AREA, "insert_derived"), {"settle_id": settle_id})
+        tx.execute(sql(AREA, "insert_settles"), {"settle_id": settle_id, "now": settled_at})
+
+    _with(tx, {"_asm": assembly, "_ctx": context}, lambda: _committed(tx, body))
+    lake_claims.release(tx, lake_claims.SETTLE, assembly.column("trace_id").to_pylist())
+
+
+# --- verdicts -------------------------------------------------------------------------------------
+
+
+def pending(tx: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
+    """The oldest ``n`` settled traces waiting for the cheap tier that no other collector holds,
+    claimed by this one (those still waiting once claimed)."""
+    others = lake_claims.held_by_others(tx, lake_claims.EVALUATE)
+    rows = _with(tx, {"_others": _ids(others)}, lambda: tx.execute(sql(AREA, "pending"), {"n": n}).fetchall())
+    found = [(str(r[0]), int(r[1] or 0), r[2]) for r in rows]
+    return claim_waiting(tx, found, lambda r: r[0], kind=lake_claims.EVALUATE, recheck="still_pending")
+
+
+def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: datetime) -> None:
+    """A batch's verdicts, its ``eval_log`` rows and each trace's next generation, in one
+    transaction; the traces' evaluation claims are released after the commit."""
+
+    def body() -> None:
+        tx.execute(sql(AREA, "insert_verdicts"))
+        tx.execute(sql("verdicts", "insert_log"))
+        tx.execute(sql(AREA, "mark_evaluated"), {"now": now})
+
+    _with(tx, {"_evals": evals, "_elog": log, "_done": done}, lambda: _committed(tx, body))
+    lake_claims.release(tx, lake_claims.EVALUATE, done.column("trace_id").to_pylist())
+
+
+def write_log(tx: Tx, log: pa.Table, done: pa.Table | None) -> None:
+    """``eval_log`` rows and the span counts the cheap tier loaded (``done``: trace_id, n)."""
+
+    def body() -> None:
+        tx.execute(sql("verdicts", "insert_log"))
+        if done is not None:
+            tx.execute(sql(AREA, "evaluated_spans"))
+
+    tables = {"_elog": log, **({"_sdone": done} if done is not None else {})}
+    _with(tx, tables, lambda: _committed(tx, body))
+
+
+def requeue(tx: Tx, trace_ids: list[str]) -> list[str]:
+    """Mark these settled traces waiting for the cheap tier again; the ids marked."""
+
+    def body() -> list[str]:
+        ids = [str(r[0]) for r in tx.execute(sql(AREA, "requeue"), {"t": trace_ids}).fetchall()]
+        if ids:
+            _with(tx, {"_requeued": _ids(ids)}, lambda: tx.execute(sql(AREA, "insert_requeued")))
+        return ids
+
+    return _committed(tx, body)
