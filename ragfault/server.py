@@ -27,8 +27,8 @@ def build(settings: ServerSettings | Settings) -> tuple[Runtime, Any]:
     settings = tree.server
     routers: list[Callable[[Runtime], Any]] = []
     extensions: list[Callable[[Runtime], Any]] = []
-    # a lake collector ingests, settles, evaluates and answers SQL; retention, the API's other
-    # routes and the UI still run through the single-file store's SQL
+    # a lake collector ingests, settles, evaluates and answers SQL; retention, the judge and
+    # experiments APIs and the UI still run through the single-file store's SQL
     for hook in _components() if settings.store == "duckdb" else _lake_components():
         hook(routers, extensions)
     runtime = Runtime(settings, extensions=extensions, tree=tree)
@@ -36,13 +36,12 @@ def build(settings: ServerSettings | Settings) -> tuple[Runtime, Any]:
 
 
 def _lake_components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
-    """What runs on a lake: the evaluation scheduler (each trace claimed by one collector)."""
-    from evaluators.scheduler import EvaluationService
+    """What runs on a lake: the evaluation scheduler (each trace claimed by one collector) and its
+    API (gold cases, knowledge base, re-evaluation, feedback). Retention, the judge API, experiments
+    and the web UI are not on a lake yet."""
+    from evaluators.service import register as register_evaluators
 
-    def register_evaluation(routers: list[Any], extensions: list[Any]) -> None:
-        extensions.append(EvaluationService)
-
-    return [register_evaluation]
+    return [register_evaluators]
 
 
 def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from collector.store import lake_claims
 from collector.store.base import Tx
@@ -121,17 +122,45 @@ def pending(tx: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
     return claim_waiting(tx, found, lambda r: r[0], kind=lake_claims.EVALUATE, recheck="still_pending")
 
 
-def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: datetime) -> None:
+def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: datetime) -> list[str]:
     """A batch's verdicts, its ``eval_log`` rows and each trace's next generation, in one
-    transaction; the traces' evaluation claims are released after the commit."""
+    transaction; returns the traces written. The traces are claimed for the write (the evaluation
+    loop holds them already; a synchronous evaluation takes them now), and a trace another collector
+    holds, or whose generation moved since its rows were fetched (it was evaluated meanwhile), is
+    left out: its verdicts would be a second set of one generation. The claims are released after
+    the commit."""
+    ids = list(dict.fromkeys(done.column("trace_id").to_pylist()))
+    held = set(lake_claims.claim(tx, lake_claims.EVALUATE, ids))
+    fetched: dict[str, int] = {}
+    for t, g in zip(
+        evals.column("trace_id").to_pylist(), evals.column("generation").to_pylist(), strict=True
+    ):
+        fetched.setdefault(t, int(g) - 1)
+    written: list[str] = []
 
     def body() -> None:
-        tx.execute(sql(AREA, "insert_verdicts"))
-        tx.execute(sql("verdicts", "insert_log"))
-        tx.execute(sql(AREA, "mark_evaluated"), {"now": now})
+        current = dict(_with(tx, {"_done": done}, lambda: tx.execute(sql(AREA, "generations")).fetchall()))
+        fresh = [t for t in ids if t in held and fetched.get(t, current.get(t, 0)) == current.get(t, 0)]
+        written[:] = fresh
+        if not fresh:
+            return
+        keep = pa.array(fresh, pa.string())
+        tables = {
+            "_evals": evals.filter(pc.is_in(evals.column("trace_id"), keep)),
+            "_elog": log.filter(pc.is_in(log.column("trace_id"), keep)),
+            "_done": _ids(fresh),
+        }
 
-    _with(tx, {"_evals": evals, "_elog": log, "_done": done}, lambda: _committed(tx, body))
-    lake_claims.release(tx, lake_claims.EVALUATE, done.column("trace_id").to_pylist())
+        def run() -> None:
+            tx.execute(sql(AREA, "insert_verdicts"))
+            tx.execute(sql("verdicts", "insert_log"))
+            tx.execute(sql(AREA, "mark_evaluated"), {"now": now})
+
+        _with(tx, tables, run)
+
+    _committed(tx, body)
+    lake_claims.release(tx, lake_claims.EVALUATE, sorted(held))
+    return written
 
 
 def write_log(tx: Tx, log: pa.Table, done: pa.Table | None) -> None:
@@ -146,13 +175,17 @@ def write_log(tx: Tx, log: pa.Table, done: pa.Table | None) -> None:
     _with(tx, tables, lambda: _committed(tx, body))
 
 
-def requeue(tx: Tx, trace_ids: list[str]) -> list[str]:
-    """Mark these settled traces waiting for the cheap tier again; the ids marked."""
+def requeue(
+    tx: Tx, trace_ids: list[str], *, evaluated_only: bool = False, own_transaction: bool = True
+) -> list[str]:
+    """Mark these settled traces (``evaluated_only``: those evaluated already) waiting for the cheap
+    tier again; the ids marked. ``own_transaction``: False inside a caller's transaction."""
 
     def body() -> list[str]:
-        ids = [str(r[0]) for r in tx.execute(sql(AREA, "requeue"), {"t": trace_ids}).fetchall()]
+        text = sql(AREA, "requeue_evaluated" if evaluated_only else "requeue")
+        ids = [str(r[0]) for r in tx.execute(text, {"t": trace_ids}).fetchall()]
         if ids:
             _with(tx, {"_requeued": _ids(ids)}, lambda: tx.execute(sql(AREA, "insert_requeued")))
         return ids
 
-    return _committed(tx, body)
+    return _committed(tx, body) if own_transaction else body()

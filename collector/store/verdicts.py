@@ -181,7 +181,8 @@ def write_verdicts(
     generation of each trace of ``done`` goes up by one. ``window``: the range of the traces'
     ``first_received_at`` as fetched (``fetch_traces``), which limits looking them up."""
     if lake_work.is_lake(con):
-        return lake_work.write_verdicts(con, evals, log, done, now)
+        lake_work.write_verdicts(con, evals, log, done, now)
+        return
     n_done = done.num_rows
     with registered(con, {"_evals": evals, "_elog": log, "_ran": ran, "_done": done}), transaction(con):
         earlier = _earlier(con, n_done, window)

@@ -23,8 +23,6 @@ LAKE_MISSING = {
     "write_signals": "LakeStore.write_signals refuses log records and metric data points (not stored on a lake yet)",
     "retention": "collector.store.retention on a lake: delete_traces deletes from the per-trace base "
     "tables, and the lake's spans, steps, step_documents and traces are views over raw tables",
-    "feedback": "collector.store.feedback on a lake: insert is INSERT OR IGNORE … RETURNING (a lake table "
-    "has no key and DuckLake no RETURNING) and requeue_evaluated updates the traces row, a view there",
     "refill_textless": "collector.store.references.upsert_kb on a lake does not fill the stored textless "
     "documents from the registry (refill_textless updates step_documents, a view there)",
     "judging": "collector.store.judging on a lake: its writes are INSERT OR IGNORE/REPLACE into keyed "

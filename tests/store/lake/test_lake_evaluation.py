@@ -9,12 +9,16 @@ single-file store that received the same traces."""
 from __future__ import annotations
 
 import random
+import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -23,8 +27,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from collector.store import lake_claims
-from collector.store.lake import LakeStore
-from evaluators.loading import store_gold, store_kb
 from tests.attribution.conftest import wait_evaluated
 from tests.attribution.data import GOLD, KB, PLANTS, QUERY, docs, jsonl
 from tests.conftest import Server, make_settings
@@ -92,14 +94,16 @@ def file_store(tmp_path: Path) -> Iterator[Server]:
         srv.stop()
 
 
-def _load_references(lake: Lake) -> None:
-    """The knowledge base and gold cases, stored in the lake by the store's own operations."""
-    store = LakeStore(lake.catalog, lake.data_path, extension_repository=False)
-    try:
-        assert len(store_kb(lambda job: job(store.con), jsonl(KB))) == len(KB)
-        assert len(store_gold(lambda job: job(store.con), jsonl(GOLD))) == len(GOLD)
-    finally:
-        store.close()
+def _cli(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "ragfault.cli", *args], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _ids_out(text: str) -> str:
+    return re.sub(r"\b[0-9a-f]{32}\b", "<trace>", text)
 
 
 def _wait_quiet(c: Collector, traces: int, timeout: float = 300) -> None:
@@ -136,7 +140,6 @@ def test_two_collectors_settle_and_evaluate_like_one_file(
         SpanExportResult.SUCCESS
     )
 
-    _load_references(lake)
     config = tmp_path / "lake.toml"
     config.write_text(CONFIG, encoding="utf-8")
     args = ("--config", str(config))
@@ -144,6 +147,10 @@ def test_two_collectors_settle_and_evaluate_like_one_file(
     try:
         for c in collectors:
             c.wait_ready()
+        # the references through one collector's API; the other reads them from the lake
+        for path, rows in (("/api/v1/kb", KB), ("/api/v1/gold", GOLD)):
+            r = httpx.post(collectors[0].url + path, content=jsonl(rows), timeout=60)
+            assert r.status_code == 200 and r.json()["loaded"] == len(rows), r.text
         acked: set[tuple[str, str]] = set()
 
         def send(c: Collector, batch: list[ReadableSpan]) -> None:
@@ -202,6 +209,24 @@ def test_two_collectors_settle_and_evaluate_like_one_file(
         assert len(lake_attribution) == len(traces)
         assert lake_attribution == file_store.sql(ATTRIBUTION)
         assert {r[3] for r in lake_attribution} >= {"ok", "stale_context", "candidate_miss"}
+        # what users run: the report is the file's (but for which trace it shows as an example of a
+        # cause: any of them), and a re-evaluation makes a second generation
+        lake_report = _cli("report", "--server", a.url)
+        assert "permission_violation" in lake_report
+        assert _ids_out(lake_report) == _ids_out(_cli("report", "--server", file_store.url))
+        assert _cli("evaluate", "--server", b.url, "--run", "r1").startswith(f"evaluated {len(traces) // 2} ")
+        assert a.sql("SELECT DISTINCT run_id, eval_generation FROM traces ORDER BY ALL") == [
+            ["r1", 2],
+            ["r2", 1],
+        ]
+        assert (
+            a.sql(
+                "SELECT trace_id, evaluator FROM evaluations GROUP BY ALL HAVING count(DISTINCT generation) > 1"
+            )
+            == []
+        )
+        assert a.sql(VERDICTS) == lake_verdicts
+        assert a.sql("SELECT count(*) FROM evaluation_history")[0][0] == len(lake_verdicts) // 2
     finally:
         for c in collectors:
             c.stop()
