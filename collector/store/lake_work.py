@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 from collector.store import lake_claims
 from collector.store.base import Tx
 from collector.store.sqlfiles import sql
+from collector.store.templates import filled
 from collector.store.tx import transaction
 
 AREA = "lake"
@@ -189,3 +190,53 @@ def requeue(
         return ids
 
     return _committed(tx, body) if own_transaction else body()
+
+
+# --- retention and export -------------------------------------------------------------------------
+
+# the lake's raw tables -> the name users read them by (lake_schema); the state tables are ``traces``
+RAW_NAMES = {
+    "span_rows": "spans", "step_rows": "steps", "step_document_rows": "step_documents",
+    "derived_documents": "step_documents", "evaluation_rows": "evaluations", "trace_settles": "traces",
+    "trace_evals": "traces",
+}  # fmt: skip
+VIEWS_WITH_TRACES = ("spans", "steps", "step_documents", "evaluations", "evaluation_history")
+
+
+def _tables_with_trace_id(tx: Tx) -> list[str]:
+    return [str(r[0]) for r in tx.execute(filled("export", "trace_tables")).fetchall()]
+
+
+def export_tables(tx: Tx, keep: tuple[str, ...]) -> list[str]:
+    """What a trace is exported as on a lake: ``traces`` first, the views users read (one row per
+    span, the current and earlier verdicts) and the plain tables with a trace_id, but those in
+    ``keep``; never the raw or state tables behind the views."""
+    plain = [t for t in _tables_with_trace_id(tx) if t not in RAW_NAMES]
+    names = ["traces", *VIEWS_WITH_TRACES, *plain]
+    return [n for n in dict.fromkeys(names) if n not in keep]
+
+
+def delete_traces(tx: Tx, trace_ids: list[str], keep: tuple[str, ...]) -> dict[str, int]:
+    """Delete these traces from every lake table holding their rows (the raw and state tables behind
+    ``spans``, ``steps``, ``step_documents``, ``traces`` and ``evaluations``, and the plain tables),
+    but those in ``keep`` (named as users read them), in one transaction; rows deleted by the names
+    users read (``traces``: the traces that were stored)."""
+    counts: dict[str, int] = {}
+
+    def body() -> None:
+        counts.clear()
+        row = tx.execute(
+            "SELECT count(*) FROM trace_spans WHERE trace_id IN (SELECT trace_id FROM _del_ids)"
+        ).fetchall()
+        n_traces = int(row[0][0])
+        for table in _tables_with_trace_id(tx):
+            name = RAW_NAMES.get(table, table)
+            if name in keep or table in keep:
+                continue
+            deleted = tx.execute(filled("retention", "delete_trace_rows", table=table)).fetchall()
+            if name != "traces":
+                counts[name] = counts.get(name, 0) + (int(deleted[0][0]) if deleted else 0)
+        counts["traces"] = n_traces
+
+    _with(tx, {"_del_ids": _ids(trace_ids)}, lambda: _committed(tx, body))
+    return counts

@@ -21,14 +21,10 @@ BACKENDS = ("duckdb", "ducklake")
 # saying which (it is not a pass).
 LAKE_MISSING = {
     "write_signals": "LakeStore.write_signals refuses log records and metric data points (not stored on a lake yet)",
-    "retention": "collector.store.retention on a lake: delete_traces deletes from the per-trace base "
-    "tables, and the lake's spans, steps, step_documents and traces are views over raw tables",
     "refill_textless": "collector.store.references.upsert_kb on a lake does not fill the stored textless "
     "documents from the registry (refill_textless updates step_documents, a view there)",
     "judging": "collector.store.judging on a lake: its writes are INSERT OR IGNORE/REPLACE into keyed "
     "tables, and anchor verdicts are deleted from evaluations, a view there",
-    "export": "collector.store.export on a lake: trace_tables lists the base tables of the DuckDB file's "
-    "main schema, not the lake's raw tables behind its views",
 }
 
 

@@ -8,6 +8,7 @@ single-file store that received the same traces."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import subprocess
@@ -26,6 +27,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from collector.export import read_export
 from collector.store import lake_claims
 from tests.attribution.conftest import wait_evaluated
 from tests.attribution.data import GOLD, KB, PLANTS, QUERY, docs, jsonl
@@ -141,7 +143,8 @@ def test_two_collectors_settle_and_evaluate_like_one_file(
     )
 
     config = tmp_path / "lake.toml"
-    config.write_text(CONFIG, encoding="utf-8")
+    exports = tmp_path / "exports"
+    config.write_text(CONFIG + f'[retention]\nexport_dir = "{exports}"\n', encoding="utf-8")
     args = ("--config", str(config))
     collectors = [Collector(lake, tmp_path / f"collector{i}.log", LAKE_ENV, args) for i in range(2)]
     try:
@@ -227,6 +230,23 @@ def test_two_collectors_settle_and_evaluate_like_one_file(
         )
         assert a.sql(VERDICTS) == lake_verdicts
         assert a.sql("SELECT count(*) FROM evaluation_history")[0][0] == len(lake_verdicts) // 2
+        # exported through a collector's API and deleted after: every span once, then nothing left
+        out = json.loads(
+            _cli(
+                "export", str(exports / "all"), "--server", b.url, "--service", "lake-eval", "--delete-after"
+            )
+        )
+        assert out["traces"] == len(traces), out
+        exported = read_export(exports / "all", "spans")
+        assert exported.num_rows == len(spans)
+        keys = zip(
+            exported.column("trace_id").to_pylist(), exported.column("span_id").to_pylist(), strict=True
+        )
+        assert set(keys) == acked
+        assert read_export(exports / "all", "evaluations").num_rows == len(lake_verdicts)
+        for c in (a, b):
+            assert c.sql("SELECT (SELECT count(*) FROM spans), (SELECT count(*) FROM traces), "
+                         "(SELECT count(*) FROM evaluations)") == [[0, 0, 0]]  # fmt: skip
     finally:
         for c in collectors:
             c.stop()
