@@ -130,6 +130,7 @@ def views(span_views: Mapping[str, str]) -> dict[str, str]:
     )
     sources = {c: f"t.{c}" for c in TRACE_SPAN_COLUMNS}
     sources.update({c: f"st.{c}" for c in STATE_OF_TRACE})
+    sources["content_events"] = "CAST(0 AS BIGINT)"  # (the file's default; no content events on a lake)
     out["traces"] = (
         f"SELECT {_select_list('traces', sources)} FROM trace_spans t LEFT JOIN trace_state st "
         "ON st.trace_id = t.trace_id"

@@ -23,8 +23,6 @@ LAKE_MISSING = {
     "write_signals": "LakeStore.write_signals refuses log records and metric data points (not stored on a lake yet)",
     "refill_textless": "collector.store.references.upsert_kb on a lake does not fill the stored textless "
     "documents from the registry (refill_textless updates step_documents, a view there)",
-    "judging": "collector.store.judging on a lake: its writes are INSERT OR IGNORE/REPLACE into keyed "
-    "tables, and anchor verdicts are deleted from evaluations, a view there",
 }
 
 

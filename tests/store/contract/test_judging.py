@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from collector.store import judging
-from tests.store.contract.conftest import requires
 from tests.store.contract.stored import T0, needs_tables, rows
 
 TABLES = ("judge_cache", "judge_calls", "judge_verdicts", "judge_versions", "human_labels", "eval_log")
@@ -20,7 +19,6 @@ def _call(at: object, tokens: int, cost: float) -> tuple[object, ...]:
 
 
 def test_a_run_records_cache_calls_verdicts_and_the_version(backend) -> None:
-    requires(backend, "judging")
     needs_tables(backend, "judging.write_run", *TABLES)
     con = backend.cursor()
     cache = ("k1", "claims", "m", "v1", None, None, '{"claims": []}', T0)
@@ -49,7 +47,6 @@ def test_a_run_records_cache_calls_verdicts_and_the_version(backend) -> None:
 
 
 def test_an_anchor_run_replaces_the_versions_anchor_verdicts(backend) -> None:
-    requires(backend, "judging")
     needs_tables(backend, "judging.write_run (anchors)", *TABLES)
     con = backend.cursor()
     judging.insert_labels(
