@@ -49,6 +49,12 @@ class ServerSettings(BaseModel):
     lake_keep_snapshots_seconds: float = Field(
         3600, ge=0, description="How far back the lake's snapshots (time travel) are kept by maintenance."
     )
+    lake_claim_seconds: float = Field(
+        120,
+        gt=0,
+        description="How long a lake collector's claim to settle or evaluate a trace lasts: a killed "
+        "collector's traces are taken over by another after this (store = ducklake).",
+    )
     host: str = Field("127.0.0.1", description="Address both receivers bind to (0.0.0.0 for all).")
     http_port: int = Field(4318, ge=0, le=65535, description="OTLP/HTTP, API and metrics port.")
     grpc_port: int = Field(4317, ge=0, le=65535, description="OTLP/gRPC port; 0 picks a free port.")
@@ -221,7 +227,8 @@ def env_values(model: type[BaseModel], prefix: str = "RAGFAULT_") -> dict[str, A
 STORE_KEYS = {"backend": "store", "db": "db", "catalog": "catalog", "data_path": "data_path",
               "extension_repository": "extension_repository", "extension_dir": "extension_dir",
               "maintenance_seconds": "lake_maintenance_seconds",
-              "keep_snapshots_seconds": "lake_keep_snapshots_seconds"}  # fmt: skip
+              "keep_snapshots_seconds": "lake_keep_snapshots_seconds",
+              "claim_seconds": "lake_claim_seconds"}  # fmt: skip
 
 
 def store_table(table: dict[str, Any]) -> dict[str, Any]:

@@ -63,6 +63,7 @@ class Runtime:
                 threads=threads,
                 extension_repository=settings.extension_repository,
                 extension_dir=settings.extension_dir,
+                claim_seconds=settings.lake_claim_seconds,
             )
         else:
             self.store = Store(settings.db, memory_limit=settings.memory_limit, threads=threads)
@@ -80,19 +81,14 @@ class Runtime:
             decode_workers=workers,
             max_inflight_bytes=settings.max_inflight_bytes,
         )
-        # Settling writes per-trace state through the single-file store's SQL; on a lake, settling and
-        # evaluation across collectors (leases in the catalog) are not there yet: a lake collector ingests.
-        self.settler: Settler | None = (
-            None
-            if settings.store == "ducklake"
-            else Settler(
-                self.store.cursor(),
-                lambda fn: self.writer.call(fn, timeout=120),
-                pressure=lambda: self.writer.waiting_share(INGEST_PRESSURE_WINDOW) >= INGEST_PRESSURE_SHARE,
-                settle_seconds=settings.settle_seconds,
-                max_wait_seconds=settings.max_trace_wait_seconds,
-                metrics=self.metrics,
-            )
+        # on a lake every collector settles: each trace by the one that claimed it (store.lake_work)
+        self.settler: Settler | None = Settler(
+            self.store.cursor(),
+            lambda fn: self.writer.call(fn, timeout=120),
+            pressure=lambda: self.writer.waiting_share(INGEST_PRESSURE_WINDOW) >= INGEST_PRESSURE_SHARE,
+            settle_seconds=settings.settle_seconds,
+            max_wait_seconds=settings.max_trace_wait_seconds,
+            metrics=self.metrics,
         )
         if self.settler is not None:
             self.settler.listen(self.writer.listeners)

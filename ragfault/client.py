@@ -146,6 +146,24 @@ def sql(
         store.con.close()
 
 
+def add_lake_arguments(p: Any) -> None:
+    """``--catalog`` and ``--data-path``: read a DuckLake directly, read-only (a read-only node)."""
+    p.add_argument(
+        "--catalog",
+        help="read a DuckLake directly, read-only, instead: its catalog, postgresql://USER@HOST:PORT/DB "
+        "(with --data-path; default: none, use the server or --db)",
+    )
+    p.add_argument("--data-path", help="the lake's data directory (with --catalog; default: none)")
+
+
+def lake_of(args: Any) -> tuple[str, str] | None:
+    """(catalog, data path) from ``add_lake_arguments``' options, or None."""
+    catalog, data_path = getattr(args, "catalog", None), getattr(args, "data_path", None)
+    if bool(catalog) != bool(data_path):
+        raise ConfigError("--catalog and --data-path go together: the lake's catalog and its data directory")
+    return (str(catalog), str(data_path)) if catalog and data_path else None
+
+
 def _sql_on_lake(
     query: str, params: dict[str, Any] | None, lake: tuple[str, str], *, row_cap: int, timeout: float
 ) -> dict[str, Any]:

@@ -27,12 +27,22 @@ def build(settings: ServerSettings | Settings) -> tuple[Runtime, Any]:
     settings = tree.server
     routers: list[Callable[[Runtime], Any]] = []
     extensions: list[Callable[[Runtime], Any]] = []
-    # a lake collector ingests and answers SQL; settling, evaluation, retention and the UI still run
-    # through the single-file store's SQL
-    for hook in _components() if settings.store == "duckdb" else ():
+    # a lake collector ingests, settles, evaluates, keeps retention and answers SQL; the judge and
+    # experiments APIs and the UI still run through the single-file store's SQL
+    for hook in _components() if settings.store == "duckdb" else _lake_components():
         hook(routers, extensions)
     runtime = Runtime(settings, extensions=extensions, tree=tree)
     return runtime, create_app(runtime, routers=routers)
+
+
+def _lake_components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
+    """What runs on a lake: retention (one collector at a time, by a lease) and the export API, the
+    evaluation scheduler (each trace claimed by one collector) and its API (gold cases, knowledge
+    base, re-evaluation, feedback). The judge API, experiments and the web UI are not on a lake yet."""
+    from collector.lake_retention import register as register_retention
+    from evaluators.service import register as register_evaluators
+
+    return [register_retention, register_evaluators]
 
 
 def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:

@@ -21,7 +21,12 @@ KEEP_OUT = ("human_labels",)
 
 
 def trace_tables(tx: Tx, keep: tuple[str, ...] = KEEP_OUT) -> list[str]:
-    """Base tables holding per-trace rows (a trace_id column), ``traces`` first, but those in ``keep``."""
+    """Base tables holding per-trace rows (a trace_id column), ``traces`` first, but those in ``keep``.
+    On a lake, the names users read (``lake_work.export_tables``)."""
+    from collector.store import lake_work
+
+    if lake_work.is_lake(tx):
+        return lake_work.export_tables(tx, keep)
     names = [r[0] for r in tx.execute(filled(AREA, "trace_tables")).fetchall() if r[0] not in keep]
     return ["traces"] + [n for n in names if n != "traces"]
 

@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from collector.batch import FEEDBACK_EVENT, FEEDBACK_KEYS
+from collector.store import lake_work
 from collector.store.base import Tx
 from collector.store.reader import (
     QueryResult,
@@ -29,14 +30,22 @@ def insert(con: Tx, rows: pa.Table, requeue: bool = True) -> tuple[int, list[str
     if not rows.num_rows:
         return 0, []
     with registered(con, {"_fb": rows}), transaction(con):
-        new = con.execute(sql("feedback", "insert")).fetchall()
+        new: pa.Table = con.sql(sql("feedback", "new_rows")).to_arrow_table()
+        if not new.num_rows:
+            return 0, []
+        with registered(con, {"_fb_new": new}):
+            con.execute(sql("feedback", "insert_new"))
         requeued: list[str] = []
-        targets = sorted({t for t, negative in new if negative})
+        negative = new.column("negative").to_pylist()
+        targets = sorted({t for t, n in zip(new.column("trace_id").to_pylist(), negative, strict=True) if n})
         if requeue and targets:
-            requeued = [
-                r[0] for r in con.execute(sql("feedback", "requeue_evaluated"), {"t": targets}).fetchall()
-            ]
-    return len(new), requeued
+            if lake_work.is_lake(con):
+                requeued = lake_work.requeue(con, targets, evaluated_only=True, own_transaction=False)
+            else:
+                requeued = [
+                    r[0] for r in con.execute(sql("feedback", "requeue_evaluated"), {"t": targets}).fetchall()
+                ]
+    return new.num_rows, requeued
 
 
 def annotated_spans(con: Tx, trace_ids: list[str], hint: Window = None) -> list[tuple[Any, ...]]:

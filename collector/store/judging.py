@@ -37,6 +37,24 @@ def cached_response(con: Tx, key: str) -> str | None:
     return rows[0][0] if rows else None
 
 
+_CACHE_COLUMNS = (
+    "key",
+    "task",
+    "model",
+    "prompt_version",
+    "input_hash",
+    "context_hash",
+    "response",
+    "created_at",
+)
+
+
+def _version_seen(con: Tx, model: str, prompt_version: str, now: datetime) -> None:
+    con.execute(
+        sql("judging", "version_seen"), {"model": model, "prompt_version": prompt_version, "first_seen": now}
+    )
+
+
 def write_run(
     con: Tx,
     *,
@@ -54,14 +72,15 @@ def write_run(
     scored them), the version seen, and an ``eval_log`` row per trace skipped on budget."""
     with transaction(con):
         if cache_rows:
-            con.executemany(sql("judging", "cache_insert"), list(cache_rows))
+            for row in cache_rows:  # (one at a time: a key twice in the run is cached once)
+                con.execute(sql("judging", "cache_insert"), dict(zip(_CACHE_COLUMNS, row, strict=True)))
         if calls:
             con.executemany(sql("judging", "call_insert"), list(calls))
         if verdicts:
             if anchors:
                 con.execute(sql("judging", "anchor_verdicts_drop"), [model, prompt_version])
             con.executemany(sql("judging", "verdict_insert"), list(verdicts))
-        con.execute(sql("judging", "version_seen"), [model, prompt_version, now])
+        _version_seen(con, model, prompt_version, now)
         if anchors:
             con.execute(sql("judging", "anchors_scored_at"), [now, model, prompt_version])
         if over_budget:
@@ -93,5 +112,5 @@ def versions(con: Tx) -> list[tuple[Any, ...]]:
 
 def trust(con: Tx, model: str, prompt_version: str, drift: str | None, now: datetime) -> None:
     """Mark a judge version trusted (recording it first if it was never seen)."""
-    con.execute(sql("judging", "version_seen"), [model, prompt_version, now])
+    _version_seen(con, model, prompt_version, now)
     con.execute(sql("judging", "trust"), [now, drift, model, prompt_version])

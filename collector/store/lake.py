@@ -252,7 +252,9 @@ def _ddl_retrying(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 
 class LakeStore(Faults):
     """A lake attached by this process; the same surface as ``duck.Store`` for the writer and the
-    SQL API (``con``, ``cursor()``, ``write_spans``, ``checkpoint_if_idle``, ``close``)."""
+    SQL API (``con``, ``cursor()``, ``write_spans``, ``checkpoint_if_idle``, ``close``).
+    ``claim_seconds``: how long this process's claims to settle or evaluate a trace last
+    (``lake_claims``)."""
 
     def __init__(
         self,
@@ -265,6 +267,7 @@ class LakeStore(Faults):
         extension_repository: bool = True,
         extension_packages: bool = True,
         extension_dir: str | Path | None = None,
+        claim_seconds: float = 120.0,
     ) -> None:
         self.catalog = catalog
         self.data_path = str(Path(data_path).resolve())
@@ -292,6 +295,10 @@ class LakeStore(Faults):
             self.con.execute(f"USE {LAKE}")
             if not read_only:
                 self._create()
+                # claims of work in the catalog's database (settling, evaluation across collectors)
+                from collector.store import lake_claims
+
+                lake_claims.attach(self.con, conninfo, claim_seconds)
             # the instance's sandbox (``duck.sandbox``), with the data path the only directory left
             self.con.execute(f"SET allowed_directories = ['{_quote(self.data_path.rstrip('/') + '/')}']")
             self.con.execute("SET enable_external_access = false")
@@ -340,8 +347,10 @@ class LakeStore(Faults):
             for c, t, _ in columns:  # a later migration's column
                 if c not in have:
                     _ddl_retrying(self.con, f"ALTER TABLE {raw} ADD COLUMN IF NOT EXISTS {c} {t}")
-        for name, sql in VIEWS.items():
-            _ddl_retrying(self.con, f"CREATE VIEW IF NOT EXISTS {name} AS {sql}")
+        # settling's and evaluation's tables, the file store's others, the views over all of them
+        from collector.store import lake_schema
+
+        lake_schema.create(self.con, VIEWS)
         self._compress()
 
     def _compress(self) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from collector.store import lake_work
 from collector.store.base import Tx
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
@@ -59,8 +60,9 @@ def upsert_gold(con: Tx, rows: list[dict[str, Any]]) -> None:
     """Store gold cases (``evaluators.gold.case_row`` dicts); a reloaded case replaces the old one."""
     if not rows:
         return
-    with registered(con, {"_gold": _table(rows, _CASE_TYPES)}):
-        con.execute(sql("references", "upsert_gold"))
+    with registered(con, {"_gold": _table(rows, _CASE_TYPES)}), transaction(con):
+        con.execute(sql("references", "drop_gold"))
+        con.execute(sql("references", "insert_gold"))
 
 
 def upsert_kb(con: Tx, rows: list[dict[str, Any]]) -> list[str]:
@@ -68,13 +70,17 @@ def upsert_kb(con: Tx, rows: list[dict[str, Any]]) -> list[str]:
     ``kb_changes`` what the load changes, replace the stored documents of these ids, and give the
     stored textless documents of settled traces the text they now have (``refill_textless``), which
     marks those traces waiting to be assembled again (the context derived from their prompt may now
-    find the documents) and then evaluated. Returns the traces refilled."""
+    find the documents) and then evaluated. Returns the traces refilled. (On a lake,
+    ``step_documents`` is a view: nothing is refilled there, and none is returned.)"""
     if not rows:
         return []
     tables = {"_kb": _table(rows, _KB_TYPES)}
     with registered(con, tables), transaction(con):
         con.execute(sql("references", "kb_changes"))  # before the rows are replaced: what this load changes
-        con.execute(sql("references", "upsert_kb"))
+        con.execute(sql("references", "drop_kb"))
+        con.execute(sql("references", "insert_kb"))
+        if lake_work.is_lake(con):
+            return []
         refilled = sorted({r[0] for r in con.execute(sql("references", "refill_textless")).fetchall()})
         if refilled:  # their context and verdicts were made without the text
             con.execute(sql("references", "reassemble"), {"t": refilled})

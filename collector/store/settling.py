@@ -16,8 +16,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collector.assemble import STAGE_PRIORITY, DocView, StepView
+from collector.store import lake_work
 from collector.store.base import Tx
 from collector.store.content import Fill, write_fills
+from collector.store.lake_claims import SETTLE
 from collector.store.reader import Window, window_sql
 from collector.store.templates import filled, fragment
 from collector.store.tx import transaction
@@ -63,12 +65,19 @@ def ready_traces(
     if recent is not None:
         params["recent"] = recent
     text = filled(AREA, "ready_traces", recent="" if recent is None else fragment(AREA, "recent_filter"))
-    return _waiting(tx.execute(text, params).fetchall())
+    return _claimed(tx, _waiting(tx.execute(text, params).fetchall()))
 
 
 def waiting_traces(tx: Tx, limit: int) -> list[Waiting]:
     """Traces with spans not assembled yet, complete or not (a forced round)."""
-    return _waiting(tx.execute(filled(AREA, "waiting_traces"), {"limit": limit}).fetchall())
+    return _claimed(tx, _waiting(tx.execute(filled(AREA, "waiting_traces"), {"limit": limit}).fetchall()))
+
+
+def _claimed(tx: Tx, rows: list[Waiting]) -> list[Waiting]:
+    """On a lake, the rows this collector claimed to settle (``lake_work``); else all of them."""
+    if not rows or not lake_work.is_lake(tx):
+        return rows
+    return lake_work.claim_waiting(tx, rows, lambda r: r.trace_id, kind=SETTLE, recheck="still_waiting")
 
 
 def ready_backlog(
@@ -189,7 +198,9 @@ def _table(columns: Mapping[str, Sequence[Any]], schema: pa.Schema) -> pa.Table:
 def write_settled(tx: Tx, settled: Settled, fills: list[Fill], window: Window, settled_at: datetime) -> None:
     """Store a round's assembly in one transaction: the text content events filled into steps, the
     registry's text of documents sent without any, the derived context (replacing the last
-    assembly's) and each trace's row (``settled_at``)."""
+    assembly's) and each trace's row (``settled_at``). On a lake: ``lake_work.write_settled``."""
+    if lake_work.is_lake(tx):
+        return lake_work.write_settled(tx, settled.assembly, settled.context, fills, settled_at)
     tx.register("_asm", settled.assembly)
     tx.register("_ctx", settled.context)
     try:

@@ -51,6 +51,9 @@ TABLE_FUNCTIONS = frozenset(
 # System views and scalar functions that show paths, settings or variables of the server.
 HIDDEN_VIEWS = frozenset({"duckdb_databases", "pragma_database_list", "pg_settings", "duckdb_logs"})
 HIDDEN_FUNCTIONS = frozenset({"current_setting", "getvariable", "getenv"})
+# Databases of the instance that are the store's own, not the user's: a lake's catalog database
+# (claims, leases) and DuckLake's metadata, and the in-memory database (this process's claim holder).
+HIDDEN_CATALOGS = frozenset({"lake_catalog", "__ducklake_metadata_lake", "memory"})
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
 
@@ -85,6 +88,8 @@ def refusal(con: duckdb.DuckDBPyConnection, sql: str) -> str | None:
                 return "a quoted file or path is not a table or view name (user SQL reads no files)"
             if name.lower() in HIDDEN_VIEWS:
                 return f"{name} is not available to user SQL"
+            if str(node.get("catalog_name", "")).lower() in HIDDEN_CATALOGS:
+                return f"database {node.get('catalog_name')} is not available to user SQL"
         elif node.get("class") == "FUNCTION":
             name = str(node.get("function_name", "")).lower()
             if name in HIDDEN_FUNCTIONS:

@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collector.store import lake_work
 from collector.store.base import Tx
 from collector.store.reader import Window, received_window, traces_in_range, window_sql
 from collector.store.sqlfiles import sql
@@ -179,6 +180,9 @@ def write_verdicts(
     (``evals``, columns ``EVAL_COLUMNS``) go to ``evaluations``, decisions to ``eval_log``, and the
     generation of each trace of ``done`` goes up by one. ``window``: the range of the traces'
     ``first_received_at`` as fetched (``fetch_traces``), which limits looking them up."""
+    if lake_work.is_lake(con):
+        lake_work.write_verdicts(con, evals, log, done, now)
+        return
     n_done = done.num_rows
     with registered(con, {"_evals": evals, "_elog": log, "_ran": ran, "_done": done}), transaction(con):
         earlier = _earlier(con, n_done, window)
@@ -194,15 +198,21 @@ def write_verdicts(
 def write_log(con: Tx, log: pa.Table, done: Mapping[str, int] | None = None) -> None:
     """``eval_log`` rows and (optionally) the span count the cheap tier loaded for each trace of
     ``done`` (a span that settled meanwhile re-queues the trace), in one transaction."""
+    if lake_work.is_lake(con):
+        return lake_work.write_log(con, log, _spans_done(done) if done else None)
     tables = {"_elog": log}
     if done:
-        tables["_sdone"] = pa.table(
-            {"trace_id": pa.array(list(done), pa.string()), "n": pa.array(list(done.values()), pa.int64())}
-        )
+        tables["_sdone"] = _spans_done(done)
     with registered(con, tables), transaction(con):
         con.execute(sql("verdicts", "insert_log"))
         if done:
             con.execute(sql("verdicts", "evaluated_spans"))
+
+
+def _spans_done(done: Mapping[str, int]) -> pa.Table:
+    return pa.table(
+        {"trace_id": pa.array(list(done), pa.string()), "n": pa.array(list(done.values()), pa.int64())}
+    )
 
 
 # --- the cheap tier's queue -----------------------------------------------------------------------
@@ -210,7 +220,10 @@ def write_log(con: Tx, log: pa.Table, done: Mapping[str, int] | None = None) -> 
 
 def pending(con: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
     """The oldest ``n`` settled traces waiting for the cheap tier, with the span count each was
-    assembled with and the time its first span was received."""
+    assembled with and the time its first span was received. On a lake, those no other collector
+    holds, claimed by this one (``lake_work.pending``)."""
+    if lake_work.is_lake(con):
+        return lake_work.pending(con, n)
     rows = con.execute(sql("verdicts", "pending"), {"n": n}).fetchall()
     return [(r[0], int(r[1] or 0), r[2]) for r in rows]
 
@@ -225,6 +238,8 @@ def requeue(con: Tx, trace_ids: list[str]) -> list[str]:
     """Mark these settled traces waiting for the cheap tier again; the ids marked."""
     if not trace_ids:
         return []
+    if lake_work.is_lake(con):
+        return lake_work.requeue(con, trace_ids)
     return [r[0] for r in con.execute(sql("verdicts", "requeue"), {"t": trace_ids}).fetchall()]
 
 

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from queries import load_query
-from ragfault.client import DB_HELP, SERVER_HELP, sql
+from ragfault.client import DB_HELP, SERVER_HELP, add_lake_arguments, lake_of, sql
 from ragfault.gate import EXPERIMENT, load_rules, measure
 from ragfault.output import table
 
@@ -19,12 +19,20 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--config", help="TOML config file ([experiments] table: reliance by category)")
     p.add_argument("--db", help=DB_HELP)
     p.add_argument("--server", help=SERVER_HELP)
+    add_lake_arguments(p)
     return p
 
 
 def _rows(args: argparse.Namespace, run_id: str | None) -> list[dict[str, Any]]:
     q = load_query("case_results")
-    res = sql(q.sql, q.bind({"run_id": run_id}), db=args.db, server=args.server, row_cap=1_000_000)
+    res = sql(
+        q.sql,
+        q.bind({"run_id": run_id}),
+        db=args.db,
+        server=args.server,
+        row_cap=1_000_000,
+        lake=lake_of(args),
+    )
     return [dict(zip(res["columns"], r, strict=True)) for r in res["rows"]]
 
 
@@ -35,7 +43,7 @@ def _experiment_rows(
     from ragfault.experiments.config import load_experiment_settings
 
     def q(text: str, params: dict[str, Any]) -> dict[str, Any]:
-        return sql(text, params, db=args.db, server=args.server, row_cap=1_000_000)
+        return sql(text, params, db=args.db, server=args.server, row_cap=1_000_000, lake=lake_of(args))
 
     return experiment_rows(q, run_id, needed, load_experiment_settings(args.config).strong_categories)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ragfault import report
-from ragfault.client import DB_HELP, SERVER_HELP, sql
+from ragfault.client import DB_HELP, SERVER_HELP, add_lake_arguments, lake_of, sql
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -20,12 +20,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--config", help="TOML config file ([experiments] table: reliance by category)")
     p.add_argument("--db", help=DB_HELP)
     p.add_argument("--server", help=SERVER_HELP)
+    add_lake_arguments(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     def q(text: str, params: dict) -> dict:
-        return sql(text, params, db=args.db, server=args.server, row_cap=100_000)
+        return sql(text, params, db=args.db, server=args.server, row_cap=100_000, lake=lake_of(args))
 
     from ragfault.experiments.config import load_experiment_settings
 

@@ -10,7 +10,6 @@ from collector.metrics import Metrics
 from collector.settle import Settler
 from collector.store import Store
 
-
 NOW = datetime(
     2026, 6, 1, 12, 0
 )  # the settler's wall clock: what is complete does not move with the test's pace

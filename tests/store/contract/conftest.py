@@ -21,12 +21,8 @@ BACKENDS = ("duckdb", "ducklake")
 # saying which (it is not a pass).
 LAKE_MISSING = {
     "write_signals": "LakeStore.write_signals refuses log records and metric data points (not stored on a lake yet)",
-    "settling": "collector.store.settling on a lake: its traces view has no settle state "
-    "(settled_at, assembled_spans), so ready_traces, ready_backlog and write_settled do not run there yet",
-    "retention": "collector.store.retention on a lake: delete_traces deletes from the per-trace base "
-    "tables, and the lake's spans, steps, step_documents and traces are views over raw tables",
-    "export": "collector.store.export on a lake: trace_tables lists the base tables of the DuckDB file's "
-    "main schema, not the lake's raw tables behind its views",
+    "refill_textless": "collector.store.references.upsert_kb on a lake does not fill the stored textless "
+    "documents from the registry (refill_textless updates step_documents, a view there)",
 }
 
 

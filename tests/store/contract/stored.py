@@ -13,15 +13,21 @@ from evaluators.text import normalize
 T0 = datetime(2026, 1, 5, 12, 0, 0)
 
 
+def is_lake(store: Any) -> bool:
+    return type(store).__name__ == "LakeStore"
+
+
 def needs_tables(store: Any, operation: str, *tables: str) -> None:
-    """Skip, naming the operation, when this backend has not got the tables it works on yet (a view
-    of the same name, as the lake has for `traces`, is no table to write)."""
+    """Skip, naming the operation, when this backend has not got the tables it works on yet. On a
+    lake, a view the lake builds over its raw tables (``traces``, ``evaluations``: lake_schema)
+    stands for the file's table."""
     con = store.cursor()
     try:
+        kinds = "('BASE TABLE', 'VIEW')" if is_lake(store) else "('BASE TABLE')"
         have = {
             r[0]
             for r in con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
+                f"SELECT table_name FROM information_schema.tables WHERE table_type IN {kinds}"
             ).fetchall()
         }
     finally:
@@ -47,7 +53,11 @@ def add_trace(
     documents: list[tuple[str, str | None]] = (),  # type: ignore[assignment]
 ) -> None:
     """A trace as settling leaves it: its row, a retrieval step and its candidate documents
-    ``(doc_id, content)``."""
+    ``(doc_id, content)``. (On a lake: its spans, and its assembly in ``trace_settles``.)"""
+    if is_lake(store):
+        _add_lake_trace(store, trace_id, settled=settled, spans=spans, at=at, case_id=case_id,
+                        run_id=run_id, query=query, documents=documents)  # fmt: skip
+        return
     con = store.con
     con.execute(
         "INSERT INTO traces (trace_id, first_received_at, last_received_at, span_count, error_count, has_root, "
@@ -70,6 +80,59 @@ def add_trace(
             "INSERT INTO step_documents (trace_id, span_id, stage, position, doc_id, chunk_id, content, score, "
             "source, received_at) VALUES ($t, 's1', 'candidate', $i, $d, $d, $c, 0.5, 'span', $at)",
             {"t": trace_id, "i": i, "d": doc_id, "c": content, "at": at},
+        )
+
+
+def _add_lake_trace(
+    store: Any,
+    trace_id: str,
+    *,
+    settled: bool,
+    spans: int,
+    at: datetime,
+    case_id: str | None,
+    run_id: str | None,
+    query: str,
+    documents: list[tuple[str, str | None]],
+) -> None:
+    """``add_trace`` on a lake, whose ``traces`` is summed up from the spans: the root ``r1`` (the
+    trace's service, case and run), then spans received a second later, and the assembly row."""
+    con = store.con
+    last = at + timedelta(seconds=1)
+    for i in range(spans):
+        root = i == 0
+        con.execute(
+            "INSERT INTO span_rows (trace_id, span_id, parent_span_id, name, start_time, end_time, "
+            "status_code, service_name, case_id, run_id, received_at) "
+            "VALUES ($t, $s, $p, $name, $at, $last, 'OK', 'svc', $case, $run, $rec)",
+            {
+                "t": trace_id, "s": "r1" if root else f"s{i}", "p": None if root else "r1",
+                "name": "answer" if root else f"child{i}", "at": at, "last": last, "case": case_id,
+                "run": run_id, "rec": at if root else last,
+            },
+        )  # fmt: skip
+    con.execute(
+        "INSERT INTO step_rows (trace_id, span_id, parent_span_id, step_type, name, start_time, end_time, is_root, "
+        "query_text, received_at) VALUES ($t, 's1', 'r1', 'retrieval', 'retrieve', $at, $at, false, $q, $at)",
+        {"t": trace_id, "at": at, "q": query},
+    )
+    for i, (doc_id, content) in enumerate(documents):
+        con.execute(
+            "INSERT INTO step_document_rows (trace_id, span_id, stage, position, doc_id, chunk_id, content, "
+            "score, source, received_at) VALUES ($t, 's1', 'candidate', $i, $d, $d, $c, 0.5, 'span', $at)",
+            {"t": trace_id, "i": i, "d": doc_id, "c": content, "at": at},
+        )
+    if settled:
+        con.execute(
+            "INSERT INTO trace_settles (trace_id, settle_id, query_text, query_norm, answer_text, "
+            "assembled_spans, settled_at) VALUES ($t, 'added', $q, $qn, 'thirty days', $n, $settled)",
+            {
+                "t": trace_id,
+                "q": query,
+                "qn": normalize(query),
+                "n": spans,
+                "settled": at + timedelta(seconds=5),
+            },
         )
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 from collector.store import references, verdicts
 from evaluators.gold import GoldCase, KBDocument, case_row, kb_row
 from evaluators.text import normalize
+from tests.store.contract.conftest import requires
 from tests.store.contract.stored import T0, add_trace, needs_tables, rows
 
 TABLES = ("gold_cases", "kb_documents", "kb_changes", "traces", "step_documents")
@@ -75,6 +76,7 @@ def test_a_kb_reload_records_its_changes(backend) -> None:
 def test_loading_documents_fills_the_textless_documents_of_settled_traces_and_reassembles_them(
     backend,
 ) -> None:
+    requires(backend, "refill_textless")
     needs_tables(backend, "references.upsert_kb (refill_textless)", *TABLES)
     add_trace(backend, "a" * 32, documents=[("d1", None), ("d2", ""), ("d3", "own text")])
     add_trace(backend, "b" * 32, documents=[("d9", None)])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from collector.store import sampling
-from tests.store.contract.stored import T0, add_trace, needs_tables
+from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables
 
 
 def test_fact_rows_say_which_traces_retrieved_nothing_were_flagged_or_got_negative_feedback(backend) -> None:
@@ -15,9 +15,10 @@ def test_fact_rows_say_which_traces_retrieved_nothing_were_flagged_or_got_negati
     add_trace(backend, "a" * 32, documents=[("d1", "text")])
     add_trace(backend, "b" * 32)  # a retrieval that returned nothing
     con = backend.con
+    verdict_table = "evaluation_rows" if is_lake(backend) else "evaluations"  # (a view on a lake)
     for t, at in (("a" * 32, T0), ("a" * 32, T0 + timedelta(hours=2))):
         con.execute(
-            "INSERT INTO evaluations (trace_id, evaluator, evaluator_version, tier, metric, numerator, status, "
+            f"INSERT INTO {verdict_table} (trace_id, evaluator, evaluator_version, tier, metric, numerator, status, "
             "generation, evaluated_at) VALUES ($t, 'freshness', '1', 'cheap', 'stale_context', 1, 'ok', 1, $at)",
             {"t": t, "at": at},
         )

@@ -36,6 +36,14 @@ def test_a_read_only_node_queries_the_lake_and_cannot_change_it(lake: Lake) -> N
             assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
         writer.write_spans(writer.cursor(), arrow(rag_trace()))  # the collector writes on meanwhile
         assert json.loads(query(lake, "SELECT count(*) AS n FROM spans").stdout) == [{"n": 8}]
+        # the report of a read-only node: the bundled queries over the lake's views (no gold cases yet)
+        report = subprocess.run(
+            [sys.executable, "-m", "ragfault.cli", "report", "--catalog", lake.catalog, "--data-path",
+             str(lake.data_path)],
+            capture_output=True, text=True, timeout=300, env={**os.environ, "RAGFAULT_EXTENSION_REPOSITORY": "false"},
+        )  # fmt: skip
+        assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
+        assert "Root cause" in report.stdout, report.stdout
     finally:
         writer.close()
     done = subprocess.run(

@@ -32,7 +32,9 @@ TRACES = 30
 
 
 class Collector:
-    def __init__(self, lake: Lake, log: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, lake: Lake, log: Path, extra_env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+    ) -> None:
         self.port = free_port()
         self.grpc_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -42,7 +44,7 @@ class Collector:
         self.log = log
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ragfault.cli", "serve", "--store", "ducklake", "--catalog", lake.catalog,
-             "--data-path", str(lake.data_path), "--http-port", str(self.port), "--grpc-port", str(self.grpc_port)],
+             "--data-path", str(lake.data_path), "--http-port", str(self.port), "--grpc-port", str(self.grpc_port), *args],
             env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
         )  # fmt: skip
 

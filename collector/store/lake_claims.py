@@ -1,0 +1,154 @@
+"""Claims of per-trace work in the lake's catalog database: which collector settles or evaluates a
+trace now, until when.
+
+Every lake collector settles and evaluates; a trace is worked on by the one that claimed it. A claim
+is a row of ``ragfault_claim`` (kind, trace id, holder, token, expiry) in the catalog's PostgreSQL
+database, taken for a batch of traces by one ``INSERT … ON CONFLICT DO UPDATE … WHERE`` statement: a
+trace free, expired or already this holder's becomes this holder's, one held by another stays
+theirs, and PostgreSQL's row locks decide between collectors that claim the same trace at once (the
+rows are locked in trace id order, so two batches cannot deadlock). A holder releases its claims
+once its work is committed to the lake; a killed holder's claims expire after ``seconds``, and
+another collector then claims the trace and does the work.
+
+Claims run on the store's own DuckDB instance: the catalog database is attached to it (``TYPE
+postgres``, as ``CATALOG_DB``) before the instance is sandboxed, and this process's holder name and
+claim length are a one-row table of the instance's in-memory database, so every cursor of the
+instance (the settle loop's, the writer's) claims as the same holder. The time is PostgreSQL's
+``now()``, the same for every machine.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Iterable
+
+import duckdb
+
+from collector.store.base import Tx
+
+log = logging.getLogger("ragfault.lake")
+
+CATALOG_DB = "lake_catalog"
+TABLE = "ragfault_claim"
+_ME = "memory.main.ragfault_claimer"
+_CREATE = (
+    f"CREATE TABLE IF NOT EXISTS {TABLE} (kind text NOT NULL, trace_id text NOT NULL, holder text NOT NULL, "
+    "token text NOT NULL, expires_at timestamptz NOT NULL, PRIMARY KEY (kind, trace_id))"
+)
+SETTLE = "settle"
+EVALUATE = "evaluate"
+
+
+def pg_literal(value: str) -> str:
+    """A PostgreSQL string literal (standard_conforming_strings: only the quote is doubled)."""
+    if "\x00" in value:
+        raise ValueError("a claim's text cannot contain NUL")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _array(ids: Iterable[str]) -> str:
+    return "ARRAY[" + ", ".join(pg_literal(t) for t in ids) + "]::text[]"
+
+
+def attach(con: duckdb.DuckDBPyConnection, conninfo: str, seconds: float, holder: str | None = None) -> str:
+    """Attach the catalog database to ``con``'s instance, make the claims table, and name this
+    instance's holder (host, pid and a random part); returns the holder."""
+    if seconds <= 0:
+        raise ValueError("a claim lasts a positive number of seconds")
+    holder = holder or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    con.execute(f"ATTACH '{conninfo.replace(chr(39), chr(39) * 2)}' AS {CATALOG_DB} (TYPE postgres)")
+    _execute(con, _CREATE)
+    con.execute(
+        f"CREATE OR REPLACE TABLE {_ME} AS SELECT $h AS holder, $s::DOUBLE AS seconds",
+        {"h": holder, "s": seconds},
+    )
+    return holder
+
+
+def me(tx: Tx) -> tuple[str, float] | None:
+    """This instance's holder and claim length; None on an instance that claims nothing (read-only)."""
+    try:
+        rows = tx.execute(f"SELECT holder, seconds FROM {_ME}").fetchall()
+    except duckdb.CatalogException:
+        return None
+    return (str(rows[0][0]), float(rows[0][1])) if rows else None
+
+
+def _execute(tx: Tx, sql: str) -> None:
+    tx.execute(f"CALL postgres_execute('{CATALOG_DB}', $sql)", {"sql": sql})
+
+
+def _query(tx: Tx, sql: str) -> list[tuple[object, ...]]:
+    return [
+        tuple(r)
+        for r in tx.execute(f"SELECT * FROM postgres_query('{CATALOG_DB}', $sql)", {"sql": sql}).fetchall()
+    ]
+
+
+def claim(tx: Tx, kind: str, trace_ids: Iterable[str]) -> list[str]:
+    """Claim these traces for ``kind`` of work; returns those this holder holds now (in the order
+    given). A failed claim (the catalog away, a lock timeout) claims nothing: the next round tries."""
+    ids = list(dict.fromkeys(trace_ids))
+    mine = me(tx)
+    if not ids or mine is None:
+        return ids if mine is None else []
+    holder, seconds = mine
+    token = uuid.uuid4().hex
+    until = f"now() + make_interval(secs => {seconds!r})"
+    try:
+        _execute(
+            tx,
+            f"INSERT INTO {TABLE} AS c (kind, trace_id, holder, token, expires_at) "
+            f"SELECT {pg_literal(kind)}, t, {pg_literal(holder)}, {pg_literal(token)}, {until} "
+            f"FROM unnest({_array(sorted(ids))}) AS t ORDER BY t "
+            "ON CONFLICT (kind, trace_id) DO UPDATE SET holder = excluded.holder, token = excluded.token, "
+            "expires_at = excluded.expires_at WHERE c.expires_at <= now() OR c.holder = excluded.holder",
+        )
+        got = {
+            str(r[0]) for r in _query(tx, f"SELECT trace_id FROM {TABLE} WHERE token = {pg_literal(token)}")
+        }
+    except duckdb.Error as exc:
+        log.warning("claiming %d traces to %s failed (next round tries again): %s", len(ids), kind, exc)
+        return []
+    return [t for t in ids if t in got]
+
+
+def release(tx: Tx, kind: str, trace_ids: Iterable[str]) -> None:
+    """Give up this holder's claims of these traces (their work is committed). A failed release
+    leaves the claims to expire."""
+    ids = list(dict.fromkeys(trace_ids))
+    mine = me(tx)
+    if not ids or mine is None:
+        return
+    try:
+        _execute(
+            tx,
+            f"DELETE FROM {TABLE} WHERE kind = {pg_literal(kind)} AND holder = {pg_literal(mine[0])} "
+            f"AND trace_id = ANY({_array(ids)})",
+        )
+    except duckdb.Error as exc:
+        log.warning("releasing %d claims (%s) failed; they expire: %s", len(ids), kind, exc)
+
+
+def held_by_others(tx: Tx, kind: str) -> list[str]:
+    """The traces other holders hold for ``kind`` now (unexpired)."""
+    mine = me(tx)
+    if mine is None:
+        return []
+    rows = _query(
+        tx,
+        f"SELECT trace_id FROM {TABLE} WHERE kind = {pg_literal(kind)} AND holder <> {pg_literal(mine[0])} "
+        "AND expires_at > now()",
+    )
+    return [str(r[0]) for r in rows]
+
+
+def holders(tx: Tx, kind: str) -> dict[str, str]:
+    """trace id -> holder of every unexpired claim of ``kind`` (for tests and the status of a lake)."""
+    rows = _query(
+        tx, f"SELECT trace_id, holder FROM {TABLE} WHERE kind = {pg_literal(kind)} AND expires_at > now()"
+    )
+    return {str(t): str(h) for t, h in rows}

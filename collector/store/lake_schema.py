@@ -1,0 +1,225 @@
+"""The lake's tables and views beyond the span tables: what settling and evaluation write, and every
+other table of the single-file store, so the same statements read the same names on both backends.
+
+A lake table has no key and DuckLake decides concurrent commits per table: appends from several
+processes never conflict, while two that delete from (or update) one table do, and the later one
+is rolled back. So what changes per trace is appended, never updated in place:
+
+- ``trace_settles``: a row each time a trace is assembled (its query, answer, user scope, the count
+  it saw, ``settle_id``); the last one (highest ``rowid``, DuckLake's row lineage) is current;
+- ``derived_documents``: the context documents an assembly derived, with its ``settle_id``: only
+  those of the current assembly are in ``step_documents``;
+- ``trace_evals``: a row each time a trace is evaluated (``generation``, the count evaluated), its
+  evaluated span count recorded by the cheap tier, or it is queued again (``event``);
+- ``evaluation_rows``: every verdict ever written. ``evaluations`` holds those of the latest
+  generation of each (trace, evaluator), ``evaluation_history`` the earlier ones: what the single
+  file moves to history at each write.
+
+The views ``traces``, ``step_documents``, ``evaluations`` and ``evaluation_history`` have the
+columns of the single-file store's tables, in the same order (read from its migrations), and so do
+the plain tables made for the rest (``eval_log``, ``feedback``, ``gold_cases``, ...). The views of
+the migrations (``eval_status``, ``trace_feedback``) and of the bundled queries (``attribution``,
+...) are made on top, as on the file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from functools import cache
+
+import duckdb
+
+from collector.store.schema import migrate
+from collector.store.tx import rollback
+
+# the raw tables of lake.py and the views over them that this module builds on
+SPAN_TABLES = ("spans", "steps", "step_documents")
+# the single-file tables that are views on the lake (over the raw tables below)
+VIEW_TABLES = ("spans", "steps", "step_documents", "traces", "evaluations", "evaluation_history")
+SKIP_TABLES = ("schema_migrations",)
+
+SETTLE_COLUMNS = (
+    ("trace_id", "VARCHAR NOT NULL"), ("settle_id", "VARCHAR NOT NULL"), ("query_text", "VARCHAR"),
+    ("query_norm", "VARCHAR"), ("answer_text", "VARCHAR"), ("answer_span_id", "VARCHAR"),
+    ("user_scope", "VARCHAR[]"), ("assembled_spans", "BIGINT"), ("settled_at", "TIMESTAMP"),
+)  # fmt: skip
+EVAL_STATE_COLUMNS = (
+    ("trace_id", "VARCHAR NOT NULL"), ("event", "VARCHAR NOT NULL"), ("generation", "INTEGER"),
+    ("evaluated_at", "TIMESTAMP"), ("evaluated_spans", "BIGINT"),
+)  # fmt: skip
+
+# per trace: its current assembly and its evaluation state
+_TRACE_STATE = """
+WITH s AS (SELECT * FROM trace_settles QUALIFY row_number() OVER (PARTITION BY trace_id ORDER BY rowid DESC) = 1),
+e AS (SELECT trace_id, max(generation) AS eval_generation,
+             max(evaluated_at) FILTER (WHERE generation IS NOT NULL) AS evaluated_at,
+             min(evaluated_at) FILTER (WHERE generation IS NOT NULL) AS verdicts_since,
+             max({'r': rowid, 'v': evaluated_spans}).v AS evaluated_spans
+      FROM trace_evals GROUP BY trace_id)
+SELECT coalesce(s.trace_id, e.trace_id) AS trace_id, s.settle_id, s.query_text, s.query_norm, s.answer_text,
+       s.answer_span_id, s.user_scope, s.assembled_spans, s.settled_at,
+       coalesce(e.eval_generation, 0) AS eval_generation, e.evaluated_at, e.verdicts_since, e.evaluated_spans
+FROM s FULL JOIN e ON s.trace_id = e.trace_id"""
+
+
+@cache
+def file_schema() -> tuple[dict[str, list[tuple[str, str]]], dict[str, str]]:
+    """The single-file store's tables ((column, type) in order) and its migrations' views (name ->
+    SELECT), from its migrations run on an empty in-memory database."""
+    con = duckdb.connect(":memory:")
+    try:
+        migrate(con)
+        tables: dict[str, list[tuple[str, str]]] = {}
+        for (table,) in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY table_name"
+        ).fetchall():
+            tables[str(table)] = [
+                (str(c), str(t))
+                for c, t in con.execute(
+                    "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+                    "ORDER BY ordinal_position",
+                    [table],
+                ).fetchall()
+            ]
+        views = {
+            str(name): _select_of(str(text))
+            for name, text in con.execute(
+                "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
+            ).fetchall()
+        }
+        return tables, views
+    finally:
+        con.close()
+
+
+def _select_of(create_view: str) -> str:
+    """``CREATE VIEW name AS SELECT …;`` -> ``SELECT …``."""
+    head, sep, body = create_view.partition(" AS ")
+    if not sep:
+        raise ValueError(f"not a view definition: {create_view[:60]}")
+    return body.strip().rstrip(";")
+
+
+def _columns(table: str) -> list[tuple[str, str]]:
+    return file_schema()[0][table]
+
+
+def _select_list(table: str, sources: Mapping[str, str]) -> str:
+    """The select list giving ``table``'s columns in order: each from ``sources`` (column -> SQL) or
+    NULL of its type."""
+    out = []
+    for column, type_ in _columns(table):
+        expr = sources.get(column)
+        out.append(f"{expr} AS {column}" if expr else f"CAST(NULL AS {type_}) AS {column}")
+    return ", ".join(out)
+
+
+def views(span_views: Mapping[str, str]) -> dict[str, str]:
+    """Every view of the lake, in creation order, given lake.py's one-row-per-span views (name ->
+    SELECT): those of ``spans`` and ``steps`` keep their names, the span documents and the span
+    summary of each trace are the base of ``step_documents`` and ``traces``."""
+    out = {"spans": span_views["spans"], "steps": span_views["steps"]}
+    out["span_documents"] = span_views["step_documents"]
+    out["trace_spans"] = span_views["traces"]
+    out["trace_state"] = _TRACE_STATE
+    doc_cols = ", ".join(c for c, _ in _columns("step_documents"))
+    out["step_documents"] = (
+        f"SELECT {doc_cols} FROM span_documents UNION ALL SELECT {doc_cols} FROM derived_documents d "
+        "WHERE (d.trace_id, d.settle_id) IN (SELECT trace_id, settle_id FROM trace_state)"
+    )
+    sources = {c: f"t.{c}" for c in TRACE_SPAN_COLUMNS}
+    sources.update({c: f"st.{c}" for c in STATE_OF_TRACE})
+    sources["content_events"] = "CAST(0 AS BIGINT)"  # (the file's default; no content events on a lake)
+    out["traces"] = (
+        f"SELECT {_select_list('traces', sources)} FROM trace_spans t LEFT JOIN trace_state st "
+        "ON st.trace_id = t.trace_id"
+    )
+    eval_cols = ", ".join(c for c, _ in _columns("evaluations"))
+    latest = "max(generation) OVER (PARTITION BY trace_id, evaluator)"
+    out["evaluations"] = f"SELECT {eval_cols} FROM evaluation_rows QUALIFY generation = {latest}"
+    out["evaluation_history"] = f"SELECT {eval_cols} FROM evaluation_rows QUALIFY generation < {latest}"
+    out.update(file_schema()[1])  # eval_status, trace_feedback
+    return out
+
+
+# the columns of ``traces`` summed up from its spans (lake.py's ``traces`` view, here ``trace_spans``)
+TRACE_SPAN_COLUMNS = (
+    "trace_id", "first_received_at", "last_received_at", "span_count", "error_count", "has_root",
+    "root_span_id", "root_name", "start_time", "end_time", "service_name", "case_id", "run_id",
+    "session_id", "user_id",
+)  # fmt: skip
+# the columns of ``traces`` that come from ``trace_state`` (the rest from the spans, or NULL)
+STATE_OF_TRACE = (
+    "query_text", "answer_text", "answer_span_id", "user_scope", "settled_at", "assembled_spans",
+    "query_norm", "eval_generation", "evaluated_at", "evaluated_spans", "verdicts_since",
+)  # fmt: skip
+
+
+def tables() -> dict[str, str]:
+    """The lake's own tables beyond lake.py's raw span tables: name -> column definitions."""
+    out: dict[str, str] = {}
+    for table, columns in file_schema()[0].items():
+        if table in VIEW_TABLES or table in SKIP_TABLES:
+            continue
+        out[table] = ", ".join(f"{c} {t}" for c, t in columns)
+    out["evaluation_rows"] = ", ".join(f"{c} {t}" for c, t in _columns("evaluations"))
+    out["trace_settles"] = ", ".join(f"{c} {t}" for c, t in SETTLE_COLUMNS)
+    out["trace_evals"] = ", ".join(f"{c} {t}" for c, t in EVAL_STATE_COLUMNS)
+    out["derived_documents"] = (
+        ", ".join(f"{c} {t}" for c, t in _columns("step_documents")) + ", settle_id VARCHAR NOT NULL"
+    )
+    return out
+
+
+def create(con: duckdb.DuckDBPyConnection, span_views: Mapping[str, str]) -> None:
+    """Make what is missing: the tables, a later migration's columns, then the views (a view of an
+    earlier layout, without the columns of the file's table, is made again)."""
+    for table, cols in tables().items():
+        ddl(con, f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
+        have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+        for part in cols.split(", "):
+            name, _, type_ = part.partition(" ")
+            if name not in have:
+                ddl(
+                    con,
+                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {type_.replace(' NOT NULL', '')}",
+                )
+    existing = {
+        str(r[0]): str(r[1])
+        for r in con.execute(
+            "SELECT view_name, sql FROM duckdb_views() WHERE database_name = current_database()"
+        ).fetchall()
+    }
+    for name, select in views(span_views).items():
+        if name in existing and not _outdated(con, name):
+            continue
+        ddl(con, f"CREATE OR REPLACE VIEW {name} AS {select}")
+    from collector.store.views import create_views
+
+    _retrying(con, lambda: create_views(con))
+
+
+def _outdated(con: duckdb.DuckDBPyConnection, view: str) -> bool:
+    """A view of a file table whose columns differ from the file's (an earlier lake layout)."""
+    if view not in file_schema()[0]:
+        return False
+    have = [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
+    return have != [c for c, _ in _columns(view)]
+
+
+def ddl(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """DDL that another collector starting at the same moment may commit first: tried again."""
+    _retrying(con, lambda: con.execute(sql))
+
+
+def _retrying(con: duckdb.DuckDBPyConnection, run: Callable[[], object]) -> None:
+    for attempt in range(5):
+        try:
+            run()
+            return
+        except duckdb.TransactionException:
+            rollback(con)
+            if attempt == 4:
+                raise
+            time.sleep(0.05 * (attempt + 1))

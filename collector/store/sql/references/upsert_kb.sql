@@ -1,8 +1,0 @@
--- name: upsert_kb
--- description: Insert the knowledge-base documents registered as _kb; a document already stored is replaced.
--- params: none
--- returns: nothing
-INSERT OR REPLACE INTO kb_documents (doc_id, version, valid_from, valid_to, superseded_by, acl, title, content,
-                                     metadata, loaded_at)
-SELECT doc_id, version, valid_from, valid_to, superseded_by, acl, title, content, metadata, loaded_at
-FROM _kb

@@ -1,0 +1,149 @@
+"""Settling and evaluation claimed per trace across collectors (``collector.store.lake_claims``): two
+stores on one lake (two holders, as two collector processes are) never settle or evaluate the same
+trace at once, a trace settled or evaluated by one is not done again by the other, and the claims of
+a collector that died are taken over once they expire (expiry is moved in the catalog database,
+not waited for)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from collector.settle import Settler
+from collector.store import lake_claims, settling, verdicts
+from collector.store.lake import LakeStore
+from tests.pg import Postgres
+from tests.store.conftest import Lake
+from tests.store.contract.build import spans_batch
+
+T0 = datetime(2026, 3, 2, 12, 0, 0)
+SETTLE = timedelta(seconds=2)
+TRACES = [f"{i:02x}" * 16 for i in range(1, 7)]
+
+
+@pytest.fixture
+def stores(lake: Lake) -> Iterator[list[LakeStore]]:
+    opened = [LakeStore(lake.catalog, lake.data_path, extension_repository=False) for _ in range(2)]
+    try:
+        yield opened
+    finally:
+        for s in opened:
+            s.close()
+
+
+def _ingest(store: LakeStore) -> None:
+    con = store.cursor()
+    for t in TRACES:
+        store.write_spans(con, spans_batch(bytes.fromhex(t), T0, T0))
+
+
+def _ready(store: LakeStore, limit: int = 4) -> list[str]:
+    now = T0 + SETTLE
+    rows = settling.ready_traces(
+        store.cursor(), settled=now - SETTLE, expired=now - timedelta(minutes=1), limit=limit
+    )
+    return [r.trace_id for r in rows]
+
+
+def _expire(postgres: Postgres, lake: Lake, holder: str) -> None:
+    """What time does to a dead holder's claims: they are past their expiry."""
+    db = lake.catalog.rsplit("/", 1)[1]
+    postgres.query(
+        db,
+        f"UPDATE {lake_claims.TABLE} SET expires_at = now() - interval '1 second' "
+        f"WHERE holder = {lake_claims.pg_literal(holder)}",
+    )
+
+
+def _settler(store: LakeStore) -> Settler:
+    con = store.cursor()
+    return Settler(
+        store.cursor(), lambda job: job(con), settle_seconds=SETTLE.total_seconds(), max_wait_seconds=60
+    )
+
+
+def test_two_collectors_settle_each_trace_once(stores: list[LakeStore]) -> None:
+    a, b = stores
+    _ingest(a)
+    first = _ready(a)  # a claims the four oldest
+    assert len(first) == 4
+    second = _ready(b, 10)
+    assert len(second) == 2 and set(second).isdisjoint(first)  # b gets only what a does not hold
+    held = lake_claims.holders(a.cursor(), lake_claims.SETTLE)
+    assert {t for t, h in held.items() if h == lake_claims.me(a.cursor())[0]} == set(first)  # type: ignore[index]
+    # each settles what it holds; then nothing is left for either
+    assert _settler(a).run_once(now=T0 + SETTLE) == 4  # (a round claims again what it holds: its own)
+    assert _settler(b).run_once(now=T0 + SETTLE) == 2
+    assert _ready(a) == [] and _ready(b) == []
+    con = a.cursor()
+    assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM trace_settles").fetchall() == [(6, 6)]
+    assert con.execute("SELECT count(*) FROM traces WHERE settled_at IS NULL").fetchall() == [(0,)]
+    assert lake_claims.holders(con, lake_claims.SETTLE) == {}  # released once committed
+
+
+def test_a_dead_collectors_claims_are_taken_over_once_they_expire(
+    stores: list[LakeStore], lake: Lake, postgres: Postgres
+) -> None:
+    a, b = stores
+    _ingest(a)
+    dead = _ready(a)  # a claims four, and dies before settling them
+    holder = lake_claims.me(a.cursor())
+    assert holder is not None
+    a.close()
+    assert _settler(b).run_once(now=T0 + SETTLE) == 2  # only the two a did not hold
+    assert _ready(b) == []
+    _expire(postgres, lake, holder[0])
+    assert sorted(_ready(b)) == sorted(dead)
+    assert _settler(b).run_once(now=T0 + SETTLE) == 4
+    con = b.cursor()
+    assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM trace_settles").fetchall() == [(6, 6)]
+
+
+def _evaluate(store: LakeStore, n: int) -> list[str]:
+    """One cheap-tier round: claim up to ``n`` waiting traces and write a verdict for each."""
+    from tests.store.contract.test_verdicts import _batch
+
+    con = store.cursor()
+    picked = verdicts.pending(con, n)
+    ids = [t for t, _, _ in picked]
+    if ids:
+        tables, _ = verdicts.fetch_traces(con, ids)
+        gens = dict(
+            zip(
+                tables.traces.column("trace_id").to_pylist(),
+                tables.traces.column("generation").to_pylist(),
+                strict=True,
+            )
+        )
+        assert set(gens.values()) == {0}
+        b = _batch(ids, 1, 0.5, T0 + timedelta(hours=1))
+        verdicts.write_verdicts(con, b["evals"], b["log"], b["ran"], b["done"], T0 + timedelta(hours=1))
+    return ids
+
+
+def test_two_collectors_evaluate_each_trace_once_per_generation(
+    stores: list[LakeStore], lake: Lake, postgres: Postgres
+) -> None:
+    a, b = stores
+    _ingest(a)
+    assert _settler(a).run_once(now=T0 + SETTLE) == 6
+    held = verdicts.pending(a.cursor(), 2)  # a claims two and dies
+    holder = lake_claims.me(a.cursor())
+    assert holder is not None and len(held) == 2
+    a.close()
+    done = _evaluate(b, 10)
+    assert len(done) == 4 and {t for t, _, _ in held}.isdisjoint(done)
+    assert _evaluate(b, 10) == []
+    _expire(postgres, lake, holder[0])
+    assert sorted(_evaluate(b, 10)) == sorted(t for t, _, _ in held)
+    con = b.cursor()
+    rows: Any = con.execute(
+        "SELECT count(*), count(DISTINCT trace_id), min(eval_generation), max(eval_generation) FROM traces"
+    ).fetchall()
+    assert rows == [(6, 6, 1, 1)]
+    assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM evaluations").fetchall() == [(6, 6)]
+    assert con.execute("SELECT count(*) FROM evaluation_history").fetchall() == [(0,)]
+    assert verdicts.backlog(con) == (0, None)

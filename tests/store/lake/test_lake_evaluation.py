@@ -1,0 +1,259 @@
+"""Two ``ragfault serve --store ducklake`` processes settle and evaluate one lake: the RAG traces of
+every root cause (``tests/attribution/data.py``), made by the real SDK, sent over OTLP/HTTP to both
+collectors (whole, split between them, re-sent to the other), one collector killed with SIGKILL
+right after its first requests were acknowledged and started again. Once both are quiet: every
+acknowledged span is in ``spans`` exactly once, every trace was evaluated once per generation and
+has one current set of verdicts, and the verdicts and ``attribution`` rows equal those of the
+single-file store that received the same traces."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from collector.export import read_export
+from collector.store import lake_claims
+from collector.store.lake import LakeStore
+from tests.attribution.conftest import wait_evaluated
+from tests.attribution.data import GOLD, KB, PLANTS, QUERY, docs, jsonl
+from tests.conftest import Server, make_settings
+from tests.store.conftest import Lake
+from tests.store.lake.test_two_collectors import Collector, key
+from tests.tracegen import rag_trace
+
+RUNS = ("r1", "r2")
+CONFIG = "[evaluation]\nworkers = 0\n"  # in-process evaluation: no worker pools on a shared machine
+LAKE_ENV = {"RAGFAULT_SETTLE_SECONDS": "1", "RAGFAULT_LAKE_CLAIM_SECONDS": "5"}
+# what the two stores must agree on: the current verdicts (no times, no generation numbers: a trace
+# split between collectors may be settled and evaluated before its last spans came, then again)
+VERDICTS = (
+    "SELECT trace_id, coalesce(span_id, ''), evaluator, metric, status, value, passed, label "
+    "FROM evaluations ORDER BY ALL"
+)
+ATTRIBUTION = "SELECT * FROM attribution ORDER BY trace_id"
+QUIET = (
+    "SELECT count(*) FROM traces WHERE settled_at IS NOT NULL AND assembled_spans = span_count "
+    "AND eval_generation > 0 AND evaluated_spans = assembled_spans"
+)
+
+
+def make_traces() -> tuple[list[list[ReadableSpan]], list[str]]:
+    """One trace per root cause and run, made by the real SDK and kept in memory; and their ids."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "lake-eval"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("lake-eval")
+    ids = []
+    for run in RUNS:
+        for case_id, cands, reranked, answer, citations, retrieve in PLANTS["en"].values():
+            ids.append(
+                rag_trace(
+                    tracer,
+                    query=QUERY[case_id],
+                    answer=answer,
+                    candidates=docs(cands),
+                    reranked=docs(reranked) if reranked is not None else None,
+                    retrieve=retrieve,
+                    case_id=case_id,
+                    run_id=run,
+                    citations=list(citations) if citations else None,
+                )  # fmt: skip
+            )
+    by_trace: dict[int, list[ReadableSpan]] = {}
+    for s in memory.get_finished_spans():
+        assert s.context is not None
+        by_trace.setdefault(s.context.trace_id, []).append(s)
+    provider.shutdown()
+    return list(by_trace.values()), ids
+
+
+@pytest.fixture
+def file_store(tmp_path: Path) -> Iterator[Server]:
+    config = tmp_path / "file.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    srv = Server(make_settings(tmp_path / "file", config_file=str(config), settle_seconds=1))
+    try:
+        assert srv.http.post("/api/v1/kb", content=jsonl(KB)).json()["loaded"] == len(KB)
+        assert srv.http.post("/api/v1/gold", content=jsonl(GOLD)).json()["loaded"] == len(GOLD)
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _cli(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "ragfault.cli", *args], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _ids_out(text: str) -> str:
+    return re.sub(r"\b[0-9a-f]{32}\b", "<trace>", text)
+
+
+def _wait_quiet(c: Collector, traces: int, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    n = -1
+    while time.monotonic() < deadline:
+        n = c.sql(QUIET)[0][0]
+        if n == traces:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{n} of {traces} traces settled and evaluated with all their spans")
+
+
+def _kill_while_claiming(c: Collector, watch: LakeStore, timeout: float = 20) -> bool:
+    """SIGKILL ``c`` as soon as it holds a claim in the catalog (settling or evaluating), watched
+    through the catalog connection of another store, or after ``timeout`` (the other collector may
+    have claimed every ready trace first); True when it held one at its kill. (``test_claims``
+    takes over a dead holder's claims deterministically.)"""
+    cur = watch.cursor()
+    mark = f":{c.proc.pid}:"
+    deadline = time.monotonic() + timeout
+    held = False
+    while not held and time.monotonic() < deadline:
+        for kind in (lake_claims.SETTLE, lake_claims.EVALUATE):
+            held = held or any(mark in h for h in lake_claims.holders(cur, kind).values())
+    c.proc.kill()
+    c.proc.wait(30)
+    return held
+
+
+def test_two_collectors_settle_and_evaluate_like_one_file(
+    lake: Lake, tmp_path: Path, file_store: Server
+) -> None:
+    traces, ids = make_traces()
+    spans = [s for t in traces for s in t]
+    assert OTLPSpanExporter(endpoint=f"{file_store.url}/v1/traces", timeout=60).export(spans) is (
+        SpanExportResult.SUCCESS
+    )
+
+    config = tmp_path / "lake.toml"
+    exports = tmp_path / "exports"
+    config.write_text(CONFIG + f'[retention]\nexport_dir = "{exports}"\n', encoding="utf-8")
+    args = ("--config", str(config))
+    collectors = [Collector(lake, tmp_path / f"collector{i}.log", LAKE_ENV, args) for i in range(2)]
+    watch: LakeStore | None = None
+    try:
+        for c in collectors:
+            c.wait_ready()
+        watch = LakeStore(lake.catalog, lake.data_path, extension_repository=False)  # (it claims nothing)
+        # the references through one collector's API; the other reads them from the lake
+        for path, rows in (("/api/v1/kb", KB), ("/api/v1/gold", GOLD)):
+            r = httpx.post(collectors[0].url + path, content=jsonl(rows), timeout=60)
+            assert r.status_code == 200 and r.json()["loaded"] == len(rows), r.text
+        acked: set[tuple[str, str]] = set()
+
+        def send(c: Collector, batch: list[ReadableSpan]) -> None:
+            if batch:
+                assert OTLPSpanExporter(endpoint=f"{c.url}/v1/traces", timeout=60).export(batch) is (
+                    SpanExportResult.SUCCESS
+                )
+                acked.update(key(s) for s in batch)
+
+        first: list[list[ReadableSpan]] = [[], []]
+        retry: list[list[ReadableSpan]] = [[], []]
+        for n, trace in enumerate(traces):
+            if n % 3 == 0:  # the whole trace to one collector
+                first[n % 2] += trace
+            elif n % 3 == 1:  # its spans split between the two (the root, finished last, in the second)
+                first[0] += trace[: len(trace) // 2]
+                retry[1] += trace[len(trace) // 2 :]
+            else:  # sent to one, then re-sent to the other
+                first[n % 2] += trace
+                retry[1 - n % 2] += trace
+        a, b = collectors
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(send, (a, b), first))
+        # b is killed mid-run, if it can be while it holds claims: what it had claimed expires
+        _kill_while_claiming(b, watch)
+        b = Collector(lake, b.log.with_name("collector1-restarted.log"), LAKE_ENV, args)
+        collectors.append(b)
+        b.wait_ready()
+        again = [s for t in random.Random(18).sample(traces, 6) for s in t]
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(send, (a, b), (retry[0] + again, retry[1] + again[: len(again) // 2])))
+        assert len(acked) == len(spans)
+
+        _wait_quiet(a, len(traces))
+        wait_evaluated(file_store, ids)
+        for c in (a, b):
+            assert {tuple(r) for r in c.sql("SELECT trace_id, span_id FROM spans")} == acked
+            assert c.sql("SELECT count(*) FROM spans")[0][0] == len(spans)
+        # each generation of a trace evaluated once, and one current set of verdicts a trace
+        assert (
+            a.sql(
+                "SELECT trace_id, generation FROM trace_evals WHERE event = 'evaluated' GROUP BY ALL HAVING count(*) > 1"
+            )
+            == []
+        )
+        assert (
+            a.sql(
+                "SELECT trace_id, evaluator FROM evaluations GROUP BY ALL HAVING count(DISTINCT generation) > 1"
+            )
+            == []
+        )
+        assert a.sql("SELECT count(DISTINCT trace_id) FROM evaluations")[0][0] == len(traces)
+        lake_verdicts: list[Any] = a.sql(VERDICTS)
+        assert lake_verdicts == file_store.sql(VERDICTS)
+        lake_attribution = a.sql(ATTRIBUTION)
+        assert len(lake_attribution) == len(traces)
+        assert lake_attribution == file_store.sql(ATTRIBUTION)
+        assert {r[3] for r in lake_attribution} >= {"ok", "stale_context", "candidate_miss"}
+        # what users run: the report is the file's (but for which trace it shows as an example of a
+        # cause: any of them), and a re-evaluation makes a second generation
+        lake_report = _cli("report", "--server", a.url)
+        assert "permission_violation" in lake_report
+        assert _ids_out(lake_report) == _ids_out(_cli("report", "--server", file_store.url))
+        assert _cli("evaluate", "--server", b.url, "--run", "r1").startswith(f"evaluated {len(traces) // 2} ")
+        assert a.sql("SELECT DISTINCT run_id, eval_generation FROM traces ORDER BY ALL") == [
+            ["r1", 2],
+            ["r2", 1],
+        ]
+        assert (
+            a.sql(
+                "SELECT trace_id, evaluator FROM evaluations GROUP BY ALL HAVING count(DISTINCT generation) > 1"
+            )
+            == []
+        )
+        assert a.sql(VERDICTS) == lake_verdicts
+        assert a.sql("SELECT count(*) FROM evaluation_history")[0][0] == len(lake_verdicts) // 2
+        # exported through a collector's API and deleted after: every span once, then nothing left
+        out = json.loads(
+            _cli(
+                "export", str(exports / "all"), "--server", b.url, "--service", "lake-eval", "--delete-after"
+            )
+        )
+        assert out["traces"] == len(traces), out
+        exported = read_export(exports / "all", "spans")
+        assert exported.num_rows == len(spans)
+        keys = zip(
+            exported.column("trace_id").to_pylist(), exported.column("span_id").to_pylist(), strict=True
+        )
+        assert set(keys) == acked
+        assert read_export(exports / "all", "evaluations").num_rows == len(lake_verdicts)
+        for c in (a, b):
+            assert c.sql("SELECT (SELECT count(*) FROM spans), (SELECT count(*) FROM traces), "
+                         "(SELECT count(*) FROM evaluations)") == [[0, 0, 0]]  # fmt: skip
+    finally:
+        for c in collectors:
+            c.stop()
+        if watch is not None:
+            watch.close()
