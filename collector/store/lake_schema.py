@@ -174,30 +174,60 @@ def tables() -> dict[str, str]:
 
 def create(con: duckdb.DuckDBPyConnection, span_views: Mapping[str, str]) -> None:
     """Make what is missing: the tables, a later migration's columns, then the views (a view of an
-    earlier layout, without the columns of the file's table, is made again)."""
+    earlier layout, without the columns of the file's table, is made again). Each group is one
+    transaction: every DDL statement on a lake is a commit to its catalog (~50 ms each)."""
+    have_tables = {
+        str(r[0])
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+    }
+    statements = []
     for table, cols in tables().items():
-        ddl(con, f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
+        if table not in have_tables:
+            statements.append(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
+            continue
         have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
         for part in cols.split(", "):
             name, _, type_ = part.partition(" ")
             if name not in have:
-                ddl(
-                    con,
-                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {type_.replace(' NOT NULL', '')}",
+                statements.append(
+                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {type_.replace(' NOT NULL', '')}"
                 )
+    _in_one(con, statements)
     existing = {
         str(r[0]): str(r[1])
         for r in con.execute(
             "SELECT view_name, sql FROM duckdb_views() WHERE database_name = current_database()"
         ).fetchall()
     }
-    for name, select in views(span_views).items():
-        if name in existing and not _outdated(con, name):
-            continue
-        ddl(con, f"CREATE OR REPLACE VIEW {name} AS {select}")
+    _in_one(
+        con,
+        [
+            f"CREATE OR REPLACE VIEW {name} AS {select}"
+            for name, select in views(span_views).items()
+            if name not in existing or _outdated(con, name)
+        ],
+    )
     from collector.store.views import create_views
 
-    _retrying(con, lambda: create_views(con))
+    _retrying(con, lambda: _in_transaction(con, lambda: create_views(con)))
+
+
+def _in_one(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
+    """``statements`` in one transaction, tried again when another collector commits first."""
+    if statements:
+        _retrying(con, lambda: _in_transaction(con, lambda: [con.execute(s) for s in statements]))
+
+
+def _in_transaction(con: duckdb.DuckDBPyConnection, run: Callable[[], object]) -> None:
+    con.execute("BEGIN")
+    try:
+        run()
+        con.execute("COMMIT")
+    except BaseException:
+        rollback(con)
+        raise
 
 
 def _outdated(con: duckdb.DuckDBPyConnection, view: str) -> bool:
@@ -206,11 +236,6 @@ def _outdated(con: duckdb.DuckDBPyConnection, view: str) -> bool:
         return False
     have = [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
     return have != [c for c, _ in _columns(view)]
-
-
-def ddl(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """DDL that another collector starting at the same moment may commit first: tried again."""
-    _retrying(con, lambda: con.execute(sql))
 
 
 def _retrying(con: duckdb.DuckDBPyConnection, run: Callable[[], object]) -> None:
