@@ -42,6 +42,7 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Self
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -267,18 +268,42 @@ def _cpu_ticks(pid: int) -> int:
         return 0
 
 
-class MemWatch:
+class Sampler:
+    """Calls ``sample`` at ``start``, every 0.2 s on a thread of its own, and at ``stop``."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> None:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.sample()
+
+    def start(self) -> Self:
+        self.sample()
+        self._t.start()
+        return self
+
+    def stop(self) -> None:
+        self.sample()
+        self._stop.set()
+        self._t.join()
+
+
+class MemWatch(Sampler):
     """Samples the process tree: peak RSS (sum of VmHWM of every process seen), current RSS and
     the CPU time the tree used since ``start`` (decode worker processes included)."""
 
     def __init__(self, pid: int) -> None:
+        super().__init__()
         self.pid = pid
         self.hwm: dict[int, int] = {}
         self.cpu_base: dict[int, int] | None = None
         self.cpu_last: dict[int, int] = {}
         self.peak_rss_sum_kb = 0
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
 
     def sample(self) -> None:
         total = 0
@@ -293,20 +318,6 @@ class MemWatch:
                 self.hwm[p] = max(self.hwm.get(p, 0), hwm)
             total += _status_kb(p, "VmRSS")
         self.peak_rss_sum_kb = max(self.peak_rss_sum_kb, total)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.2):
-            self.sample()
-
-    def start(self) -> MemWatch:
-        self.sample()
-        self._t.start()
-        return self
-
-    def stop(self) -> None:
-        self.sample()
-        self._stop.set()
-        self._t.join()
 
     @property
     def peak_mb(self) -> float:

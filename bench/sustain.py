@@ -77,6 +77,7 @@ from bench.evaluate import export_requests, make_kb  # noqa: E402  (the same tra
 from bench.ingest import (  # noqa: E402
     Exporter,
     MemWatch,
+    Sampler,
     SendStats,
     _cpu_ticks,
     _tree,
@@ -152,19 +153,18 @@ def _task_ticks(pid: int) -> dict[int, int]:
     return out
 
 
-class ThreadWatch:
+class ThreadWatch(Sampler):
     """The CPU time each thread of the server's process tree used since ``start`` (sampled every
     0.2 s; a thread that ended keeps what it had at the last sample), and each process's total (it
     counts ended threads too)."""
 
     def __init__(self, pid: int) -> None:
+        super().__init__()
         self.pid = pid
         self.base: dict[tuple[int, int], int] = {}
         self.last: dict[tuple[int, int], int] = {}
         self.proc_base: dict[int, int] = {}
         self.proc_last: dict[int, int] = {}
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
         self._first = True
 
     def sample(self) -> None:
@@ -179,20 +179,6 @@ class ThreadWatch:
                 if self._first:
                     self.base[key] = t
         self._first = False
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.2):
-            self.sample()
-
-    def start(self) -> ThreadWatch:
-        self.sample()
-        self._t.start()
-        return self
-
-    def stop(self) -> None:
-        self.sample()
-        self._stop.set()
-        self._t.join()
 
     def seconds(self) -> tuple[dict[tuple[int, int], float], dict[int, float]]:
         """CPU seconds by (pid, tid) and by pid."""
