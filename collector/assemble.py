@@ -9,7 +9,7 @@ its content appears in the input of the LLM call that produced the answer.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from collector.normalize.common import parse_json, unwrap_text
@@ -50,6 +50,9 @@ class DocView:
     score: float | None
     metadata: str | None
     source: str
+
+
+DOC_FIELDS = tuple(f.name for f in fields(DocView))  # a document row's columns, in order
 
 
 @dataclass

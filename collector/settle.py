@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from collector.assemble import assemble
+from collector.assemble import DOC_FIELDS, assemble
 from collector.content_events import load_fills
 from collector.metrics import Metrics
 from collector.search_stages import search_stages
@@ -288,17 +288,7 @@ class Settler:
             for d in a.context + searched if searched else a.context:
                 ctx["trace_id"].append(trace_id)
                 ctx["received_at"].append(last_received[trace_id])  # inside the trace's window
-                for k in (
-                    "span_id",
-                    "stage",
-                    "position",
-                    "doc_id",
-                    "chunk_id",
-                    "content",
-                    "score",
-                    "metadata",
-                    "source",
-                ):
+                for k in DOC_FIELDS:
                     ctx[k].append(getattr(d, k))
         batch = settling.Settled.of(asm_rows, ctx)
         settled_at = now or self.wall_clock()

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collector.assemble import STAGE_PRIORITY
+from collector.assemble import DOC_FIELDS, STAGE_PRIORITY
 from collector.settle import load_trace_parts
 from collector.store import Store
 
@@ -68,20 +68,7 @@ _batches = itertools.count(1)
 
 
 def _fields(d: object) -> tuple[object, ...]:
-    return tuple(
-        getattr(d, k)
-        for k in (
-            "span_id",
-            "stage",
-            "position",
-            "doc_id",
-            "chunk_id",
-            "content",
-            "score",
-            "metadata",
-            "source",
-        )
-    )
+    return tuple(getattr(d, k) for k in DOC_FIELDS)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
