@@ -70,15 +70,29 @@ def add_trace(
             "assembled": spans if settled else None,
         },
     )  # fmt: skip
+    _add_retrieval(con, "steps", "step_documents", trace_id, at, query, documents)
+
+
+def _add_retrieval(
+    con: Any,
+    steps: str,
+    step_documents: str,
+    trace_id: str,
+    at: datetime,
+    query: str,
+    documents: list[tuple[str, str | None]],
+) -> None:
+    """The trace's retrieval step ``s1`` and its candidates, into the tables named (the file's, or
+    the lake's raw tables behind its views)."""
     con.execute(
-        "INSERT INTO steps (trace_id, span_id, parent_span_id, step_type, name, start_time, end_time, is_root, "
-        "query_text, received_at) VALUES ($t, 's1', 'r1', 'retrieval', 'retrieve', $at, $at, false, $q, $at)",
+        f"INSERT INTO {steps} (trace_id, span_id, parent_span_id, step_type, name, start_time, end_time, "
+        "is_root, query_text, received_at) VALUES ($t, 's1', 'r1', 'retrieval', 'retrieve', $at, $at, false, $q, $at)",
         {"t": trace_id, "at": at, "q": query},
     )
     for i, (doc_id, content) in enumerate(documents):
         con.execute(
-            "INSERT INTO step_documents (trace_id, span_id, stage, position, doc_id, chunk_id, content, score, "
-            "source, received_at) VALUES ($t, 's1', 'candidate', $i, $d, $d, $c, 0.5, 'span', $at)",
+            f"INSERT INTO {step_documents} (trace_id, span_id, stage, position, doc_id, chunk_id, content, "
+            "score, source, received_at) VALUES ($t, 's1', 'candidate', $i, $d, $d, $c, 0.5, 'span', $at)",
             {"t": trace_id, "i": i, "d": doc_id, "c": content, "at": at},
         )
 
@@ -111,17 +125,7 @@ def _add_lake_trace(
                 "run": run_id, "rec": at if root else last,
             },
         )  # fmt: skip
-    con.execute(
-        "INSERT INTO step_rows (trace_id, span_id, parent_span_id, step_type, name, start_time, end_time, is_root, "
-        "query_text, received_at) VALUES ($t, 's1', 'r1', 'retrieval', 'retrieve', $at, $at, false, $q, $at)",
-        {"t": trace_id, "at": at, "q": query},
-    )
-    for i, (doc_id, content) in enumerate(documents):
-        con.execute(
-            "INSERT INTO step_document_rows (trace_id, span_id, stage, position, doc_id, chunk_id, content, "
-            "score, source, received_at) VALUES ($t, 's1', 'candidate', $i, $d, $d, $c, 0.5, 'span', $at)",
-            {"t": trace_id, "i": i, "d": doc_id, "c": content, "at": at},
-        )
+    _add_retrieval(con, "step_rows", "step_document_rows", trace_id, at, query, documents)
     if settled:
         con.execute(
             "INSERT INTO trace_settles (trace_id, settle_id, query_text, query_norm, answer_text, "
