@@ -466,7 +466,8 @@ def measure_live(base: str, workdir: Path, workers: int, batch: int, n_traces: i
     with batches of 500 among 10,000 traces, by 3-5 %; with a few large batches, by a fifth or
     more); from the server answering until the last batch, start-up included; and the time from
     the server answering to its first batch written (start-up with a backlog)."""
-    from bench.ingest import free_port, ragfault_bin, stop_process, wait_http
+    from bench.ingest import ragfault_bin
+    from tests.served import free_port, stop_process, wait_http
 
     workdir.mkdir(parents=True, exist_ok=True)
     db = workdir / "live.duckdb"

@@ -30,7 +30,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -51,6 +50,9 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
+sys.path.insert(0, str(ROOT))
+
+from tests.served import free_port, stop_process, wait_http  # noqa: E402
 
 # --------------------------------------------------------------------------------------------------
 # trace generation
@@ -221,12 +223,6 @@ def build_requests(n_traces: int, per_request: int, seed: int) -> tuple[list[byt
 # processes and memory
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _status_kb(pid: int, field_name: str) -> int:
     try:
         with open(f"/proc/{pid}/status") as fh:
@@ -337,32 +333,6 @@ class MemWatch(Sampler):
 
     def rss_mb(self) -> float:
         return sum(_status_kb(p, "VmRSS") for p in _tree(self.pid)) / 1024
-
-
-def stop_process(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def wait_http(url: str, proc: subprocess.Popen, timeout: float, log: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-            raise RuntimeError(f"server exited during startup:\n{tail}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status < 500:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(f"{url} did not answer within {timeout}s; see {log}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -690,7 +660,7 @@ def bench_phoenix(args, bodies: list[bytes], total: int, workdir: Path) -> Resul
         [str(exe), "serve"], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=workdir
     )
     try:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc, 180, log)
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, 180, log, ready=lambda status: status < 500)
         db = workdir / "phoenix.db"
 
         def count(total: int) -> int:

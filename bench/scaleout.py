@@ -31,9 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -49,50 +46,16 @@ sys.path.insert(0, str(HERE.parent))
 import httpx  # noqa: E402
 
 from bench.ingest import build_requests  # noqa: E402
-from tests.haproxy import HAProxy  # noqa: E402
-from tests.pg import free_port, postgres_cluster  # noqa: E402
+from tests.haproxy import HAProxy, behind_haproxy  # noqa: E402
+from tests.pg import postgres_cluster  # noqa: E402
+from tests.served import Collector  # noqa: E402
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
 
-class Collector:
-    def __init__(self, store_args: list[str], log: Path) -> None:
-        self.port, self.grpc_port = free_port(), free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "RAGFAULT_EXTENSION_REPOSITORY": "false", "RAGFAULT_MEMORY_LIMIT": "2GB"}
-        self.log = log
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ragfault.cli", "serve", *store_args, "--settle-seconds", "1",
-             "--http-port", str(self.port), "--grpc-port", str(self.grpc_port)],
-            env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-        )  # fmt: skip
-
-    def wait_ready(self, timeout: float = 180) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"collector exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise SystemExit(f"collector not ready: {self.log.read_text()[-2000:]}")
-
-    def metric(self, name: str) -> float:
-        text = httpx.get(f"{self.url}/metrics", timeout=10).text
-        m = re.search(rf"^{re.escape(name)}(?:\{{[^}}]*\}})? (\S+)$", text, re.M)
-        return float(m.group(1)) if m else 0.0
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+def collector(store_args: list[str], log: Path) -> Collector:
+    env = {"RAGFAULT_EXTENSION_REPOSITORY": "false", "RAGFAULT_MEMORY_LIMIT": "2GB"}
+    return Collector([*store_args, "--settle-seconds", "1"], log, env)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -173,19 +136,9 @@ def evaluation_counts(url: str) -> tuple[int, int]:
 
 @contextmanager
 def running(store_args: list[str], n: int, tmp: Path) -> Iterator[tuple[list[Collector], HAProxy]]:
-    collectors = [Collector(store_args, tmp / f"collector{i}.log") for i in range(n)]
-    lb = None
-    try:
-        for c in collectors:
-            c.wait_ready()
-        lb = HAProxy([(c.port, c.grpc_port) for c in collectors], tmp / "haproxy.log")
-        lb.wait_ready()
+    collectors = [collector(store_args, tmp / f"collector{i}.log") for i in range(n)]
+    with behind_haproxy(collectors, tmp / "haproxy.log") as lb:
         yield collectors, lb
-    finally:
-        if lb is not None:
-            lb.stop()
-        for c in collectors:
-            c.stop()
 
 
 def measure(

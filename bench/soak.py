@@ -27,8 +27,6 @@ import json
 import os
 import random
 import re
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.judge_server import JudgeServer  # noqa: E402
 from tests.otel_helpers import http_provider  # noqa: E402
+from tests.served import Collector  # noqa: E402
 from tests.tracegen import rag_trace  # noqa: E402
 
 WORDS = [
@@ -58,12 +57,6 @@ WORDS = [
     "exchange",
     "order",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def rss_mb(pid: int) -> float:
@@ -179,27 +172,15 @@ def main(argv: list[str] | None = None) -> int:
             "cost_per_1k_input = 0.00015\ncost_per_1k_output = 0.0006\ntimeout_s = 30\n",
             encoding="utf-8",
         )
-        http_port, grpc_port = free_port(), free_port()
-        url = f"http://127.0.0.1:{http_port}"
-        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        log = open(work / "server.log", "w")  # noqa: SIM115
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ragfault.cli", "serve", "--db", str(work / "soak.duckdb"), "--http-port",
-             str(http_port), "--grpc-port", str(grpc_port), "--settle-seconds", "2", "--config", str(cfg)],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        env = {"PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        server = Collector(
+            ["--db", str(work / "soak.duckdb"), "--settle-seconds", "2", "--config", str(cfg)],
+            work / "server.log", env, cwd=ROOT,
         )  # fmt: skip
+        proc, url = server.proc, server.url
         try:
+            server.wait_ready(60)
             client = httpx.Client(base_url=url, timeout=10)
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if client.get("/healthz").status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit(f"server did not start; see {work / 'server.log'}")
-                time.sleep(0.2)
             info["rss_mb_idle"] = round(rss_mb(proc.pid), 1)
             stop = threading.Event()
             sent = [0]
@@ -249,12 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             info["judge_server_tasks"] = dict(judge.tasks)
             info["memory_by_tag_mb"] = duckdb_tags(client)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
+            server.stop()
     info["loadavg_end"] = Path("/proc/loadavg").read_text().split()[:3]
     report(samples, args, out, info)
     return 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,12 +12,7 @@ import pytest
 
 from collector.config import ServerSettings
 from ragfault.server import ServerThread
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.served import free_port
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> ServerSettings:

@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
-import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
 
-import httpx
-
-from tests.pg import free_port
+from tests.served import Collector, Served, free_port
 
 CONFIG = Path(__file__).resolve().parents[1] / "deploy" / "haproxy.cfg"
 
@@ -36,8 +32,10 @@ def config_env(collectors: Sequence[tuple[int, int]], http_port: int, grpc_port:
     return env
 
 
-class HAProxy:
+class HAProxy(Served):
     """``haproxy -db -f deploy/haproxy.cfg`` balancing over ``collectors`` (each ``(http, grpc)``)."""
+
+    grace = 10.0
 
     def __init__(self, collectors: Sequence[tuple[int, int]], log: Path) -> None:
         binary = haproxy_binary()
@@ -46,42 +44,32 @@ class HAProxy:
         self.http_port, self.grpc_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.grpc_endpoint = f"127.0.0.1:{self.grpc_port}"
-        self.log = log
-        env = {**os.environ, **config_env(collectors, self.http_port, self.grpc_port)}
-        check = subprocess.run([binary, "-c", "-f", str(CONFIG)], env=env, capture_output=True, text=True)
+        env = config_env(collectors, self.http_port, self.grpc_port)
+        check = subprocess.run(
+            [binary, "-c", "-f", str(CONFIG)], env={**os.environ, **env}, capture_output=True, text=True
+        )
         if check.returncode != 0:
             raise RuntimeError(f"haproxy -c refused {CONFIG}: {check.stdout}{check.stderr}")
-        self.proc = subprocess.Popen(
-            [binary, "-db", "-f", str(CONFIG)], env=env, stdout=log.open("w"), stderr=subprocess.STDOUT
-        )
+        super().__init__([binary, "-db", "-f", str(CONFIG)], log, env)
 
     def wait_ready(self, timeout: float = 30) -> None:
         """Until a request through the balancer reaches a collector's /healthz."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"haproxy exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"haproxy not ready: {self.log.read_text()[-2000:]}")
+        self.wait_http(f"{self.url}/healthz", timeout)
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
 
-    def __enter__(self) -> HAProxy:
-        return self
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+@contextmanager
+def behind_haproxy(collectors: list[Collector], log: Path) -> Iterator[HAProxy]:
+    """Wait for each of ``collectors``, then put HAProxy in front of them; on leaving, stop the
+    balancer and every collector in the list (also ones appended to it meanwhile)."""
+    lb = None
+    try:
+        for c in collectors:
+            c.wait_ready()
+        lb = HAProxy([(c.port, c.grpc_port) for c in collectors], log)
+        lb.wait_ready()
+        yield lb
+    finally:
+        if lb is not None:
+            lb.stop()
+        for c in collectors:
+            c.stop()

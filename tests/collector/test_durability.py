@@ -15,66 +15,28 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import served
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
-from tests.conftest import free_port
 
 PB = {"Content-Type": "application/x-protobuf"}
 
 
-class ServeProcess:
-    """``ragfault serve`` in a child process on a given database file."""
+class ServeProcess(served.Collector):
+    """``ragfault serve`` in a child process on a given database file, with a client for its API."""
 
     def __init__(self, db: Path, log: Path) -> None:
+        super().__init__(["--db", str(db), "--settle-seconds", "0.5"], log, cwd=db.parent)
         self.db = db
-        self.http_port, self.grpc_port = free_port(), free_port()
-        self.url = f"http://127.0.0.1:{self.http_port}"
-        self.log = open(log, "ab")  # noqa: SIM115 (closed in kill/stop)
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "ragfault.cli",
-                "serve",
-                "--db",
-                str(db),
-                "--http-port",
-                str(self.http_port),
-                "--grpc-port",
-                str(self.grpc_port),
-                "--settle-seconds",
-                "0.5",
-            ],  # fmt: skip
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            cwd=db.parent,
-        )
         self.http = httpx.Client(base_url=self.url, timeout=30)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(
-                    f"ragfault serve exited with {self.proc.returncode}: {log.read_text()[-2000:]}"
-                )
-            try:
-                if self.http.get("/healthz").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        self.kill()
-        raise AssertionError("ragfault serve did not become healthy")
-
-    def sql(self, query: str, **params: object) -> list[list[object]]:
-        r = self.http.post("/api/v1/sql", json={"sql": query, "params": params})
-        assert r.status_code == 200, r.text
-        return r.json()["rows"]
+        try:
+            self.wait_ready(60)
+        except served.NotReady:
+            self.kill()
+            raise
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(30)
+        super().kill()
         self.http.close()
-        self.log.close()
 
 
 @pytest.fixture

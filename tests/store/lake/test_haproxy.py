@@ -6,7 +6,6 @@ collector holds its lease, removes the raw copies of spans sent to two collector
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from tests.haproxy import HAProxy, haproxy_binary
+from tests.haproxy import HAProxy, behind_haproxy, haproxy_binary
 from tests.store.conftest import Lake
 from tests.store.lake.test_two_collectors import Collector, key, make_traces
 
@@ -34,25 +33,8 @@ def balanced(lake: Lake, tmp_path: Path) -> Iterator[tuple[list[Collector], HAPr
     # the lake's maintenance every second (whichever collector holds the lease runs it)
     env = {"RAGFAULT_LAKE_MAINTENANCE_SECONDS": "1", "RAGFAULT_LAKE_KEEP_SNAPSHOTS_SECONDS": "0"}
     collectors = [Collector(lake, tmp_path / f"collector{i}.log", env) for i in range(3)]
-    lb = None
-    try:
-        for c in collectors:
-            c.wait_ready()
-        lb = HAProxy([(c.port, c.grpc_port) for c in collectors], tmp_path / "haproxy.log")
-        lb.wait_ready()
+    with behind_haproxy(collectors, tmp_path / "haproxy.log") as lb:
         yield collectors, lb
-    finally:
-        if lb is not None:
-            lb.stop()
-        for c in collectors:
-            c.stop()
-
-
-def stored(c: Collector) -> int:
-    text = httpx.get(f"{c.url}/metrics", timeout=10).text
-    m = re.search(r"^ragfault_spans_stored_total(?:\{[^}]*\})? (\S+)$", text, re.M)
-    assert m, text[:2000]
-    return int(float(m.group(1)))
 
 
 def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_nothing(
@@ -82,8 +64,7 @@ def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_no
     with ThreadPoolExecutor(3) as pool:
         done = [pool.submit(send, "http", over_http), pool.submit(send, "grpc", over_grpc)]
         halfway.wait(120)
-        collectors[1].proc.kill()  # SIGKILL
-        collectors[1].proc.wait(30)
+        collectors[1].kill()  # SIGKILL
         halfway.wait(120)
         for f in done:
             f.result(timeout=600)
@@ -92,7 +73,7 @@ def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_no
 
     assert len(acked) == 4 * TRACES
     live = [collectors[0], collectors[2]]
-    after = [stored(c) for c in live]
+    after = [c.metric("ragfault_spans_stored_total") for c in live]
     # the requests were spread: both collectors that stayed up stored spans (a collector's counter
     # moves just after its acknowledgement, so it is read once every request was answered)
     assert all(n > 0 for n in after), after

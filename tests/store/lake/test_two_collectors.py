@@ -4,19 +4,12 @@ collector killed with SIGKILL and started again stores no second copy of what it
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -25,56 +18,26 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from collector.store.lake import LakeStore
-from tests.pg import free_port
+from tests import served
 from tests.store.conftest import Lake
 
 TRACES = 30
 
 
-class Collector:
+# a lake collector in the tests: no decode workers, a small memory limit, no network for extensions,
+# and no scheduled maintenance unless a test sets it
+COLLECTOR_ENV = {"RAGFAULT_DECODE_WORKERS": "0", "RAGFAULT_MEMORY_LIMIT": "1GB",
+            "RAGFAULT_EXTENSION_REPOSITORY": "false", "RAGFAULT_LAKE_MAINTENANCE_SECONDS": "0"}  # fmt: skip
+
+
+class Collector(served.Collector):
+    """``ragfault serve --store ducklake`` on ``lake``."""
+
     def __init__(
         self, lake: Lake, log: Path, extra_env: dict[str, str] | None = None, args: tuple[str, ...] = ()
     ) -> None:
-        self.port = free_port()
-        self.grpc_port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "RAGFAULT_DECODE_WORKERS": "0", "RAGFAULT_MEMORY_LIMIT": "1GB",
-               "RAGFAULT_EXTENSION_REPOSITORY": "false", "RAGFAULT_LAKE_MAINTENANCE_SECONDS": "0",
-               **(extra_env or {})}  # fmt: skip
-        self.log = log
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ragfault.cli", "serve", "--store", "ducklake", "--catalog", lake.catalog,
-             "--data-path", str(lake.data_path), "--http-port", str(self.port), "--grpc-port", str(self.grpc_port), *args],
-            env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-        )  # fmt: skip
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"collector exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError(f"collector not ready: {self.log.read_text()[-2000:]}")
-
-    def sql(self, q: str) -> list[list[Any]]:
-        r = httpx.post(f"{self.url}/api/v1/sql", json={"sql": q, "max_rows": 10_000}, timeout=60)
-        assert r.status_code == 200, r.text
-        rows: list[list[Any]] = r.json()["rows"]
-        return rows
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        store = ["--store", "ducklake", "--catalog", lake.catalog, "--data-path", str(lake.data_path)]
+        super().__init__([*store, *args], log, {**COLLECTOR_ENV, **(extra_env or {})})
 
 
 @pytest.fixture
@@ -169,8 +132,7 @@ def test_two_collectors_on_one_lake_read_every_acknowledged_span_once(
     assert raw == sum(len(c) for c in sent_to.values()) > spans
 
     # b killed outright and started again: it still knows what the lake received lately
-    b.proc.kill()
-    b.proc.wait(30)
+    b.kill()
     b = Collector(lake, b.log.with_name("collector1-restarted.log"))
     collectors.append(b)
     b.wait_ready()

@@ -1,0 +1,144 @@
+"""Child processes the tests and the benchmarks start (``ragfault serve``, HAProxy, a peer's server):
+output to a log file, ready once a URL answers, stopped with SIGTERM and then SIGKILL. One place for
+what every such test and benchmark needs, so a fix to start-up or shutdown is made once."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def log_tail(log: Path, chars: int = 2000) -> str:
+    return log.read_text(errors="replace")[-chars:] if log.exists() else ""
+
+
+class NotReady(AssertionError):
+    """The process exited, or its URL did not answer in time; the message ends with its log's tail."""
+
+
+def wait_http(
+    url: str,
+    proc: subprocess.Popen[Any],
+    timeout: float,
+    log: Path,
+    ready: Callable[[int], bool] = lambda status: status == 200,
+) -> None:
+    """Poll ``url`` until its status satisfies ``ready``; raise :class:`NotReady` when ``proc`` exits
+    first or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise NotReady(f"{proc.args[0]} exited with {proc.returncode}:\n{log_tail(log)}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if ready(r.status):
+                    return
+        except urllib.error.HTTPError as e:
+            if ready(e.code):
+                return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.1)
+    raise NotReady(f"{url} did not answer within {timeout:g} s:\n{log_tail(log)}")
+
+
+def stop_process(proc: subprocess.Popen[Any], grace: float = 30) -> None:
+    """SIGTERM, and SIGKILL after ``grace`` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+class Served:
+    """A child process writing its output to ``log``; a context manager that stops it."""
+
+    grace = 30.0
+
+    def __init__(
+        self, args: Sequence[str], log: Path, env: Mapping[str, str] | None = None, cwd: Path | None = None
+    ) -> None:
+        self.log = log
+        with log.open("w") as out:  # the child keeps its own descriptor
+            self.proc = subprocess.Popen(
+                list(args), env={**os.environ, **(env or {})}, stdout=out, stderr=subprocess.STDOUT, cwd=cwd
+            )
+
+    def wait_http(self, url: str, timeout: float) -> None:
+        wait_http(url, self.proc, timeout, self.log)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would end it."""
+        self.proc.kill()
+        self.proc.wait(30)
+
+    def stop(self) -> None:
+        stop_process(self.proc, self.grace)
+
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+class Collector(Served):
+    """``ragfault serve`` with ``serve_args`` (a store, settings) on two free ports (HTTP and gRPC), run
+    as ``python -m ragfault.cli`` by this interpreter, so from the code the working directory holds."""
+
+    def __init__(
+        self,
+        serve_args: Sequence[str],
+        log: Path,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.port, self.grpc_port = free_port(), free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.grpc_endpoint = f"127.0.0.1:{self.grpc_port}"
+        args = [sys.executable, "-m", "ragfault.cli", "serve", *serve_args, "--http-port", str(self.port),
+                "--grpc-port", str(self.grpc_port)]  # fmt: skip
+        super().__init__(args, log, env, cwd)
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        self.wait_http(f"{self.url}/healthz", timeout)
+
+    def metric(self, name: str) -> float:
+        """A sample's value from ``/metrics`` (the first series of that name), 0 when absent."""
+        with urllib.request.urlopen(f"{self.url}/metrics", timeout=10) as r:
+            for line in r.read().decode().splitlines():
+                head, _, value = line.rpartition(" ")
+                if head == name or head.startswith(name + "{"):
+                    return float(value)
+        return 0.0
+
+    def sql(self, query: str, **params: object) -> list[list[Any]]:
+        """Rows of ``query`` (with ``$name`` parameters) through the SQL API, at most 10,000; an answer
+        other than 200 fails."""
+        import httpx
+
+        body = {"sql": query, "params": params, "max_rows": 10_000}
+        r = httpx.post(f"{self.url}/api/v1/sql", json=body, timeout=120)
+        assert r.status_code == 200, r.text
+        rows: list[list[Any]] = r.json()["rows"]
+        return rows
