@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -27,8 +27,9 @@ import pyarrow.compute as pc
 
 from collector.store import lake_claims
 from collector.store.base import Tx
+from collector.store.content import FILL_SCHEMA, Fill
 from collector.store.sqlfiles import sql
-from collector.store.templates import filled
+from collector.store.templates import filled, fragment
 from collector.store.tx import transaction
 
 AREA = "lake"
@@ -94,21 +95,48 @@ def claim_waiting(tx: Tx, rows: list[T], key: Callable[[T], str], *, kind: str, 
 
 
 def write_settled(
-    tx: Tx, assembly: pa.Table, context: pa.Table, fills: list[Any], settled_at: datetime
+    tx: Tx, assembly: pa.Table, context: pa.Table, fills: list[Fill], settled_at: datetime
 ) -> None:
-    """A settle round's assembly and derived context, appended under one new ``settle_id`` in one
-    transaction; the traces' settle claims are released after the commit. (Content events are not
-    stored on a lake, so there are no fills.)"""
-    if fills:
-        raise ValueError("a lake stores no content events: there is nothing to fill")
+    """A settle round's assembly, derived context and the text content events filled into steps,
+    appended under one new ``settle_id`` in one transaction, with the registry's text of the
+    documents its traces sent without any (``document_texts``); the traces' settle claims are
+    released after the commit."""
     settle_id = uuid.uuid4().hex
+    ids = _ids(assembly.column("trace_id").to_pylist())
+    tables = {"_asm": assembly, "_ctx": context, "_text_ids": ids}
+    if fills:
+        tables["_fills"] = pa.table(
+            {name: pa.array([getattr(f, name) for f in fills], pa.string()) for name in FILL_SCHEMA.names},
+            schema=FILL_SCHEMA,
+        )
 
     def body() -> None:
         tx.execute(sql(AREA, "insert_derived"), {"settle_id": settle_id})
         tx.execute(sql(AREA, "insert_settles"), {"settle_id": settle_id, "now": settled_at})
+        if fills:
+            tx.execute(sql(AREA, "insert_fills"), {"settle_id": settle_id})
+        tx.execute(filled(AREA, "registry_texts", docs=""), {"now": settled_at})
 
-    _with(tx, {"_asm": assembly, "_ctx": context}, lambda: _committed(tx, body))
+    _with(tx, tables, lambda: _committed(tx, body))
     lake_claims.release(tx, lake_claims.SETTLE, assembly.column("trace_id").to_pylist())
+
+
+def refill_textless(tx: Tx, now: datetime) -> list[str]:
+    """Inside a knowledge-base load's transaction (the documents registered as ``_kb``): the settled
+    traces with documents sent without text that the load has text for get it (``document_texts``)
+    and wait to be assembled again, then evaluated; returns them. The file's
+    ``references/refill_textless`` and ``reassemble``, as appends."""
+    ids = [str(r[0]) for r in tx.execute(sql(AREA, "textless_traces")).fetchall()]
+    if not ids:
+        return []
+
+    def run() -> None:
+        tx.execute(filled(AREA, "registry_texts", docs=fragment(AREA, "loaded_docs")), {"now": now})
+        tx.execute(sql(AREA, "reassemble"), {"t": ids})
+
+    _with(tx, {"_text_ids": _ids(ids)}, run)
+    requeue(tx, ids, own_transaction=False)
+    return ids
 
 
 # --- verdicts -------------------------------------------------------------------------------------
@@ -198,8 +226,11 @@ def requeue(
 RAW_NAMES = {
     "span_rows": "spans", "step_rows": "steps", "step_document_rows": "step_documents",
     "derived_documents": "step_documents", "evaluation_rows": "evaluations", "trace_settles": "traces",
-    "trace_evals": "traces",
+    "trace_evals": "traces", "step_fills": "steps", "document_texts": "step_documents",
+    "trace_content_events": "traces",
 }  # fmt: skip
+# state tables whose rows change what a view's rows say, not how many there are (not counted)
+AMENDING = ("step_fills", "document_texts")
 VIEWS_WITH_TRACES = ("spans", "steps", "step_documents", "evaluations", "evaluation_history")
 
 
@@ -234,7 +265,7 @@ def delete_traces(tx: Tx, trace_ids: list[str], keep: tuple[str, ...]) -> dict[s
             if name in keep or table in keep:
                 continue
             deleted = tx.execute(filled("retention", "delete_trace_rows", table=table)).fetchall()
-            if name != "traces":
+            if name != "traces" and table not in AMENDING:
                 counts[name] = counts.get(name, 0) + (int(deleted[0][0]) if deleted else 0)
         counts["traces"] = n_traces
 
