@@ -418,9 +418,12 @@ class LakeStore(Faults):
         self._compress()
 
     def _compress(self) -> None:
-        """The raw tables' Parquet files are written ZSTD-compressed (DuckLake's default is Snappy):
-        the spans' attributes, where every document and the prompt are, take 2.5 times fewer bytes.
-        Set once per table, kept in the catalog; a value set there by hand is left as it is."""
+        """The Parquet files of the raw tables, the state tables (``lake_schema.STATE_TABLES``) and
+        the signal tables are written ZSTD-compressed (DuckLake's default is Snappy): the spans'
+        attributes, where every document and the prompt are, take 2.5 times fewer bytes. Set once per
+        table, kept in the catalog; a value set there by hand is left as it is."""
+        from collector.store.lake_schema import SIGNAL_TABLES, STATE_TABLES
+
         have = {
             str(r[0])
             for r in self.con.execute(
@@ -428,11 +431,13 @@ class LakeStore(Faults):
                 "AND scope = 'TABLE'"
             ).fetchall()
         }
-        for raw in RAW_TABLES.values():
-            if not any(entry == raw or entry.endswith(f".{raw}") for entry in have):
-                _ddl_retrying(
-                    self.con, f"CALL {LAKE}.set_option('parquet_compression', 'zstd', table_name => '{raw}')"
-                )
+        missing = [
+            f"CALL {LAKE}.set_option('parquet_compression', 'zstd', table_name => '{table}')"
+            for table in (*RAW_TABLES.values(), *STATE_TABLES, *SIGNAL_TABLES)
+            if not any(entry == table or entry.endswith(f".{table}") for entry in have)
+        ]
+        if missing:  # one catalog transaction (each DDL alone is a commit of its own)
+            _ddl_retrying(self.con, ";\n".join(["BEGIN TRANSACTION", *missing, "COMMIT"]))
 
     # --- the surface the writer and the readers use -------------------------------------------
 
