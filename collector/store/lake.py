@@ -260,7 +260,8 @@ def _ddl_retrying(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 class LakeStore(Faults):
     """A lake attached by this process; the same surface as ``duck.Store`` for the writer and the
     SQL API (``con``, ``cursor()``, ``write_spans``, ``checkpoint_if_idle``, ``close``).
-    ``claim_seconds``: how long this process's claims to settle or evaluate a trace last
+    ``claim_seconds``: how long this process's claims to settle or evaluate a trace last;
+    ``claim_max_traces``: how many traces one settle or evaluation round claims at most
     (``lake_claims``)."""
 
     def __init__(
@@ -275,6 +276,7 @@ class LakeStore(Faults):
         extension_packages: bool = True,
         extension_dir: str | Path | None = None,
         claim_seconds: float = 120.0,
+        claim_max_traces: int = 500,
     ) -> None:
         self.catalog = catalog
         self.data_path = str(Path(data_path).resolve())
@@ -305,7 +307,7 @@ class LakeStore(Faults):
                 # claims of work in the catalog's database (settling, evaluation across collectors)
                 from collector.store import lake_claims
 
-                lake_claims.attach(self.con, conninfo, claim_seconds)
+                lake_claims.attach(self.con, conninfo, claim_seconds, max_traces=claim_max_traces)
             # the instance's sandbox (``duck.sandbox``), with the data path the only directory left
             self.con.execute(f"SET allowed_directories = ['{_quote(self.data_path.rstrip('/') + '/')}']")
             self.con.execute("SET enable_external_access = false")

@@ -75,10 +75,23 @@ def _committed(tx: Tx, body: Callable[[], T]) -> T:
 # --- settling -------------------------------------------------------------------------------------
 
 
-def claim_waiting(tx: Tx, rows: list[T], key: Callable[[T], str], *, kind: str, recheck: str) -> list[T]:
-    """Of the candidate ``rows`` (ready to settle, or waiting for the cheap tier), those this
-    collector claimed and that still wait once claimed (``recheck``: a statement over ``_claimed``);
-    the claims of the others are released."""
+def claim_waiting(
+    tx: Tx,
+    rows: list[T],
+    key: Callable[[T], str],
+    *,
+    kind: str,
+    recheck: str,
+    others: list[str] | None = None,
+) -> list[T]:
+    """Of the candidate ``rows`` (ready to settle, or waiting for the cheap tier, oldest first), the
+    first ``lake_claims.round_cap`` that no other collector holds (``others``: those held, when
+    the caller read them already), claimed by this one and still waiting once claimed (``recheck``:
+    a statement over ``_claimed``); the claims of the others are released."""
+    if not rows:
+        return rows
+    held = set(lake_claims.held_by_others(tx, kind) if others is None else others)
+    rows = [r for r in rows if key(r) not in held][: lake_claims.round_cap(tx)]
     if not rows:
         return rows
     got = lake_claims.claim(tx, kind, [key(r) for r in rows])
@@ -143,12 +156,14 @@ def refill_textless(tx: Tx, now: datetime) -> list[str]:
 
 
 def pending(tx: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
-    """The oldest ``n`` settled traces waiting for the cheap tier that no other collector holds,
-    claimed by this one (those still waiting once claimed)."""
+    """The oldest ``n`` settled traces waiting for the cheap tier that no other collector holds (at
+    most the round cap), claimed by this one (those still waiting once claimed)."""
     others = lake_claims.held_by_others(tx, lake_claims.EVALUATE)
     rows = _with(tx, {"_others": _ids(others)}, lambda: tx.execute(sql(AREA, "pending"), {"n": n}).fetchall())
     found = [(str(r[0]), int(r[1] or 0), r[2]) for r in rows]
-    return claim_waiting(tx, found, lambda r: r[0], kind=lake_claims.EVALUATE, recheck="still_pending")
+    return claim_waiting(
+        tx, found, lambda r: r[0], kind=lake_claims.EVALUATE, recheck="still_pending", others=others
+    )
 
 
 def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: datetime) -> list[str]:
