@@ -55,6 +55,12 @@ class ServerSettings(BaseModel):
         description="How long a lake collector's claim to settle or evaluate a trace lasts: a killed "
         "collector's traces are taken over by another after this (store = ducklake).",
     )
+    lake_claim_max_traces: int = Field(
+        500,
+        gt=0,
+        description="How many traces one settle or evaluation round of a lake collector claims at most, "
+        "so a backlog spreads over the collectors (store = ducklake).",
+    )
     host: str = Field("127.0.0.1", description="Address both receivers bind to (0.0.0.0 for all).")
     http_port: int = Field(4318, ge=0, le=65535, description="OTLP/HTTP, API and metrics port.")
     grpc_port: int = Field(4317, ge=0, le=65535, description="OTLP/gRPC port; 0 picks a free port.")
@@ -228,7 +234,7 @@ STORE_KEYS = {"backend": "store", "db": "db", "catalog": "catalog", "data_path":
               "extension_repository": "extension_repository", "extension_dir": "extension_dir",
               "maintenance_seconds": "lake_maintenance_seconds",
               "keep_snapshots_seconds": "lake_keep_snapshots_seconds",
-              "claim_seconds": "lake_claim_seconds"}  # fmt: skip
+              "claim_seconds": "lake_claim_seconds", "claim_max_traces": "lake_claim_max_traces"}  # fmt: skip
 
 
 def store_table(table: dict[str, Any]) -> dict[str, Any]:

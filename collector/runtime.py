@@ -64,6 +64,7 @@ class Runtime:
                 extension_repository=settings.extension_repository,
                 extension_dir=settings.extension_dir,
                 claim_seconds=settings.lake_claim_seconds,
+                claim_max_traces=settings.lake_claim_max_traces,
             )
         else:
             self.store = Store(settings.db, memory_limit=settings.memory_limit, threads=threads)

@@ -38,11 +38,14 @@ def build(settings: ServerSettings | Settings) -> tuple[Runtime, Any]:
 def _lake_components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
     """What runs on a lake: retention (one collector at a time, by a lease) and the export API, the
     evaluation scheduler (each trace claimed by one collector) and its API (gold cases, knowledge
-    base, re-evaluation, feedback). The judge API, experiments and the web UI are not on a lake yet."""
+    base, re-evaluation, feedback), the judge API (labels, calibration, trust, anchors) and the
+    experiments API (comparisons, run marks). The web UI is not on a lake yet."""
     from collector.lake_retention import register as register_retention
+    from evaluators.judge.api import register as register_judge
     from evaluators.service import register as register_evaluators
+    from ragfault.experiments.api import register as register_experiments
 
-    return [register_retention, register_evaluators]
+    return [register_retention, register_evaluators, register_judge, register_experiments]
 
 
 def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:

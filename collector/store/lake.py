@@ -11,6 +11,10 @@ A lake table has no primary key, unique constraint or index, so span identity is
   the bundled SQL read, the views ``spans``, ``steps``, ``step_documents`` and ``traces``, keep one row
   per span. ``LakeStore.compact_duplicates`` deletes the extra copies (maintenance).
 
+Log records and metric data points (``write_signals``) go to the plain tables ``log_records`` and
+``metric_points`` and are kept once within a collector the same way, by their ids; a copy another
+collector stored stays until maintenance.
+
 The raw tables have the columns of the single-file store's tables (read from its migrations), so the
 two stores hold the same rows.
 
@@ -35,10 +39,13 @@ import duckdb
 import pyarrow as pa
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
-from collector.errors import ConfigError, PermanentError
+from collector.errors import ConfigError
+from collector.normalize.genai_events import CONTENT_EVENTS
+from collector.signals import LOG_COLUMNS, POINT_COLUMNS
 from collector.store.base import Faults, instance_config
 from collector.store.duck import CONFLICT_RETRIES, _Inputs
 from collector.store.schema import batch_to_arrow, migrate
+from collector.store.templates import filled
 from collector.store.tx import rollback
 
 log = logging.getLogger("ragfault.lake")
@@ -253,7 +260,8 @@ def _ddl_retrying(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 class LakeStore(Faults):
     """A lake attached by this process; the same surface as ``duck.Store`` for the writer and the
     SQL API (``con``, ``cursor()``, ``write_spans``, ``checkpoint_if_idle``, ``close``).
-    ``claim_seconds``: how long this process's claims to settle or evaluate a trace last
+    ``claim_seconds``: how long this process's claims to settle or evaluate a trace last;
+    ``claim_max_traces``: how many traces one settle or evaluation round claims at most
     (``lake_claims``)."""
 
     def __init__(
@@ -268,6 +276,7 @@ class LakeStore(Faults):
         extension_packages: bool = True,
         extension_dir: str | Path | None = None,
         claim_seconds: float = 120.0,
+        claim_max_traces: int = 500,
     ) -> None:
         self.catalog = catalog
         self.data_path = str(Path(data_path).resolve())
@@ -298,7 +307,7 @@ class LakeStore(Faults):
                 # claims of work in the catalog's database (settling, evaluation across collectors)
                 from collector.store import lake_claims
 
-                lake_claims.attach(self.con, conninfo, claim_seconds)
+                lake_claims.attach(self.con, conninfo, claim_seconds, max_traces=claim_max_traces)
             # the instance's sandbox (``duck.sandbox``), with the data path the only directory left
             self.con.execute(f"SET allowed_directories = ['{_quote(self.data_path.rstrip('/') + '/')}']")
             self.con.execute("SET enable_external_access = false")
@@ -308,6 +317,8 @@ class LakeStore(Faults):
             raise
         self._lock = threading.Lock()
         self._recent = _RecentSpans()
+        self._recent_logs = _RecentSpans()  # (record ids; point ids below: the same bounded memory)
+        self._recent_points = _RecentSpans()
         if not read_only:
             self._remember_recent()
 
@@ -315,12 +326,67 @@ class LakeStore(Faults):
         self._fail(f"lake commit failed: {exc}")
 
     def write_signals(self, con: duckdb.DuckDBPyConnection, batch: ArrowBatch) -> tuple[int, int]:
-        """Log records and metric data points are not stored on a lake yet: refused, not dropped."""
-        if (batch.logs is None or not batch.logs.num_rows) and (
-            batch.points is None or not batch.points.num_rows
-        ):
+        """Append a batch's new log records and metric data points (and the GenAI content events
+        among the records, ``trace_content_events``) in one transaction; returns how many of each
+        were new. As with spans, the first copy of a record repeated in the batch is kept and one
+        this collector stored lately is dropped; a copy another collector stored stays until
+        maintenance (``compact_duplicates``)."""
+        logs = self._new_rows(batch.logs, "record_id", self._recent_logs)
+        points = self._new_rows(batch.points, "point_id", self._recent_points)
+        if logs is None and points is None:
             return 0, 0
-        raise PermanentError("log records and metric data points are not stored on a DuckLake store yet")
+        statements = []
+        if logs is not None:
+            con.register("_in_logs", logs)
+            events = ", ".join(f"'{e}'" for e in sorted(CONTENT_EVENTS))
+            statements += [
+                filled("lake", "insert_log_records", columns=", ".join(LOG_COLUMNS)),
+                filled("lake", "insert_content_events", events=events),
+            ]
+        if points is not None:
+            con.register("_in_points", points)
+            statements.append(filled("lake", "insert_points", columns=", ".join(POINT_COLUMNS)))
+        try:
+            self._commit(con, ";\n".join(["BEGIN TRANSACTION", *statements, "COMMIT"]))
+        finally:
+            for name in ("_in_logs", "_in_points"):
+                try:
+                    con.unregister(name)
+                except duckdb.Error:
+                    pass
+        log_ids = logs.column("record_id").to_pylist() if logs is not None else []
+        point_ids = points.column("point_id").to_pylist() if points is not None else []
+        with self._lock:
+            self._recent_logs.add(log_ids)
+            self._recent_points.add(point_ids)
+        return len(set(log_ids)), len(set(point_ids))
+
+    @staticmethod
+    def _new_rows(table: pa.Table | None, key: str, recent: _RecentSpans) -> pa.Table | None:
+        """The rows of ``table`` whose ``key`` this collector has not stored lately (None: none)."""
+        if table is None or not table.num_rows:
+            return None
+        fresh = [i not in recent for i in table.column(key).to_pylist()]
+        if not any(fresh):
+            return None
+        return table if all(fresh) else table.filter(pa.array(fresh, pa.bool_()))
+
+    @staticmethod
+    def _commit(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+        """Run one transaction's statements, again after a conflict (a commit that keeps conflicting
+        fails: the writer answers 503, the exporter retries)."""
+        for attempt in range(CONFLICT_RETRIES + 1):
+            try:
+                con.execute(sql)
+                return
+            except duckdb.TransactionException:
+                rollback(con)
+                if attempt == CONFLICT_RETRIES:
+                    raise
+                time.sleep(0.01 * (2**attempt))
+            except BaseException:
+                rollback(con)
+                raise
 
     def _attach(self, sql: str) -> None:
         """Attach the lake. Collectors that start on a new catalog at the same moment each create its
@@ -354,9 +420,12 @@ class LakeStore(Faults):
         self._compress()
 
     def _compress(self) -> None:
-        """The raw tables' Parquet files are written ZSTD-compressed (DuckLake's default is Snappy):
-        the spans' attributes, where every document and the prompt are, take 2.5 times fewer bytes.
-        Set once per table, kept in the catalog; a value set there by hand is left as it is."""
+        """The Parquet files of the raw tables, the state tables (``lake_schema.STATE_TABLES``) and
+        the signal tables are written ZSTD-compressed (DuckLake's default is Snappy): the spans'
+        attributes, where every document and the prompt are, take 2.5 times fewer bytes. Set once per
+        table, kept in the catalog; a value set there by hand is left as it is."""
+        from collector.store.lake_schema import SIGNAL_TABLES, STATE_TABLES
+
         have = {
             str(r[0])
             for r in self.con.execute(
@@ -364,11 +433,13 @@ class LakeStore(Faults):
                 "AND scope = 'TABLE'"
             ).fetchall()
         }
-        for raw in RAW_TABLES.values():
-            if not any(entry == raw or entry.endswith(f".{raw}") for entry in have):
-                _ddl_retrying(
-                    self.con, f"CALL {LAKE}.set_option('parquet_compression', 'zstd', table_name => '{raw}')"
-                )
+        missing = [
+            f"CALL {LAKE}.set_option('parquet_compression', 'zstd', table_name => '{table}')"
+            for table in (*RAW_TABLES.values(), *STATE_TABLES, *SIGNAL_TABLES)
+            if not any(entry == table or entry.endswith(f".{table}") for entry in have)
+        ]
+        if missing:  # one catalog transaction (each DDL alone is a commit of its own)
+            _ddl_retrying(self.con, ";\n".join(["BEGIN TRANSACTION", *missing, "COMMIT"]))
 
     # --- the surface the writer and the readers use -------------------------------------------
 
@@ -423,19 +494,7 @@ class LakeStore(Faults):
                 "_new", pa.table({"trace_id": [k[:32] for k in new], "span_id": [k[32:] for k in new]})
             )
         try:
-            sql = self._append_sql(bool(batch.docs.num_rows), every=len(new) == len(keys))
-            for attempt in range(CONFLICT_RETRIES + 1):
-                try:
-                    con.execute(sql)
-                    break
-                except duckdb.TransactionException:
-                    rollback(con)
-                    if attempt == CONFLICT_RETRIES:
-                        raise
-                    time.sleep(0.01 * (2**attempt))
-                except BaseException:
-                    rollback(con)
-                    raise
+            self._commit(con, self._append_sql(bool(batch.docs.num_rows), every=len(new) == len(keys)))
         finally:
             for name in ("_in_spans", "_in_steps", "_in_docs", "_in_traces", "_new"):
                 try:
@@ -467,26 +526,33 @@ class LakeStore(Faults):
         return ";\n".join(["BEGIN TRANSACTION", *statements, "COMMIT"])
 
     def _remember_recent(self) -> None:
-        """At start: the span keys the lake received in the last ``RECENT_WINDOW_MINUTES`` (from any
-        collector), so a restarted collector does not store a re-sent span twice."""
+        """At start: the span keys, log record ids and metric point ids the lake received in the last
+        ``RECENT_WINDOW_MINUTES`` (from any collector), so a restarted collector does not store a
+        re-sent one twice."""
         since = dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(minutes=RECENT_WINDOW_MINUTES)
-        rows = self.con.execute(
-            "SELECT trace_id || span_id FROM span_rows WHERE received_at >= ? LIMIT ?",
-            [since, self._recent.size],
-        ).fetchall()
-        self._recent.add(r[0] for r in rows)
+        for key, table, recent in (
+            ("trace_id || span_id", "span_rows", self._recent),
+            ("record_id", "log_records", self._recent_logs),
+            ("point_id", "metric_points", self._recent_points),
+        ):
+            rows = self.con.execute(
+                f"SELECT {key} FROM {table} WHERE received_at >= ? LIMIT ?", [since, recent.size]
+            ).fetchall()
+            recent.add(r[0] for r in rows)
 
     # --- maintenance --------------------------------------------------------------------------
 
     def compact_duplicates(self, con: duckdb.DuckDBPyConnection | None = None) -> dict[str, int]:
-        """Delete the second and later copies of each span from the raw tables (one transaction);
-        returns the rows deleted per raw table. Run it in one process at a time: two running at once
+        """Delete the second and later copies of each span from the raw tables, and of each log record
+        and metric point (one transaction); returns the rows deleted per table. Run it in one process at a time: two running at once
         conflict, and the loser is rolled back (nothing is lost; it deletes nothing)."""
         con = con or self.cursor()
         keys = {
             "span_rows": ("trace_id, span_id", "received_at, rowid"),
             "step_rows": ("trace_id, span_id", "rowid"),
             "step_document_rows": (_DOC_KEY, "received_at, rowid"),
+            "log_records": ("record_id", "received_at, rowid"),
+            "metric_points": ("point_id", "received_at, rowid"),
         }
         deleted: dict[str, int] = {}
         con.execute("BEGIN TRANSACTION")

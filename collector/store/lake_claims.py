@@ -10,9 +10,13 @@ rows are locked in trace id order, so two batches cannot deadlock). A holder rel
 once its work is committed to the lake; a killed holder's claims expire after ``seconds``, and
 another collector then claims the trace and does the work.
 
+A round claims at most ``max_traces`` traces (``round_cap``), the oldest that no other holder has:
+one collector does not take a whole backlog while the others wait, and a lone collector still
+works through it, a round at a time.
+
 Claims run on the store's own DuckDB instance: the catalog database is attached to it (``TYPE
-postgres``, as ``CATALOG_DB``) before the instance is sandboxed, and this process's holder name and
-claim length are a one-row table of the instance's in-memory database, so every cursor of the
+postgres``, as ``CATALOG_DB``) before the instance is sandboxed, and this process's holder name,
+claim length and round cap are a one-row table of the instance's in-memory database, so every cursor of the
 instance (the settle loop's, the writer's) claims as the same holder. The time is PostgreSQL's
 ``now()``, the same for every machine.
 """
@@ -40,6 +44,7 @@ _CREATE = (
 )
 SETTLE = "settle"
 EVALUATE = "evaluate"
+MAX_TRACES = 500  # a round's claims at most (``lake_claim_max_traces``)
 
 
 def pg_literal(value: str) -> str:
@@ -53,19 +58,36 @@ def _array(ids: Iterable[str]) -> str:
     return "ARRAY[" + ", ".join(pg_literal(t) for t in ids) + "]::text[]"
 
 
-def attach(con: duckdb.DuckDBPyConnection, conninfo: str, seconds: float, holder: str | None = None) -> str:
+def attach(
+    con: duckdb.DuckDBPyConnection,
+    conninfo: str,
+    seconds: float,
+    holder: str | None = None,
+    max_traces: int = MAX_TRACES,
+) -> str:
     """Attach the catalog database to ``con``'s instance, make the claims table, and name this
-    instance's holder (host, pid and a random part); returns the holder."""
+    instance's holder (host, pid and a random part) and its round cap; returns the holder."""
     if seconds <= 0:
         raise ValueError("a claim lasts a positive number of seconds")
+    if max_traces <= 0:
+        raise ValueError("a round claims a positive number of traces")
     holder = holder or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     con.execute(f"ATTACH '{conninfo.replace(chr(39), chr(39) * 2)}' AS {CATALOG_DB} (TYPE postgres)")
     _execute(con, _CREATE)
     con.execute(
-        f"CREATE OR REPLACE TABLE {_ME} AS SELECT $h AS holder, $s::DOUBLE AS seconds",
-        {"h": holder, "s": seconds},
+        f"CREATE OR REPLACE TABLE {_ME} AS SELECT $h AS holder, $s::DOUBLE AS seconds, $m::BIGINT AS max_traces",
+        {"h": holder, "s": seconds, "m": max_traces},
     )
     return holder
+
+
+def round_cap(tx: Tx) -> int:
+    """How many traces one round of this instance claims at most."""
+    try:
+        rows = tx.execute(f"SELECT max_traces FROM {_ME}").fetchall()
+    except duckdb.Error:
+        return MAX_TRACES
+    return int(rows[0][0]) if rows else MAX_TRACES
 
 
 def me(tx: Tx) -> tuple[str, float] | None:

@@ -13,7 +13,18 @@ is rolled back. So what changes per trace is appended, never updated in place:
   evaluated span count recorded by the cheap tier, or it is queued again (``event``);
 - ``evaluation_rows``: every verdict ever written. ``evaluations`` holds those of the latest
   generation of each (trace, evaluator), ``evaluation_history`` the earlier ones: what the single
-  file moves to history at each write.
+  file moves to history at each write;
+- ``step_fills``: the query, input and output text a step took from its GenAI content events at a
+  settle (the file updates ``steps``): the last fill of a step is what ``steps`` shows;
+- ``document_texts``: the registry's text of a document sent without one (at its trace's settle,
+  or when a knowledge-base load brings it; the file updates ``step_documents``): ``step_documents``
+  shows it in place of the empty text;
+- ``trace_content_events``: each GenAI content event sent as a log record (trace, record id, when
+  received): ``traces.content_events`` counts them, and they move ``traces.last_received_at``, as
+  the file's ingest does.
+
+Log records and metric points are plain tables with the file's columns (``log_records``,
+``metric_points``): ``lake.LakeStore.write_signals`` appends them.
 
 The views ``traces``, ``step_documents``, ``evaluations`` and ``evaluation_history`` have the
 columns of the single-file store's tables, in the same order (read from its migrations), and so do
@@ -24,6 +35,7 @@ the migrations (``eval_status``, ``trace_feedback``) and of the bundled queries 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -48,6 +60,35 @@ EVAL_STATE_COLUMNS = (
     ("trace_id", "VARCHAR NOT NULL"), ("event", "VARCHAR NOT NULL"), ("generation", "INTEGER"),
     ("evaluated_at", "TIMESTAMP"), ("evaluated_spans", "BIGINT"),
 )  # fmt: skip
+FILL_COLUMNS = (
+    ("trace_id", "VARCHAR NOT NULL"), ("span_id", "VARCHAR NOT NULL"), ("query_text", "VARCHAR"),
+    ("input_text", "VARCHAR"), ("output_text", "VARCHAR"), ("settle_id", "VARCHAR NOT NULL"),
+)  # fmt: skip
+TEXT_COLUMNS = (
+    ("trace_id", "VARCHAR NOT NULL"), ("span_id", "VARCHAR NOT NULL"), ("stage", "VARCHAR NOT NULL"),
+    ("position", "INTEGER NOT NULL"), ("doc_id", "VARCHAR"), ("content", "VARCHAR"),
+    ("content_source", "VARCHAR"), ("filled_at", "TIMESTAMP"),
+)  # fmt: skip
+CONTENT_EVENT_COLUMNS = (
+    ("trace_id", "VARCHAR NOT NULL"), ("record_id", "VARCHAR NOT NULL"), ("received_at", "TIMESTAMP"),
+)  # fmt: skip
+# the lake's append-only state tables (ZSTD Parquet, like the raw span tables: lake.LakeStore._compress)
+STATE_TABLES = (
+    "trace_settles", "derived_documents", "trace_evals", "evaluation_rows", "step_fills", "document_texts",
+    "trace_content_events",
+)  # fmt: skip
+SIGNAL_TABLES = ("log_records", "metric_points")
+
+# the latest row of each key of an appended table (DuckLake's row lineage: a later commit, a higher rowid)
+_STEP_FILL = "SELECT * FROM step_fills QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY rowid DESC) = 1"
+_DOC_TEXT = (
+    "SELECT * FROM document_texts "
+    "QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, stage, position ORDER BY rowid) = 1"
+)
+_CONTENT_EVENTS = (
+    "SELECT trace_id, count(DISTINCT record_id) AS n, max(received_at) AS received_at "
+    "FROM trace_content_events GROUP BY trace_id"
+)
 
 # per trace: its current assembly and its evaluation state
 _TRACE_STATE = """
@@ -119,8 +160,22 @@ def views(span_views: Mapping[str, str]) -> dict[str, str]:
     """Every view of the lake, in creation order, given lake.py's one-row-per-span views (name ->
     SELECT): those of ``spans`` and ``steps`` keep their names, the span documents and the span
     summary of each trace are the base of ``step_documents`` and ``traces``."""
-    out = {"spans": span_views["spans"], "steps": span_views["steps"]}
-    out["span_documents"] = span_views["step_documents"]
+    out = {"spans": span_views["spans"]}
+    filled = ", ".join(
+        f"CASE WHEN f.trace_id IS NULL THEN s.{c} ELSE f.{c} END AS {c}"
+        for c in ("query_text", "input_text", "output_text")
+    )
+    out["steps"] = (
+        f"SELECT s.* REPLACE ({filled}) FROM ({span_views['steps']}) s "
+        f"LEFT JOIN ({_STEP_FILL}) f ON f.trace_id = s.trace_id AND f.span_id = s.span_id"
+    )
+    textless = "(d.content IS NULL OR d.content = '') AND x.trace_id IS NOT NULL"
+    out["span_documents"] = (
+        f"SELECT d.* REPLACE (CASE WHEN {textless} THEN x.content ELSE d.content END AS content, "
+        f"CASE WHEN {textless} THEN x.content_source ELSE d.content_source END AS content_source) "
+        f"FROM ({span_views['step_documents']}) d LEFT JOIN ({_DOC_TEXT}) x ON x.trace_id = d.trace_id "
+        "AND x.span_id = d.span_id AND x.stage = d.stage AND x.position = d.position AND d.source = 'span'"
+    )
     out["trace_spans"] = span_views["traces"]
     out["trace_state"] = _TRACE_STATE
     doc_cols = ", ".join(c for c, _ in _columns("step_documents"))
@@ -130,10 +185,12 @@ def views(span_views: Mapping[str, str]) -> dict[str, str]:
     )
     sources = {c: f"t.{c}" for c in TRACE_SPAN_COLUMNS}
     sources.update({c: f"st.{c}" for c in STATE_OF_TRACE})
-    sources["content_events"] = "CAST(0 AS BIGINT)"  # (the file's default; no content events on a lake)
+    # content events re-open a trace as a late span does (the file's ingest counts them in ``traces``)
+    sources["content_events"] = "coalesce(ce.n, 0)"
+    sources["last_received_at"] = "greatest(t.last_received_at, ce.received_at)"
     out["traces"] = (
         f"SELECT {_select_list('traces', sources)} FROM trace_spans t LEFT JOIN trace_state st "
-        "ON st.trace_id = t.trace_id"
+        f"ON st.trace_id = t.trace_id LEFT JOIN ({_CONTENT_EVENTS}) ce ON ce.trace_id = t.trace_id"
     )
     eval_cols = ", ".join(c for c, _ in _columns("evaluations"))
     latest = "max(generation) OVER (PARTITION BY trace_id, evaluator)"
@@ -169,6 +226,9 @@ def tables() -> dict[str, str]:
     out["derived_documents"] = (
         ", ".join(f"{c} {t}" for c, t in _columns("step_documents")) + ", settle_id VARCHAR NOT NULL"
     )
+    out["step_fills"] = ", ".join(f"{c} {t}" for c, t in FILL_COLUMNS)
+    out["document_texts"] = ", ".join(f"{c} {t}" for c, t in TEXT_COLUMNS)
+    out["trace_content_events"] = ", ".join(f"{c} {t}" for c, t in CONTENT_EVENT_COLUMNS)
     return out
 
 
@@ -206,7 +266,7 @@ def create(con: duckdb.DuckDBPyConnection, span_views: Mapping[str, str]) -> Non
         [
             f"CREATE OR REPLACE VIEW {name} AS {select}"
             for name, select in views(span_views).items()
-            if name not in existing or _outdated(con, name)
+            if name not in existing or _outdated(con, name) or _reads_less(existing[name], select)
         ],
     )
     from collector.store.views import create_views
@@ -236,6 +296,13 @@ def _outdated(con: duckdb.DuckDBPyConnection, view: str) -> bool:
         return False
     have = [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
     return have != [c for c, _ in _columns(view)]
+
+
+def _reads_less(made: str, select: str) -> bool:
+    """A view made before a lake table it now reads existed (an earlier layout): its definition
+    ``made`` names none of the lake's own tables that ``select`` names."""
+    own = [t for t in STATE_TABLES if re.search(rf"\b{t}\b", select)]
+    return any(not re.search(rf"\b{t}\b", made) for t in own)
 
 
 def _retrying(con: duckdb.DuckDBPyConnection, run: Callable[[], object]) -> None:

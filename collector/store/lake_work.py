@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -27,8 +27,9 @@ import pyarrow.compute as pc
 
 from collector.store import lake_claims
 from collector.store.base import Tx
+from collector.store.content import FILL_SCHEMA, Fill
 from collector.store.sqlfiles import sql
-from collector.store.templates import filled
+from collector.store.templates import filled, fragment
 from collector.store.tx import transaction
 
 AREA = "lake"
@@ -74,10 +75,23 @@ def _committed(tx: Tx, body: Callable[[], T]) -> T:
 # --- settling -------------------------------------------------------------------------------------
 
 
-def claim_waiting(tx: Tx, rows: list[T], key: Callable[[T], str], *, kind: str, recheck: str) -> list[T]:
-    """Of the candidate ``rows`` (ready to settle, or waiting for the cheap tier), those this
-    collector claimed and that still wait once claimed (``recheck``: a statement over ``_claimed``);
-    the claims of the others are released."""
+def claim_waiting(
+    tx: Tx,
+    rows: list[T],
+    key: Callable[[T], str],
+    *,
+    kind: str,
+    recheck: str,
+    others: list[str] | None = None,
+) -> list[T]:
+    """Of the candidate ``rows`` (ready to settle, or waiting for the cheap tier, oldest first), the
+    first ``lake_claims.round_cap`` that no other collector holds (``others``: those held, when
+    the caller read them already), claimed by this one and still waiting once claimed (``recheck``:
+    a statement over ``_claimed``); the claims of the others are released."""
+    if not rows:
+        return rows
+    held = set(lake_claims.held_by_others(tx, kind) if others is None else others)
+    rows = [r for r in rows if key(r) not in held][: lake_claims.round_cap(tx)]
     if not rows:
         return rows
     got = lake_claims.claim(tx, kind, [key(r) for r in rows])
@@ -94,33 +108,62 @@ def claim_waiting(tx: Tx, rows: list[T], key: Callable[[T], str], *, kind: str, 
 
 
 def write_settled(
-    tx: Tx, assembly: pa.Table, context: pa.Table, fills: list[Any], settled_at: datetime
+    tx: Tx, assembly: pa.Table, context: pa.Table, fills: list[Fill], settled_at: datetime
 ) -> None:
-    """A settle round's assembly and derived context, appended under one new ``settle_id`` in one
-    transaction; the traces' settle claims are released after the commit. (Content events are not
-    stored on a lake, so there are no fills.)"""
-    if fills:
-        raise ValueError("a lake stores no content events: there is nothing to fill")
+    """A settle round's assembly, derived context and the text content events filled into steps,
+    appended under one new ``settle_id`` in one transaction, with the registry's text of the
+    documents its traces sent without any (``document_texts``); the traces' settle claims are
+    released after the commit."""
     settle_id = uuid.uuid4().hex
+    ids = _ids(assembly.column("trace_id").to_pylist())
+    tables = {"_asm": assembly, "_ctx": context, "_text_ids": ids}
+    if fills:
+        tables["_fills"] = pa.table(
+            {name: pa.array([getattr(f, name) for f in fills], pa.string()) for name in FILL_SCHEMA.names},
+            schema=FILL_SCHEMA,
+        )
 
     def body() -> None:
         tx.execute(sql(AREA, "insert_derived"), {"settle_id": settle_id})
         tx.execute(sql(AREA, "insert_settles"), {"settle_id": settle_id, "now": settled_at})
+        if fills:
+            tx.execute(sql(AREA, "insert_fills"), {"settle_id": settle_id})
+        tx.execute(filled(AREA, "registry_texts", docs=""), {"now": settled_at})
 
-    _with(tx, {"_asm": assembly, "_ctx": context}, lambda: _committed(tx, body))
+    _with(tx, tables, lambda: _committed(tx, body))
     lake_claims.release(tx, lake_claims.SETTLE, assembly.column("trace_id").to_pylist())
+
+
+def refill_textless(tx: Tx, now: datetime) -> list[str]:
+    """Inside a knowledge-base load's transaction (the documents registered as ``_kb``): the settled
+    traces with documents sent without text that the load has text for get it (``document_texts``)
+    and wait to be assembled again, then evaluated; returns them. The file's
+    ``references/refill_textless`` and ``reassemble``, as appends."""
+    ids = [str(r[0]) for r in tx.execute(sql(AREA, "textless_traces")).fetchall()]
+    if not ids:
+        return []
+
+    def run() -> None:
+        tx.execute(filled(AREA, "registry_texts", docs=fragment(AREA, "loaded_docs")), {"now": now})
+        tx.execute(sql(AREA, "reassemble"), {"t": ids})
+
+    _with(tx, {"_text_ids": _ids(ids)}, run)
+    requeue(tx, ids, own_transaction=False)
+    return ids
 
 
 # --- verdicts -------------------------------------------------------------------------------------
 
 
 def pending(tx: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
-    """The oldest ``n`` settled traces waiting for the cheap tier that no other collector holds,
-    claimed by this one (those still waiting once claimed)."""
+    """The oldest ``n`` settled traces waiting for the cheap tier that no other collector holds (at
+    most the round cap), claimed by this one (those still waiting once claimed)."""
     others = lake_claims.held_by_others(tx, lake_claims.EVALUATE)
     rows = _with(tx, {"_others": _ids(others)}, lambda: tx.execute(sql(AREA, "pending"), {"n": n}).fetchall())
     found = [(str(r[0]), int(r[1] or 0), r[2]) for r in rows]
-    return claim_waiting(tx, found, lambda r: r[0], kind=lake_claims.EVALUATE, recheck="still_pending")
+    return claim_waiting(
+        tx, found, lambda r: r[0], kind=lake_claims.EVALUATE, recheck="still_pending", others=others
+    )
 
 
 def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: datetime) -> list[str]:
@@ -198,8 +241,11 @@ def requeue(
 RAW_NAMES = {
     "span_rows": "spans", "step_rows": "steps", "step_document_rows": "step_documents",
     "derived_documents": "step_documents", "evaluation_rows": "evaluations", "trace_settles": "traces",
-    "trace_evals": "traces",
+    "trace_evals": "traces", "step_fills": "steps", "document_texts": "step_documents",
+    "trace_content_events": "traces",
 }  # fmt: skip
+# state tables whose rows change what a view's rows say, not how many there are (not counted)
+AMENDING = ("step_fills", "document_texts")
 VIEWS_WITH_TRACES = ("spans", "steps", "step_documents", "evaluations", "evaluation_history")
 
 
@@ -234,7 +280,7 @@ def delete_traces(tx: Tx, trace_ids: list[str], keep: tuple[str, ...]) -> dict[s
             if name in keep or table in keep:
                 continue
             deleted = tx.execute(filled("retention", "delete_trace_rows", table=table)).fetchall()
-            if name != "traces":
+            if name != "traces" and table not in AMENDING:
                 counts[name] = counts.get(name, 0) + (int(deleted[0][0]) if deleted else 0)
         counts["traces"] = n_traces
 

@@ -71,7 +71,8 @@ def upsert_kb(con: Tx, rows: list[dict[str, Any]]) -> list[str]:
     stored textless documents of settled traces the text they now have (``refill_textless``), which
     marks those traces waiting to be assembled again (the context derived from their prompt may now
     find the documents) and then evaluated. Returns the traces refilled. (On a lake,
-    ``step_documents`` is a view: nothing is refilled there, and none is returned.)"""
+    ``step_documents`` is a view over appended tables: the text is a ``document_texts`` row it
+    shows, and the traces are marked by appended state rows.)"""
     if not rows:
         return []
     tables = {"_kb": _table(rows, _KB_TYPES)}
@@ -79,8 +80,8 @@ def upsert_kb(con: Tx, rows: list[dict[str, Any]]) -> list[str]:
         con.execute(sql("references", "kb_changes"))  # before the rows are replaced: what this load changes
         con.execute(sql("references", "drop_kb"))
         con.execute(sql("references", "insert_kb"))
-        if lake_work.is_lake(con):
-            return []
+        if lake_work.is_lake(con):  # appends instead of updates (lake_work.refill_textless)
+            return lake_work.refill_textless(con, max(r["loaded_at"] for r in rows))
         refilled = sorted({r[0] for r in con.execute(sql("references", "refill_textless")).fetchall()})
         if refilled:  # their context and verdicts were made without the text
             con.execute(sql("references", "reassemble"), {"t": refilled})

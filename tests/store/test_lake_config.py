@@ -38,12 +38,13 @@ def test_the_store_table_of_the_config_file(tmp_path: Path) -> None:
     config = tmp_path / "ragfault.toml"
     config.write_text(
         '[store]\nbackend = "ducklake"\ncatalog = "postgresql://u@h:5432/lake"\ndata_path = "/srv/lake"\n'
-        'extension_dir = "/opt/ext"\nextension_repository = false\n'
+        'extension_dir = "/opt/ext"\nextension_repository = false\nclaim_max_traces = 50\n'
     )
     s = build_settings(config)
     assert (s.store, s.catalog, s.data_path, s.extension_dir, s.extension_repository) == (
         "ducklake", "postgresql://u@h:5432/lake", "/srv/lake", "/opt/ext", False,
     )  # fmt: skip
+    assert s.lake_claim_max_traces == 50
     assert build_settings(config, {"store": "duckdb"}).store == "duckdb"  # a flag wins
     config.write_text('[store]\nbackend = "ducklake"\ncatalogue = "x"\n')
     with pytest.raises(ConfigError, match="unknown \\[store\\] keys: catalogue"):

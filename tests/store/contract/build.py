@@ -3,6 +3,7 @@ times they were sent and received chosen by the test (no clock is read)."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -47,6 +48,23 @@ def logs_batch(at: datetime, received: datetime, *, body: str = "hello", service
     rec = rl.scope_logs.add().log_records.add()
     rec.time_unix_nano = ns(at)
     rec.body.string_value = body
+    return flatten_logs(req, received)
+
+
+def content_event_batch(
+    trace_id: str, span_id: str, at: datetime, received: datetime, *, answer: str, service: str = "shop"
+) -> ArrowBatch:
+    """A GenAI content event (``gen_ai.client.inference.operation.details``) of span ``span_id``: the
+    model call's output messages, one assistant message saying ``answer``."""
+    req = ExportLogsServiceRequest()
+    rl = req.resource_logs.add()
+    rl.resource.attributes.append(kv("service.name", service))
+    rec = rl.scope_logs.add().log_records.add()
+    rec.time_unix_nano = ns(at)
+    rec.trace_id, rec.span_id = bytes.fromhex(trace_id), bytes.fromhex(span_id)
+    rec.event_name = "gen_ai.client.inference.operation.details"
+    output = [{"role": "assistant", "parts": [{"type": "text", "content": answer}], "finish_reason": "stop"}]
+    rec.attributes.append(kv("gen_ai.output.messages", json.dumps(output)))
     return flatten_logs(req, received)
 
 

@@ -19,11 +19,7 @@ BACKENDS = ("duckdb", "ducklake")
 
 # What the lake backend does not implement yet, by operation: a test of one of them skips there,
 # saying which (it is not a pass).
-LAKE_MISSING = {
-    "write_signals": "LakeStore.write_signals refuses log records and metric data points (not stored on a lake yet)",
-    "refill_textless": "collector.store.references.upsert_kb on a lake does not fill the stored textless "
-    "documents from the registry (refill_textless updates step_documents, a view there)",
-}
+LAKE_MISSING: dict[str, str] = {}
 
 
 def requires(store: Any, operation: str) -> None:

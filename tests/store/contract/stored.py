@@ -140,6 +140,18 @@ def _add_lake_trace(
         )
 
 
+def evaluated(store: Any) -> None:
+    """Every settled trace as the cheap tier leaves it: its evaluated count is its assembled one
+    (on a lake, a ``trace_evals`` row of each)."""
+    if is_lake(store):
+        store.con.execute(
+            "INSERT INTO trace_evals (trace_id, event, evaluated_spans) SELECT trace_id, 'loaded', "
+            "assembled_spans FROM trace_state WHERE settled_at IS NOT NULL"
+        )
+    else:
+        store.con.execute("UPDATE traces SET evaluated_spans = assembled_spans")
+
+
 def scalar(store: Any, sql: str, **params: Any) -> Any:
     return store.con.execute(sql, params or None).fetchall()[0][0]
 

@@ -9,7 +9,7 @@ from collector.store import references, verdicts
 from evaluators.gold import GoldCase, KBDocument, case_row, kb_row
 from evaluators.text import normalize
 from tests.store.contract.conftest import requires
-from tests.store.contract.stored import T0, add_trace, needs_tables, rows
+from tests.store.contract.stored import T0, add_trace, evaluated, needs_tables, rows
 
 TABLES = ("gold_cases", "kb_documents", "kb_changes", "traces", "step_documents")
 
@@ -81,7 +81,7 @@ def test_loading_documents_fills_the_textless_documents_of_settled_traces_and_re
     add_trace(backend, "a" * 32, documents=[("d1", None), ("d2", ""), ("d3", "own text")])
     add_trace(backend, "b" * 32, documents=[("d9", None)])
     add_trace(backend, "c" * 32, settled=False, at=T0 + timedelta(minutes=1), documents=[("d1", None)])
-    backend.con.execute("UPDATE traces SET evaluated_spans = assembled_spans")
+    evaluated(backend)
     refilled = references.upsert_kb(
         backend.con,
         [_doc("d1", "Refunds within 30 days."), _doc("d2", "Ships in 2 days."), _doc("d3", "kb text")],

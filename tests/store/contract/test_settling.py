@@ -9,10 +9,11 @@ from typing import Any
 
 from collector.batch import flatten
 from collector.settle import Settler
-from collector.store import settling
+from collector.store import references, settling
 from collector.store.schema import batch_to_arrow
+from evaluators.gold import KBDocument, kb_row
 from tests.collector.otlp_build import new_span_id, request, span
-from tests.store.contract.build import spans_batch
+from tests.store.contract.build import content_event_batch, spans_batch
 from tests.store.contract.conftest import requires
 
 T0 = datetime(2026, 3, 2, 12, 0, 0)
@@ -100,3 +101,53 @@ def test_a_late_span_opens_a_settled_trace_again(backend: Any) -> None:
         "SELECT content, received_at FROM step_documents WHERE source = 'derived'"
     ).fetchall()
     assert derived == [("Refunds take 30 days.", late)]
+
+
+def test_a_content_event_after_the_trace_settled_opens_it_again_and_fills_its_step(backend: Any) -> None:
+    requires(backend, "settling")
+    requires(backend, "write_signals")
+    con = backend.cursor()
+    backend.write_spans(con, spans_batch(bytes.fromhex(TRACE), T0, T0))
+    # a model call whose span carries no messages: its instrumentor sends them as log records
+    chat = span(bytes.fromhex(TRACE), span_id=new_span_id(), parent=b"\x00" * 7 + b"\x01", name="chat m1",
+                attrs={"gen_ai.operation.name": "chat", "gen_ai.request.model": "m1"})  # fmt: skip
+    backend.write_spans(con, batch_to_arrow(flatten(request([chat], "shop"), received_at=T0)))
+    llm = chat.span_id.hex()
+    settler = Settler(
+        backend.cursor(), lambda job: job(con), settle_seconds=SETTLE.total_seconds(), max_wait_seconds=60
+    )
+    assert settler.run_once(now=T0 + SETTLE) == 1
+    late = T0 + timedelta(seconds=30)
+    event = content_event_batch(TRACE, llm, late, late, answer="Refunds take 14 days now.")
+    assert backend.write_signals(con, event) == (1, 0)
+    assert backend.write_signals(con, event) == (0, 0)  # sent again: counted once
+    assert con.execute("SELECT content_events, last_received_at FROM traces").fetchall() == [(1, late)]
+    assert _ready(backend, late + SETTLE) == [settling.Waiting(TRACE, 5, T0, late)]
+    assert settler.run_once(now=late + SETTLE) == 1
+    step = "SELECT output_text FROM steps WHERE trace_id = ? AND span_id = ?"
+    assert con.execute(step, [TRACE, llm]).fetchall() == [("Refunds take 14 days now.",)]
+    assert con.execute("SELECT assembled_spans FROM traces").fetchall() == [(5,)]
+    assert _ready(backend, late + timedelta(hours=1)) == []
+
+
+def test_documents_sent_without_text_take_the_registrys_when_their_trace_settles(backend: Any) -> None:
+    requires(backend, "settling")
+    references.upsert_kb(
+        backend.con, [kb_row(KBDocument(doc_id="kb-7", content="Refunds take 30 days."), T0)]
+    )
+    tid = bytes.fromhex(TRACE)
+    root = new_span_id()
+    textless = {"openinference.span.kind": "RETRIEVER", "retrieval.documents.0.document.id": "kb-7"}
+    spans = [
+        span(tid, span_id=root, name="query", attrs={"openinference.span.kind": "CHAIN", "input.value": "refund?"}),
+        span(tid, parent=root, name="retrieve", attrs=textless),
+    ]  # fmt: skip
+    con = backend.cursor()
+    backend.write_spans(con, batch_to_arrow(flatten(request(spans, "shop"), received_at=T0)))
+    read = "SELECT doc_id, content, content_source FROM step_documents WHERE source = 'span'"
+    assert con.execute(read).fetchall() == [("kb-7", None, None)]
+    settler = Settler(
+        backend.cursor(), lambda job: job(con), settle_seconds=SETTLE.total_seconds(), max_wait_seconds=60
+    )
+    assert settler.run_once(now=T0 + SETTLE) == 1
+    assert con.execute(read).fetchall() == [("kb-7", "Refunds take 30 days.", "registry")]

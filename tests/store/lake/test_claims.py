@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from collector.batch import ArrowBatch
 from collector.settle import Settler
 from collector.store import lake_claims, settling, verdicts
 from collector.store.lake import LakeStore
@@ -147,3 +148,29 @@ def test_two_collectors_evaluate_each_trace_once_per_generation(
     assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM evaluations").fetchall() == [(6, 6)]
     assert con.execute("SELECT count(*) FROM evaluation_history").fetchall() == [(0,)]
     assert verdicts.backlog(con) == (0, None)
+
+
+def test_a_round_claims_at_most_its_cap_so_two_collectors_share_a_backlog(lake: Lake) -> None:
+    capped = [
+        LakeStore(lake.catalog, lake.data_path, extension_repository=False, claim_max_traces=2)
+        for _ in range(2)
+    ]
+    try:
+        a, b = capped
+        a.write_spans(a.cursor(), ArrowBatch.merge([spans_batch(bytes.fromhex(t), T0, T0) for t in TRACES]))
+        first, second = _ready(a, 10), _ready(b, 10)  # each looks at all six
+        assert len(first) == 2 and len(second) == 2 and set(first).isdisjoint(second)
+        # the cheap tier likewise (the six settled, as a settle round leaves them): each round takes
+        # two, the oldest the other does not hold
+        a.con.execute(
+            "INSERT INTO trace_settles (trace_id, settle_id, assembled_spans, settled_at) "
+            "SELECT trace_id, 's', span_count, $at FROM traces",
+            {"at": T0 + SETTLE},
+        )
+        picked_a = verdicts.pending(a.cursor(), 10)
+        picked_b = verdicts.pending(b.cursor(), 10)
+        assert len(picked_a) == 2 and len(picked_b) == 2
+        assert {t for t, _, _ in picked_a}.isdisjoint(t for t, _, _ in picked_b)
+    finally:
+        for s in capped:
+            s.close()

@@ -1,5 +1,5 @@
-"""The lake's raw tables write ZSTD Parquet, set once per table in the catalog; a value an operator
-set there stays."""
+"""The lake's raw tables, its appended state tables and its signal tables write ZSTD Parquet, set once
+per table in the catalog; a value an operator set there stays."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 from collector.store.lake import LAKE, RAW_TABLES, LakeStore
+from collector.store.lake_schema import SIGNAL_TABLES, STATE_TABLES
 from tests.collector.test_store_write import arrow, rag_trace
 from tests.store.conftest import Lake
 
@@ -59,13 +60,24 @@ def many_traces() -> list:
     return [span for _ in range(50) for span in rag_trace()]
 
 
-def test_raw_tables_are_written_zstd(lake: Lake, opened: list[LakeStore]) -> None:
+COMPRESSED = (*RAW_TABLES.values(), *STATE_TABLES, *SIGNAL_TABLES)
+
+
+def test_raw_state_and_signal_tables_are_written_zstd(lake: Lake, opened: list[LakeStore]) -> None:
     store = open_lake(lake, opened)
-    assert table_options(store) == sorted((f"main.{raw}", "zstd") for raw in RAW_TABLES.values())
+    assert table_options(store) == sorted((f"main.{table}", "zstd") for table in COMPRESSED)
     assert store.write_spans(store.cursor(), arrow(many_traces())) == 100
+    # a state and a signal table's rows (enough of them to be written to files, not inlined)
+    store.con.execute(
+        "INSERT INTO trace_settles (trace_id, settle_id, query_text) SELECT trace_id, 's', span_id FROM span_rows"
+    )
+    store.con.execute(
+        "INSERT INTO log_records (record_id, trace_id, body_text) SELECT trace_id || span_id, trace_id, name "
+        "FROM span_rows"
+    )
     codecs = parquet_codecs(lake.data_path)
-    for raw in ("span_rows", "step_rows", "step_document_rows"):
-        assert codecs.get(raw) == {"ZSTD"}, (raw, codecs)
+    for table in ("span_rows", "step_rows", "step_document_rows", "trace_settles", "log_records"):
+        assert codecs.get(table) == {"ZSTD"}, (table, codecs)
     # a second collector on the same lake sets nothing again
     other = open_lake(lake, opened)
     assert table_options(other) == table_options(store)

@@ -15,6 +15,8 @@ from collector.store.lake import RAW_TABLES, LakeStore
 from collector.store.reader import run_select
 from tests.collector.test_store_write import arrow, rag_trace
 from tests.store.conftest import Lake
+from tests.store.contract.build import logs_batch, points_batch
+from tests.store.contract.stored import T0
 
 
 @pytest.fixture
@@ -103,19 +105,27 @@ def test_a_span_stored_by_two_collectors_is_read_once_and_compacted(
     shared, only_a = rag_trace(), rag_trace()
     assert a.write_spans(a.cursor(), arrow(shared + only_a)) == 4
     assert b.write_spans(b.cursor(), arrow(shared)) == 2  # b cannot know a stored them
+    record = ArrowBatch.merge([logs_batch(T0, T0), points_batch(T0, T0)])
+    assert a.write_signals(a.cursor(), record) == (1, 1)
+    assert b.write_signals(b.cursor(), record) == (1, 1)  # nor that a stored these
     raw = counts(a)
     assert raw == {
         "span_rows": 6, "spans": 4, "step_rows": 6, "steps": 4,
         "step_document_rows": 9, "step_documents": 6, "traces": 2,
     }  # fmt: skip
     spans_before = sorted(a.cursor().execute("SELECT * EXCLUDE (received_at) FROM spans").fetchall())
-    assert a.compact_duplicates() == {"span_rows": 2, "step_rows": 2, "step_document_rows": 3}
+    assert a.compact_duplicates() == {
+        "span_rows": 2, "step_rows": 2, "step_document_rows": 3, "log_records": 1, "metric_points": 1,
+    }  # fmt: skip
     assert counts(b) == {
         "span_rows": 4, "spans": 4, "step_rows": 4, "steps": 4,
         "step_document_rows": 6, "step_documents": 6, "traces": 2,
     }  # fmt: skip
     assert sorted(b.cursor().execute("SELECT * EXCLUDE (received_at) FROM spans").fetchall()) == spans_before
-    assert a.compact_duplicates() == {"span_rows": 0, "step_rows": 0, "step_document_rows": 0}
+    assert a.compact_duplicates() == {
+        "span_rows": 0, "step_rows": 0, "step_document_rows": 0, "log_records": 0, "metric_points": 0,
+    }  # fmt: skip
+    assert b.cursor().execute("SELECT count(*) FROM log_records").fetchall() == [(1,)]
     per_trace = b.cursor().execute("SELECT span_count, has_root FROM traces ORDER BY trace_id").fetchall()
     assert per_trace == [(2, True), (2, True)]
 

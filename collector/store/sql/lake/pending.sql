@@ -6,7 +6,8 @@
 -- returns: trace_id, assembled_spans, first_received_at
 SELECT trace_id, assembled_spans, first_received_at
 FROM traces
-WHERE settled_at IS NOT NULL AND (evaluated_spans IS NULL OR evaluated_spans <> assembled_spans)
+WHERE settled_at IS NOT NULL AND assembled_spans IS NOT NULL
+  AND (evaluated_spans IS NULL OR evaluated_spans <> assembled_spans)
   AND trace_id NOT IN (SELECT trace_id FROM _others)
 ORDER BY settled_at
 LIMIT $n

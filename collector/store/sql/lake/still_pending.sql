@@ -6,4 +6,5 @@
 -- returns: trace_id
 SELECT trace_id FROM trace_state
 WHERE trace_id IN (SELECT trace_id FROM _claimed)
-  AND settled_at IS NOT NULL AND (evaluated_spans IS NULL OR evaluated_spans <> assembled_spans)
+  AND settled_at IS NOT NULL AND assembled_spans IS NOT NULL
+  AND (evaluated_spans IS NULL OR evaluated_spans <> assembled_spans)
