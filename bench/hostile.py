@@ -6,6 +6,7 @@ what the load got back, and the latency of a small ingest probe that sends one 1
 
     python bench/hostile.py                       # this tree
     python bench/hostile.py --tree OTHER_CHECKOUT # another checkout of the project
+    python bench/hostile.py --loads idle --loads CPU --set duckdb_threads=2 --repeat 3
 
 Every load targets 127.0.0.1 and is bounded in count and time (two to four minutes a tree on two
 shared cores). The server runs with its default settings and a file-descriptor limit of 1,024; it
@@ -64,29 +65,30 @@ def export_request(n_spans: int, blob: int = 0) -> ExportTraceServiceRequest:
     return req
 
 
-def tree_rss(pid: int) -> int:
-    """RSS bytes of ``pid`` and its descendants."""
-    total = 0
+def tree_rss(pid: int) -> dict[int, int]:
+    """RSS bytes of ``pid`` and of each of its descendants."""
+    out: dict[int, int] = {}
     pids = [pid]
     while pids:
         p = pids.pop()
         try:
             with open(f"/proc/{p}/statm") as fh:
-                total += int(fh.read().split()[1]) * resource.getpagesize()
+                out[p] = int(fh.read().split()[1]) * resource.getpagesize()
             with open(f"/proc/{p}/task/{p}/children") as fh:
                 pids.extend(int(c) for c in fh.read().split())
         except OSError:
             pass
-    return total
+    return out
 
 
 class Server:
-    def __init__(self, tree: Path, rss_cap: int) -> None:
+    def __init__(self, tree: Path, rss_cap: int, settings: dict[str, str] | None = None) -> None:
         self.tree, self.rss_cap = tree, rss_cap
         self.dir = Path(tempfile.mkdtemp(prefix="ragfault-hostile-"))
         self.http_port, self.grpc_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.http_port}"
         env = dict(os.environ, PYTHONPATH=str(tree), RAGFAULT_LOG_LEVEL="warning")
+        env.update({f"RAGFAULT_{k.upper()}": v for k, v in (settings or {}).items()})
         args = [sys.executable, "-m", "ragfault.cli", "serve", "--db", str(self.dir / "h.duckdb"),
                 "--http-port", str(self.http_port), "--grpc-port", str(self.grpc_port)]  # fmt: skip
         self.proc = subprocess.Popen(
@@ -97,7 +99,7 @@ class Server:
             stderr=open(self.dir / "server.log", "wb"),  # noqa: SIM115
             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024)),
         )
-        self.peak = 0
+        self.peak = self.own_peak = self.child_peak = 0  # the tree; the server process; one child
         self.killed = False
         self._stop = threading.Event()
         threading.Thread(target=self._watch, daemon=True).start()
@@ -109,8 +111,12 @@ class Server:
 
     def _watch(self) -> None:
         while not self._stop.is_set() and self.proc.poll() is None:
-            rss = tree_rss(self.proc.pid)
+            each = tree_rss(self.proc.pid)
+            rss = sum(each.values())
             self.peak = max(self.peak, rss)
+            self.own_peak = max(self.own_peak, each.get(self.proc.pid, 0))
+            others = [v for p, v in each.items() if p != self.proc.pid]
+            self.child_peak = max([self.child_peak, *others])
             if rss > self.rss_cap:
                 self.killed = True
                 subprocess.run(["pkill", "-KILL", "-P", str(self.proc.pid)], check=False)
@@ -125,7 +131,12 @@ class Server:
             return False
 
     def reset_peak(self) -> None:
-        self.peak = tree_rss(self.proc.pid)
+        each = tree_rss(self.proc.pid)
+        self.peak, self.own_peak = sum(each.values()), each.get(self.proc.pid, 0)
+        self.child_peak = max([0, *(v for p, v in each.items() if p != self.proc.pid)])
+
+    def peaks(self) -> str:
+        return f"server {self.own_peak / MB:.0f} MB, largest worker {self.child_peak / MB:.0f} MB"
 
     def stop(self) -> None:
         self._stop.set()
@@ -314,16 +325,28 @@ def main() -> None:
         "--tree", type=Path, default=ROOT, help="source tree of the server to run (default this one)"
     )
     ap.add_argument("--rss-cap", type=int, default=3 << 30, help="kill the server past this RSS (bytes)")
-    ap.add_argument("--loads", help="run only the loads whose name contains this text (e.g. SQL)")
+    ap.add_argument(
+        "--loads",
+        action="append",
+        help="run only the loads whose name contains this text (e.g. SQL); may be given more than once",
+    )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a server setting for every load (its RAGFAULT_NAME variable), e.g. duckdb_threads=2",
+    )
+    ap.add_argument("--repeat", type=int, default=1, help="run each load this many times (default 1)")
     args = ap.parse_args()
+    settings = dict(kv.split("=", 1) for kv in args.set)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
-    print(f"server tree: {args.tree}")
-    print(f"{'load':48} {'peak RSS':>10}  {'probe (ingest latency)':44} result")
-    for name, load in LOADS:  # a fresh server for each load
-        if args.loads and args.loads not in name:
-            continue
-        srv = Server(args.tree, args.rss_cap)
+    print(f"server tree: {args.tree}" + "".join(f", {k} = {v}" for k, v in settings.items()))
+    print(f"{'load':48} {'peak RSS':>10}  {'probe (ingest latency)':44} {'load avg':>9}  result")
+    chosen = [(n, f) for n, f in LOADS if not args.loads or any(w in n for w in args.loads)]
+    for name, load in [c for c in chosen for _ in range(args.repeat)]:  # a fresh server each time
+        srv = Server(args.tree, args.rss_cap, settings)
         try:
             with httpx.Client(base_url=srv.url, timeout=60) as client:  # warm up the decode path
                 for _ in range(5):
@@ -331,12 +354,17 @@ def main() -> None:
                         "/v1/traces", content=export_request(10).SerializeToString(), headers=PROTOBUF
                     )
             srv.reset_peak()
+            before = os.getloadavg()[0]
             probe = Probe(srv.url)
             result = load(srv)
             lat = probe.stop()
             gone = " [KILLED past the RSS cap]" if srv.killed else " [server exited]"
             alive = "" if srv.proc.poll() is None else gone
-            print(f"{name:48} {srv.peak / MB:8.0f} MB  {lat:44} {result}{alive}", flush=True)
+            avg = f"{before:.1f}-{os.getloadavg()[0]:.1f}"  # the 1-minute load average, start-end
+            print(
+                f"{name:48} {srv.peak / MB:8.0f} MB  {lat:44} {avg:>9}  {result}{alive} ({srv.peaks()})",
+                flush=True,
+            )
         finally:
             srv.stop()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +20,8 @@ from collector.receivers.otlp_http import check_bearer
 from collector.store.duck import limit_operator_memory
 from collector.store.reader import run_select
 
+log = logging.getLogger("ragfault.api")
+
 
 def lower_priority(nice: int) -> None:
     """Lower the calling thread's scheduling priority by ``nice`` (Linux: a thread's own nice
@@ -29,6 +32,47 @@ def lower_priority(nice: int) -> None:
             os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
         except OSError:
             pass
+
+
+class CallerThreads:
+    """While SQL API calls run, DuckDB keeps no worker threads (``SET threads = 1``): each query then
+    runs on the thread that calls it, a user query on the SQL API's threads (``sql_nice`` lower)
+    and ingest's commits on the writer's. With workers, a query's tasks go to whichever thread
+    takes them first, and on DuckDB 2 that is nearly always a worker: a heavy user query ran at
+    the server's priority, on the threads ingest's commits wait for. The pool comes back
+    (``duckdb_threads``) when the last call ends.
+
+    Only on DuckDB 2: DuckDB 1.5 shrinks its pool by joining the workers once their current tasks
+    end, and every query ending meanwhile waits for that too. With one DuckDB thread (the default on
+    two cores) there is no pool to shrink."""
+
+    def __init__(self, con: Any) -> None:
+        self.con = con  # a cursor of its own, used under the lock
+        row = con.execute("SELECT current_setting('threads'), version()").fetchone()
+        self.threads = int(row[0]) if row else 1
+        major = int(str(row[1]).lstrip("v").split(".")[0]) if row else 0
+        self.enabled = self.threads > 1 and major >= 2
+        self.running = 0
+        self._lock = threading.Lock()
+
+    def _set(self, n: int) -> None:
+        try:
+            self.con.execute(f"SET threads = {n}")
+        except Exception as exc:  # a store whose sandbox locks the setting: leave the pool as it is
+            self.enabled = False
+            log.warning("DuckDB's threads stay at %d while SQL API calls run: %s", self.threads, exc)
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self.running += 1
+            if self.running == 1 and self.enabled:
+                self._set(1)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self.running -= 1
+            if self.running == 0 and self.enabled:
+                self._set(self.threads)
 
 
 class SqlRequest(BaseModel):
@@ -67,6 +111,7 @@ def api_router(runtime: Any) -> APIRouter:
         initargs=(settings.sql_nice,),
     )
     runtime.closers.append(lambda: sql_pool.shutdown(wait=False, cancel_futures=True))
+    caller_threads = CallerThreads(runtime.store.cursor())
 
     def sql_in_slot(body: SqlRequest) -> bytes:
         try:
@@ -82,11 +127,12 @@ def api_router(runtime: Any) -> APIRouter:
         con = runtime.store.cursor()
         try:
             limit_operator_memory(con, settings.sql_operator_memory)
-            result = run_select(
-                con, body.sql, body.params, row_cap=cap, timeout=limit,
-                max_bytes=settings.sql_max_result_bytes, max_value_bytes=settings.sql_max_value_bytes,
-                user=True, clock=clock,
-            )  # fmt: skip
+            with caller_threads:
+                result = run_select(
+                    con, body.sql, body.params, row_cap=cap, timeout=limit,
+                    max_bytes=settings.sql_max_result_bytes, max_value_bytes=settings.sql_max_value_bytes,
+                    user=True, clock=clock,
+                )  # fmt: skip
         finally:
             con.close()
         out = orjson.dumps(result.as_dict())

@@ -125,26 +125,33 @@ class Pipeline:
     def export_signal_body(
         self, signal: str, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
     ) -> ExportResult:
-        """Blocking export of a logs or metrics request body (gRPC worker threads)."""
-        return self.commit(self.decode_signal_here(signal, body, content_type, encoding, max_bytes))
+        """Blocking export of a logs or metrics request body (gRPC worker threads); its bytes are held
+        in ``budget`` until the commit, as a trace body's are."""
+        held = len(body)
+        self.budget.take(held)
+        try:
+            return self.commit(self.decode_signal_here(signal, body, content_type, encoding, max_bytes))
+        finally:
+            self.budget.give(held)
 
     def export(self, req: ExportTraceServiceRequest) -> ExportResult:
         """Blocking export of a decoded request (gRPC worker threads)."""
         return self.commit(self.prepare(req))
 
     def export_body(
-        self, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
+        self, box: list[bytes], content_type: str | None, encoding: str | None, max_bytes: int
     ) -> ExportResult:
-        """Blocking export of a request body: decoded in the pool when there is one. The body's
-        bytes, then its batch's, are held in ``budget`` until the commit (``IngestBusy`` when they
-        do not fit)."""
-        held = len(body)
+        """Blocking export of a request body, handed over in ``box`` (emptied here, so that the
+        decoder holds the only reference: with a pool the body is freed once a worker has it, not
+        when the commit is done). The body's bytes, then its batch's, are held in ``budget`` until
+        the commit (``IngestBusy`` when they do not fit)."""
+        held = len(box[0])
         self.budget.take(held)
         try:
             if self.pool is None:
-                batch = self.decode_here(body, content_type, encoding, max_bytes)
+                batch = self.decode_here(box.pop(), content_type, encoding, max_bytes)
             else:
-                fut = self.decode_in_pool(body, content_type, encoding, max_bytes)
+                fut = self.decode_in_pool(box.pop(), content_type, encoding, max_bytes)
                 batch = self.received(fut.result(self.commit_timeout))
             n = batch_bytes(batch)
             self.budget.swap(held, n)

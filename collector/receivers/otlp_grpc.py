@@ -7,11 +7,19 @@ UNAVAILABLE (retryable per the OTLP specification), a wrong token with UNAUTHENT
 The method is registered with an identity request deserializer: ``Export`` gets the raw protobuf
 bytes and hands them to the same decode path as OTLP/HTTP (the worker pool when there is one), so
 the request is parsed once, off the server's GIL.
+
+Each ``Export`` is served as a request-streaming method (the wire is the same: a unary client sends
+one message). Its handler then reads the message itself, after the token check, and holds the only
+reference to it: the body is freed once a decode worker has it, as an HTTP body is. A unary
+handler's caller in gRPC keeps the message until the call returns, so every call served held its
+message through decoding and the commit, outside the byte budget, which counts the decoded batch
+by then.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from concurrent import futures
 from typing import Any
 
@@ -48,21 +56,26 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
             return False
         return True
 
-    def Export(  # noqa: N802 (generated name)
-        self,
-        request: bytes | trace_service_pb2.ExportTraceServiceRequest,
-        context: grpc.ServicerContext,
-    ) -> trace_service_pb2.ExportTraceServiceResponse:
-        """``request`` is the serialized ExportTraceServiceRequest (or, called directly, a message)."""
+    def message(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> list[bytes]:
+        """The call's one message (serialized), in a list for the pipeline to take it from, once the
+        token is checked; a call without one ends with INVALID_ARGUMENT."""
         if not self._authorized(context):
             self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="unauthenticated")
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+        body = next(requests, None)  # gRPC's iterator keeps no reference to what it gives
+        if body is None:
+            self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="invalid")
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "Export takes one request message")
+            raise AssertionError("abort raises")  # for the type checker: abort does not return
+        return [body]
+
+    def Export(  # noqa: N802 (generated name)
+        self, requests: Iterator[bytes], context: grpc.ServicerContext
+    ) -> trace_service_pb2.ExportTraceServiceResponse:
+        """``requests`` yields the serialized ExportTraceServiceRequest."""
+        box = self.message(requests, context)
         try:
-            if isinstance(request, bytes):
-                limit = self.settings.max_decompressed_bytes
-                result = self.pipeline.export_body(request, PROTOBUF, None, limit)
-            else:
-                result = self.pipeline.export(request)
+            result = self.pipeline.export_body(box, PROTOBUF, None, self.settings.max_decompressed_bytes)
         except (RagfaultError, futures.TimeoutError) as exc:
             st = status_of(exc)
             outcome = "unavailable" if st.grpc == GRPC_UNAVAILABLE else "invalid"
@@ -83,14 +96,12 @@ class SignalService:
         self.signal = signal
         self.traces = traces
 
-    def Export(self, request: bytes, context: grpc.ServicerContext) -> Any:  # noqa: N802 (generated name)
+    def Export(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:  # noqa: N802 (generated name)
         t = self.traces
-        if not t._authorized(context):
-            t.metrics.inc("ragfault_requests_total", transport="grpc", outcome="unauthenticated")
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+        box = t.message(requests, context)
         try:
             limit = t.settings.max_decompressed_bytes
-            result = t.pipeline.export_signal_body(self.signal, request, PROTOBUF, None, limit)
+            result = t.pipeline.export_signal_body(self.signal, box.pop(), PROTOBUF, None, limit)
         except (RagfaultError, futures.TimeoutError) as exc:
             st = status_of(exc)
             outcome = "unavailable" if st.grpc == GRPC_UNAVAILABLE else "invalid"
@@ -114,14 +125,14 @@ def start_grpc(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) -
         maximum_concurrent_rpcs=calls,
     )
     service = TraceService(settings, pipeline, metrics)
-    handler = grpc.unary_unary_rpc_method_handler(
+    handler = grpc.stream_unary_rpc_method_handler(
         service.Export,
         request_deserializer=None,  # raw bytes: decoded by the pipeline
         response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString,
     )
     handlers = [grpc.method_handlers_generic_handler(SERVICE, {"Export": handler})]
     for signal, name in ((LOGS, LOGS_SERVICE), (METRICS, METRICS_SERVICE)):
-        signal_handler = grpc.unary_unary_rpc_method_handler(
+        signal_handler = grpc.stream_unary_rpc_method_handler(
             SignalService(signal, service).Export,
             request_deserializer=None,  # raw bytes: decoded by the pipeline
             response_serializer=lambda resp: resp.SerializeToString(),

@@ -148,8 +148,9 @@ def sandbox(con: duckdb.DuckDBPyConnection) -> None:
     """Lock the instance down: after this no statement can touch files, the network or settings."""
     con.execute("SET enable_external_access = false")
     if has_operator_memory_limit():
-        # the one setting a connection may still change: the SQL API bounds each user query's memory
-        con.execute("SET allowed_configs = ['operator_memory_limit']")
+        # the settings a connection may still change: the SQL API bounds each user query's memory,
+        # and keeps DuckDB to the calling threads while user queries run (``collector.api``)
+        con.execute("SET allowed_configs = ['operator_memory_limit', 'threads']")
     con.execute("SET lock_configuration = true")
 
 

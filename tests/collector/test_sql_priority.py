@@ -72,3 +72,44 @@ def test_a_call_whose_request_is_gone_gives_its_slot_back(tmp_path: Path) -> Non
         assert r.status_code == 200 and r.json()["rows"] == [[42]]
     finally:
         srv.stop()
+
+
+def test_with_duckdb_workers_a_running_sql_call_runs_only_on_lowered_threads(tmp_path: Path) -> None:
+    """With more than one DuckDB thread, DuckDB's own workers (shared with ingest's commits, at the
+    server's priority) would run a user query's tasks: on DuckDB 2 nearly all of them, since a
+    worker takes a query's first task before the calling thread does. While an SQL API call runs,
+    the pool is down to the calling threads."""
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    lowered = min(19, base + 7)
+    srv = Server(make_settings(tmp_path, sql_nice=7, sql_timeout_seconds=3, duckdb_threads=2))
+    look = srv.runtime.store.cursor()
+
+    def threads_setting() -> int:
+        row = look.execute("SELECT current_setting('threads')").fetchone()
+        assert row is not None
+        return int(row[0])
+
+    answers: list[int] = []
+    try:
+        assert threads_setting() == 2
+        query = threading.Thread(
+            target=lambda: answers.append(srv.http.post("/api/v1/sql", json={"sql": SLOW}).status_code)
+        )
+        start = _threads()
+        query.start()
+        during: set[int] = set()
+        while query.is_alive():
+            during.add(threads_setting())
+            query.join(0.1)
+        used = {t: cpu - start.get(t, (0, 0))[1] for t, (_, cpu) in _threads().items()}
+        nice = {t: n for t, (n, _) in _threads().items()}
+        assert answers == [408]
+        assert 1 in during, f"DuckDB kept {during} threads while the call ran"
+        assert threads_setting() == 2  # and has them back once no call runs
+        # the CPU the query took went to threads of lowered priority, not to DuckDB's own workers
+        busiest = max(used, key=lambda t: used[t])
+        assert used[busiest] > 0 and nice.get(busiest) == lowered, (used[busiest], nice.get(busiest))
+        assert srv.sql("SELECT 42") == [[42]]
+    finally:
+        look.close()
+        srv.stop()
