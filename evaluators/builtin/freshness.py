@@ -24,6 +24,7 @@ The case's ``negative_doc_ids`` found among the candidates or in the context are
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -66,6 +67,26 @@ def staleness(inp: EvalInput, doc: StepDoc) -> dict[str, Any] | None:
     return per_registry(
         inp, ("freshness.staleness", kb_doc.doc_id, inp.as_of), lambda: _staleness(inp, doc, kb_doc)
     )
+
+
+def staleness_memo(inp: EvalInput) -> Callable[[StepDoc], dict[str, Any] | None]:
+    """``staleness`` for the documents of this trace, worked out once per document (freshness and
+    follows_stale both judge the same candidates and context documents; callers only read)."""
+    cache = inp._cache
+    fn = cache.get("freshness.staleness")
+    if fn is None:
+        memo: dict[int, dict[str, Any] | None] = {}
+
+        def fn(doc: StepDoc) -> dict[str, Any] | None:
+            key = id(doc)  # the documents belong to the trace, which outlives the cache
+            try:
+                return memo[key]
+            except KeyError:
+                found = memo[key] = staleness(inp, doc)
+                return found
+
+        cache["freshness.staleness"] = fn
+    return fn
 
 
 def _staleness(inp: EvalInput, doc: StepDoc, kb_doc: KBDocument | None) -> dict[str, Any] | None:
@@ -159,16 +180,7 @@ def _negative(inp: EvalInput, docs: list[StepDoc]) -> list[str]:
 def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     out: list[Metric] = []
     trace = inp.trace
-    memo: dict[int, dict[str, Any] | None] = {}
-
-    def stale_of(doc: StepDoc) -> dict[str, Any] | None:
-        key = id(doc)
-        try:
-            return memo[key]
-        except KeyError:
-            found = memo[key] = staleness(inp, doc)
-            return found
-
+    stale_of = staleness_memo(inp)
     as_of = inp.as_of.isoformat() if isinstance(inp.as_of, datetime) else None
     by_docs: dict[tuple[int, ...], list[dict[str, Any]]] = {}
 
