@@ -61,7 +61,10 @@ def staleness(inp: EvalInput, doc: StepDoc) -> dict[str, Any] | None:
     """Why a document is stale at ``inp.as_of`` (None when it is not, or nothing is known)."""
     kb_doc = inp.matching.kb_doc(doc)
     if kb_doc is None:
-        return _staleness(inp, doc, None)
+        # without metadata nothing is known, at any time
+        return _staleness(inp, doc, None) if doc.metadata else None
+    if not kb_doc.superseded_by and kb_doc.valid_from is None and kb_doc.valid_to is None:
+        return None  # nothing in its registry row can make it stale, at any time
     # a registry document's staleness depends on its row, the registry and the time alone (its
     # name is its registry id): computed once per registry and time, shared by every trace
     return per_registry(

@@ -92,6 +92,13 @@ def _evidence_ids(inp: EvalInput) -> set[str]:
     return out
 
 
+def reference_staleness(inp: EvalInput, doc: StepDoc) -> dict[str, Any] | None:
+    kb_doc = inp.matching.kb_doc(doc)
+    if kb_doc is None:
+        return freshness._staleness(inp, doc, None)
+    return freshness._staleness(inp, doc, kb_doc)
+
+
 def reference_follows_stale(inp: EvalInput) -> list[Metric]:
     trace = inp.trace
     evidence = _evidence_ids(inp)
@@ -107,7 +114,7 @@ def reference_follows_stale(inp: EvalInput) -> list[Metric]:
             kb_doc = inp.matching.kb_doc(d)
             text = d.content or (kb_doc.content if kb_doc is not None else None) or ""
             name = doc_name(inp, d)
-            if freshness.staleness(inp, d):
+            if reference_staleness(inp, d):
                 stale[name] = text
                 (retrieved_stale if stage == "candidate" else context_stale).add(name)
             elif stage == "context":
@@ -150,7 +157,7 @@ def reference_freshness(inp: EvalInput, config: freshness.Config) -> list[Metric
 
     def stale_of(doc: StepDoc) -> dict[str, Any] | None:
         if id(doc) not in memo:
-            memo[id(doc)] = freshness.staleness(inp, doc)
+            memo[id(doc)] = reference_staleness(inp, doc)
         return memo[id(doc)]
 
     as_of = inp.as_of.isoformat() if isinstance(inp.as_of, datetime) else None
