@@ -74,21 +74,19 @@ def staleness(inp: EvalInput, doc: StepDoc) -> dict[str, Any] | None:
 
 def staleness_memo(inp: EvalInput) -> Callable[[StepDoc], dict[str, Any] | None]:
     """``staleness`` for the documents of this trace, worked out once per document (freshness and
-    follows_stale both judge the same candidates and context documents; callers only read)."""
-    cache = inp._cache
-    fn = cache.get("freshness.staleness")
-    if fn is None:
-        memo: dict[int, dict[str, Any] | None] = {}
+    follows_stale both judge the same candidates and context documents; callers only read). The
+    trace's cache holds the judgements, not the function: a function there that refers to the
+    input would make a cycle only the garbage collector frees."""
+    memo: dict[int, dict[str, Any] | None] = inp._cache.setdefault("freshness.staleness", {})
 
-        def fn(doc: StepDoc) -> dict[str, Any] | None:
-            key = id(doc)  # the documents belong to the trace, which outlives the cache
-            try:
-                return memo[key]
-            except KeyError:
-                found = memo[key] = staleness(inp, doc)
-                return found
+    def fn(doc: StepDoc) -> dict[str, Any] | None:
+        key = id(doc)  # the documents belong to the trace, which outlives the cache
+        try:
+            return memo[key]
+        except KeyError:
+            found = memo[key] = staleness(inp, doc)
+            return found
 
-        cache["freshness.staleness"] = fn
     return fn
 
 

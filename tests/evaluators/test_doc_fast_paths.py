@@ -11,7 +11,9 @@ evaluated both ways on separate inputs and registries, and the rows compared fie
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +23,10 @@ from evaluators import lexical
 from evaluators.base import EvalInput, KnowledgeBase, Metric, NoConfig, StepDoc, not_applicable, ratio
 from evaluators.builtin import follows_stale, freshness
 from evaluators.builtin._docs import distinct, doc_name, judged_once
+from evaluators.config import EvaluationSettings, evaluator_configs
 from evaluators.gold import AnyOf, Evidence
+from evaluators.registry import discover
+from evaluators.running import Runner
 from tests.evaluators.evidence_builders import case, inp, kb, rag
 
 VALUES = ("7 days", "30 days", "14 days", "$20", "$25", "5 GB", "10 GB", "3 hours", "90 days")
@@ -277,3 +282,23 @@ def test_stale_versions_of_the_evidence_in_the_registry_order() -> None:
     ref = reference_follows_stale(inp(trace, gold, kb(*rows)))
     assert rows_of(got) == rows_of(ref)
     assert list(got[0].details["followed"]) == [f"old{k}" for k in range(6)]  # type: ignore[index]
+
+
+def test_an_evaluated_input_is_freed_without_the_garbage_collector() -> None:
+    """What the evaluators cache on a trace's input refers to no input: a batch's inputs are freed
+    by reference counting when the batch ends (the runner pauses the collector meanwhile, and an
+    input in a cycle would wait for the next collection with everything it holds)."""
+    specs = discover()
+    runner = Runner(specs, evaluator_configs(EvaluationSettings(), specs))
+    rng = random.Random(2203)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(50):
+            _, _, new, _ = random_case(rng)
+            runner.run(new)
+            ref = weakref.ref(new)
+            del new
+            assert ref() is None
+    finally:
+        gc.enable()
