@@ -695,6 +695,12 @@ def quantities_of(text: str) -> tuple[Quantity, ...]:
 
 
 @lru_cache(maxsize=4096)
+def quantity_set(text: str) -> frozenset[Quantity]:
+    """The quantities of ``text`` as a set (cached: documents' texts come back trace after trace)."""
+    return frozenset(_scan(text)[3])
+
+
+@lru_cache(maxsize=4096)
 def _scan(
     text: str,
 ) -> tuple[str, list[tuple[int | None, int | None, int | None]], list[str], list[Quantity]]:

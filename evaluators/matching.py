@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from evaluators.base import EvalInput, StepDoc
 
 
+_UNKNOWN = object()  # not looked up yet (None is a result: no registry row)
+
+
 @dataclass(frozen=True)
 class Unit:
     index: int
@@ -83,10 +86,22 @@ class Matching:
     def kb_id(self, doc: StepDoc) -> str | None:
         """The registry id of a step document: its id or source id if registered, else by content."""
         key = id(doc)
-        try:
-            return self._kb_ids[key]
-        except KeyError:
-            pass
+        found = self._kb_ids.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found  # type: ignore[return-value]
+        return self._look_up(doc, key)[0]
+
+    def kb_doc(self, doc: StepDoc) -> KBDocument | None:
+        """The registry row of a step document (``kb_id``), None when it has none."""
+        key = id(doc)
+        found = self._kb_docs.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found  # type: ignore[return-value]
+        return self._look_up(doc, key)[1]
+
+    def _look_up(self, doc: StepDoc, key: int) -> tuple[str | None, KBDocument | None]:
+        """A document's registry id and row, worked out once (a document is asked for by several
+        evaluators, most often for its row)."""
         found = None
         by_id = self.kb.by_id
         for cand in (doc.doc_id, doc.chunk_id):
@@ -95,16 +110,9 @@ class Matching:
                 break
         if found is None:
             found = self.kb.identify(doc.content)
+        row = self._kb_docs[key] = by_id.get(found) if found else None
         self._kb_ids[key] = found
-        return found
-
-    def kb_doc(self, doc: StepDoc) -> KBDocument | None:
-        key = id(doc)
-        try:
-            return self._kb_docs[key]
-        except KeyError:
-            found = self._kb_docs[key] = self.kb.get(self.kb_id(doc))
-            return found
+        return found, row
 
     def ids_of(self, doc: StepDoc) -> set[str]:
         return {i for i in (doc.doc_id, doc.chunk_id, self.kb_id(doc)) if i}

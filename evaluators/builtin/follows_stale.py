@@ -17,13 +17,14 @@ attribution layer (``stale_context`` is that layer).
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from evaluators import lexical
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
-from evaluators.builtin._docs import distinct, doc_name
-from evaluators.builtin.freshness import staleness
-from evaluators.gold import AnyOf, Evidence
+from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, NoConfig, not_applicable, ratio
+from evaluators.builtin._docs import distinct, doc_name, per_registry
+from evaluators.builtin.freshness import staleness_memo
+from evaluators.gold import AnyOf, Evidence, KBDocument
 
 
 def _evidence_ids(inp: EvalInput) -> set[str]:
@@ -35,6 +36,16 @@ def _evidence_ids(inp: EvalInput) -> set[str]:
     return out
 
 
+def _superseded(kb: KnowledgeBase) -> dict[str, list[tuple[int, KBDocument]]]:
+    """The registry documents with content that a successor supersedes, by successor id, each with
+    its place in the registry."""
+    out: dict[str, list[tuple[int, KBDocument]]] = {}
+    for i, doc in enumerate(kb.by_id.values()):
+        if doc.superseded_by and doc.content:
+            out.setdefault(doc.superseded_by, []).append((i, doc))
+    return out
+
+
 def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
     trace = inp.trace
     evidence = _evidence_ids(inp)
@@ -42,39 +53,50 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
     current: dict[str, str] = {}
     retrieved_stale: set[str] = set()
     context_stale: set[str] = set()
+    stale_of = staleness_memo(inp)
     for stage, docs in (
         ("candidate", distinct(inp, trace.candidates)),
         ("context", distinct(inp, trace.context_docs)),
     ):
         for d in docs:
-            kb_doc = inp.matching.kb_doc(d)
-            text = d.content or (kb_doc.content if kb_doc is not None else None) or ""
-            name = doc_name(inp, d)
-            if staleness(inp, d):
-                stale[name] = text
-                (retrieved_stale if stage == "candidate" else context_stale).add(name)
-            elif stage == "context":
-                current[name] = text
+            stale_or_fresh = stale_of(d)
+            if stage == "context" or stale_or_fresh:
+                kb_doc = inp.matching.kb_doc(d)
+                text = d.content or (kb_doc.content if kb_doc is not None else None) or ""
+                name = doc_name(inp, d)
+                if stale_or_fresh:
+                    stale[name] = text
+                    (retrieved_stale if stage == "candidate" else context_stale).add(name)
+                else:
+                    current[name] = text
     for doc_id in sorted(evidence):
         kb_doc = inp.kb.get(doc_id)
         if kb_doc is not None and kb_doc.content:
             current.setdefault(doc_id, kb_doc.content)
     if evidence:
-        for doc in inp.kb.by_id.values():
-            if doc.superseded_by in evidence and doc.content and doc.doc_id not in current:
-                stale.setdefault(doc.doc_id, doc.content)
+        index = per_registry(inp, ("follows_stale.superseded",), lambda: _superseded(inp.kb))
+        found = [pair for doc_id in evidence for pair in index.get(doc_id, ())]
+        found.sort(key=itemgetter(0))  # the registry's order, as a scan of it finds them
+        for _, doc in found:
+            if doc.doc_id not in current:
+                stale.setdefault(doc.doc_id, doc.content or "")
     if not stale:
         return [not_applicable("follows_stale", "no stale version among the documents or of the evidence")]
     answer = trace.answer_text
     if not answer:
         return [not_applicable("follows_stale", "no answer captured")]
-    cur_q = {q for text in current.values() for q in lexical.quantities_of(text)}
-    stated = lexical.quantities_of(answer)
+    cur_q: set[lexical.Quantity] = set()
+    for text in current.values():
+        cur_q |= lexical.quantity_set(text)
+    # the answer's values no current version holds, in the answer's order
+    stated = [q for q in lexical.quantities_of(answer) if q not in cur_q]
     followed: dict[str, list[str]] = {}
-    for name, text in stale.items():
-        only = [str(q) for q in stated if q in set(lexical.quantities_of(text)) and q not in cur_q]
-        if only:
-            followed[name] = only
+    if stated:
+        for name, text in stale.items():
+            held = lexical.quantity_set(text)
+            only = [str(q) for q in stated if q in held]
+            if only:
+                followed[name] = only
     values = sorted({v for vs in followed.values() for v in vs})
     details: dict[str, Any] = {
         "values": values,

@@ -24,6 +24,7 @@ The case's ``negative_doc_ids`` found among the candidates or in the context are
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -60,12 +61,33 @@ def staleness(inp: EvalInput, doc: StepDoc) -> dict[str, Any] | None:
     """Why a document is stale at ``inp.as_of`` (None when it is not, or nothing is known)."""
     kb_doc = inp.matching.kb_doc(doc)
     if kb_doc is None:
-        return _staleness(inp, doc, None)
+        # without metadata nothing is known, at any time
+        return _staleness(inp, doc, None) if doc.metadata else None
+    if not kb_doc.superseded_by and kb_doc.valid_from is None and kb_doc.valid_to is None:
+        return None  # nothing in its registry row can make it stale, at any time
     # a registry document's staleness depends on its row, the registry and the time alone (its
     # name is its registry id): computed once per registry and time, shared by every trace
     return per_registry(
         inp, ("freshness.staleness", kb_doc.doc_id, inp.as_of), lambda: _staleness(inp, doc, kb_doc)
     )
+
+
+def staleness_memo(inp: EvalInput) -> Callable[[StepDoc], dict[str, Any] | None]:
+    """``staleness`` for the documents of this trace, worked out once per document (freshness and
+    follows_stale both judge the same candidates and context documents; callers only read). The
+    trace's cache holds the judgements, not the function: a function there that refers to the
+    input would make a cycle only the garbage collector frees."""
+    memo: dict[int, dict[str, Any] | None] = inp._cache.setdefault("freshness.staleness", {})
+
+    def fn(doc: StepDoc) -> dict[str, Any] | None:
+        key = id(doc)  # the documents belong to the trace, which outlives the cache
+        try:
+            return memo[key]
+        except KeyError:
+            found = memo[key] = staleness(inp, doc)
+            return found
+
+    return fn
 
 
 def _staleness(inp: EvalInput, doc: StepDoc, kb_doc: KBDocument | None) -> dict[str, Any] | None:
@@ -159,16 +181,7 @@ def _negative(inp: EvalInput, docs: list[StepDoc]) -> list[str]:
 def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     out: list[Metric] = []
     trace = inp.trace
-    memo: dict[int, dict[str, Any] | None] = {}
-
-    def stale_of(doc: StepDoc) -> dict[str, Any] | None:
-        key = id(doc)
-        try:
-            return memo[key]
-        except KeyError:
-            found = memo[key] = staleness(inp, doc)
-            return found
-
+    stale_of = staleness_memo(inp)
     as_of = inp.as_of.isoformat() if isinstance(inp.as_of, datetime) else None
     by_docs: dict[tuple[int, ...], list[dict[str, Any]]] = {}
 

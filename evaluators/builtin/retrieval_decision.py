@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,14 +50,18 @@ def _tokens(step: StepInfo) -> int | None:
     return None
 
 
+@lru_cache(maxsize=64)
+def _tool_pattern(retrieval_tools: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern for the tool names that count as retrieval (compiled once per configuration)."""
+    if not retrieval_tools:
+        return None
+    return re.compile("|".join(f"(?:{p})" for p in retrieval_tools), re.I)
+
+
 def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     trace = inp.trace
     tools = trace.steps_of("tool")
-    pattern = (
-        re.compile("|".join(f"(?:{p})" for p in config.retrieval_tools), re.I)
-        if config.retrieval_tools
-        else None
-    )
+    pattern = _tool_pattern(config.retrieval_tools) if tools else None
     returned_docs = {t.span_id for t in trace.retrieving_tools}
 
     def is_retrieval(t: StepInfo) -> bool:
