@@ -33,8 +33,9 @@ TRACE_FILTERS = {
     "run_id": "t.run_id = $run_id",
     "since": "t.start_time >= CAST($since AS TIMESTAMP)",
     "until": "t.start_time < CAST($until AS TIMESTAMP)",
-    "q": "(contains(lower(coalesce(t.query_text, '')), lower($q)) "
-    "OR contains(lower(coalesce(t.answer_text, '')), lower($q)) OR t.trace_id = lower($q))",
+    # the text as a literal regular expression (``search_pattern``): RE2 matches ignoring case without
+    # making a lower-cased copy of every text (what ``lower()`` on each row took: 4 x the read)
+    "q": "(regexp_matches(t.query_text, $q_re) OR regexp_matches(t.answer_text, $q_re) OR t.trace_id = lower($q))",
     "feedback": "$feedback = EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = t.trace_id)",
     "root_cause": "t.trace_id IN (SELECT trace_id FROM attribution WHERE root_cause = $root_cause)",
 }
@@ -49,9 +50,20 @@ def order_by(sorts: dict[str, str], sort: str, desc: bool, tiebreak: str, revers
     return f"{sorts[sort]} {'DESC' if desc else 'ASC'} NULLS LAST, {tiebreak}"
 
 
+def search_pattern(text: str) -> str:
+    """A regular expression (RE2) matching ``text`` as it is, ignoring case when it has letters of two
+    cases (a text in Chinese, or digits, is matched as is: the same, faster)."""
+    literal = "".join(
+        "\\" + ch if ch.isascii() and not ch.isalnum() and not ch.isspace() else ch for ch in text
+    )
+    return ("(?i)" if text.lower() != text.upper() else "") + literal
+
+
 def trace_filters(params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The conditions (`` AND ...``) of the trace list's filters that are set, and their parameters."""
     given = {k: v for k, v in params.items() if v is not None and k in TRACE_FILTERS}
+    if "q" in given:
+        given["q_re"] = search_pattern(str(given["q"]))
     return "".join(f" AND {TRACE_FILTERS[k]}" for k in TRACE_FILTERS if k in given), given
 
 

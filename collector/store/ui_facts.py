@@ -27,12 +27,31 @@ older row groups) registered as ``evaluations`` for the three statements. Everyt
 again when the gold cases changed (a case's category or dataset is in every row of its traces), when
 more than ``FULL_SHARE`` of the traces changed, and when verdicts changed but no stamp did (rows
 written around ``write_verdicts``).
+
+Kept across restarts: the facts, their stamps and the version they were computed at are saved beside
+the database file (``<db>.ui-facts/``: one Arrow IPC file a table and ``facts.json``), after each full
+computation, when ``SAVE_SHARE`` of the traces were computed again since the last save, and when the
+server stops. A server starting loads them (memory-mapped) and brings them up to date as above: only
+the traces whose stamp moved while it was down are computed again. Saved facts are used only when
+``form`` matches: a hash of every statement they are computed from and of the attribution view's
+definition, so facts of another version of the code are computed again. A full computation a call
+needs runs in the background (``start_full``); the dashboard's calls then answer that it is under way
+(``Building``) instead of waiting for it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import logging
+import os
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -58,6 +77,16 @@ traces' rows were in or are in now."""
 FULL_SHARE = 0.25
 """Past this share of the evaluated traces changed, computing them all again reads no more than
 computing the changed ones (their verdicts are spread over the whole table)."""
+
+SAVE_SHARE = 0.05
+"""Past this share of the traces computed again since the facts were last saved, they are saved again
+(in the background): a restart then computes again at most about this share."""
+
+PATIENCE = 2.0
+"""How long a call that does not wait (``wait`` false) waits for a full computation in the background
+before it answers ``Building``: a small database's is done by then."""
+
+log = logging.getLogger(__name__)
 
 _IDS = "AND e.trace_id IN (SELECT trace_id FROM _ui_ids)"
 
@@ -85,8 +114,21 @@ def _encoded(table: pa.Table) -> pa.Table:
 
 
 def version(con: Tx) -> tuple[Any, ...]:
-    """Counts and newest times of what the facts are computed from: it moves with every write."""
-    return tuple(con.execute(sql("ui", "version")).fetchall()[0])
+    """Counts and newest times of what the facts are computed from: it moves with every write. Times
+    are ISO strings, so a version saved as JSON compares equal to the one read again."""
+    row = con.execute(sql("ui", "version")).fetchall()[0]
+    return tuple(v.isoformat() if isinstance(v, datetime | date) else v for v in row)
+
+
+def form(con: Tx) -> str:
+    """What the facts' shape depends on: the text of every statement that computes them and the
+    attribution view's definition on this database (a hash; saved facts of another form are not used)."""
+    names = ["version", "facts_stamps", *TABLES.values(), *(stmt for _, stmt in PARTS.values())]
+    view = con.execute(
+        "SELECT sql FROM duckdb_views() WHERE view_name = 'attribution' AND NOT internal"
+    ).fetchall()
+    text = "\n".join([*(sql("ui", n) for n in names), *(str(r[0]) for r in view)])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -101,6 +143,21 @@ class Facts:
         return int(self.tables["attribution"].num_rows)
 
 
+class Building(Exception):
+    """The facts are being computed in full in the background: ``since`` (a ``time.time()``) and why."""
+
+    def __init__(self, since: float, why: str) -> None:
+        super().__init__(f"the dashboard's facts are being computed ({why})")
+        self.since = since
+        self.why = why
+
+
+class _NeedsFull(Exception):
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
 @dataclass
 class Refreshes:
     """How the facts were kept: full computations, partial ones and the traces those recomputed."""
@@ -108,6 +165,8 @@ class Refreshes:
     full: int = 0
     partial: int = 0
     traces: int = 0
+    loaded: int = 0  # facts read from where they were saved
+    saved: int = 0
     last: str = ""
     history: list[str] = field(default_factory=list)
 
@@ -158,54 +217,266 @@ def _replace(old: pa.Table, gone: pa.Array, new: pa.Table) -> pa.Table:
     return out.combine_chunks() if out.column(0).num_chunks > _MAX_CHUNKS else out
 
 
+def _saved_names(tables: dict[str, pa.Table]) -> list[str]:
+    return ["stamps", *tables]
+
+
+def save(path: Path, facts: Facts, key: tuple[Any, ...], shape: str) -> None:
+    """Write the facts to the directory ``path``: each table a new Arrow IPC file, then ``facts.json``
+    naming them (replaced in one rename, so a reader sees the old set or the new one), then the files
+    of earlier saves removed."""
+    path.mkdir(parents=True, exist_ok=True)
+    stamp = f"{time.time_ns()}-{os.getpid()}"
+    files = {}
+    for name, table in {"stamps": facts.stamps, **facts.tables}.items():
+        file = f"{name}.{stamp}.arrow"
+        # one chunk, one dictionary a column: the IPC file format holds no dictionary replacement
+        table = table.unify_dictionaries().combine_chunks()
+        with pa.OSFile(str(path / file), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+            out.write_table(table)
+        files[name] = file
+    meta = {"form": shape, "key": list(key), "files": files, "saved_at": time.time()}
+    tmp = path / f"facts.json.{stamp}"
+    tmp.write_text(json.dumps(meta), encoding="utf-8")
+    os.replace(tmp, path / "facts.json")
+    for old in path.iterdir():
+        if old.name != "facts.json" and old.name not in files.values():
+            with contextlib.suppress(OSError):
+                old.unlink()
+
+
+def load(path: Path, shape: str) -> tuple[tuple[Any, ...], Facts] | None:
+    """The facts saved in ``path`` and the version they were computed at; None when there are none, or
+    they are of another ``form``, or cannot be read."""
+    try:
+        meta = json.loads((path / "facts.json").read_text(encoding="utf-8"))
+        if meta.get("form") != shape:
+            return None
+        tables = {
+            name: pa.ipc.open_file(pa.memory_map(str(path / file))).read_all()
+            for name, file in meta["files"].items()
+        }
+    except (OSError, ValueError, KeyError, pa.ArrowException):
+        return None
+    stamps = tables.pop("stamps", None)
+    if stamps is None or set(tables) != {*TABLES, *PARTS}:
+        return None
+    return tuple(meta["key"]), Facts(stamps, tables)
+
+
+@dataclass(frozen=True)
+class _Running:
+    since: float
+    why: str
+
+
 class DashboardFacts:
-    """The facts of one database, computed on first use and kept up to date on each call (thread-safe:
-    one refresh at a time, readers share the tables, which are never changed in place)."""
+    """The facts of one database, computed on first use (or loaded from ``path``) and kept up to date
+    on each call (thread-safe: one refresh at a time, readers share the tables, which are never
+    changed in place). ``cursor``: opens a cursor for the work done in the background (computing
+    everything, saving)."""
 
-    def __init__(self, full_share: float = FULL_SHARE) -> None:
+    def __init__(
+        self,
+        full_share: float = FULL_SHARE,
+        path: str | Path | None = None,
+        cursor: Callable[[], Tx] | None = None,
+        save_share: float = SAVE_SHARE,
+        patience: float = PATIENCE,
+    ) -> None:
         self.full_share = full_share
-        self.lock = threading.Lock()
-        self.key: tuple[Any, ...] | None = None
-        self.facts: Facts | None = None
+        self.patience = patience
+        self.save_share = save_share
+        self.path = Path(path) if path is not None else None
+        self.cursor = cursor
+        self.lock = threading.Lock()  # one refresh at a time
+        self.state: tuple[tuple[Any, ...], Facts] | None = None  # (version, facts), swapped whole
         self.refreshes = Refreshes()
+        self.running: _Running | None = None  # a full computation in the background
+        self._thread: threading.Thread | None = None
+        self._worker: Tx | None = None
+        self._unsaved = 0  # traces computed again since the last save (-1: never saved)
+        self._save_lock = threading.Lock()
+        self._bg_lock = threading.Lock()
+        self._shape: str | None = None
 
-    def current(self, con: Tx, build: bool = True) -> Facts | None:
-        """The facts as of now (None when none were computed yet and ``build`` is false)."""
+    @property
+    def key(self) -> tuple[Any, ...] | None:
+        return self.state[0] if self.state else None
+
+    @property
+    def facts(self) -> Facts | None:
+        return self.state[1] if self.state else None
+
+    def current(self, con: Tx, build: bool = True, wait: bool = True) -> Facts | None:
+        """The facts as of now. None when none were computed yet and ``build`` is false, or when
+        ``build`` is false and they are being computed in full in the background. ``wait`` false: a
+        full computation (needed now or under way) runs in the background, and ``Building`` is
+        raised if it takes longer than ``patience`` seconds."""
         key = version(con)
-        with self.lock:
-            if self.facts is not None and key == self.key:
-                return self.facts
-            if self.facts is None and not build:
+        for _ in range(2):  # a second look after a computation in the background ended
+            state = self.state
+            if state is not None and state[0] == key:
+                return state[1]
+            if self.running is not None and not (build and wait):
+                if not build:
+                    return None
+                self._patient()
+                continue
+            if state is None and not build:
                 return None
-            self.facts = self._refresh(con, key)
-            self.key = key
-            return self.facts
+            try:
+                with self.lock:
+                    return self._current(con, key, wait)
+            except _NeedsFull as need:
+                self.start_full(need.why)
+                if not build:
+                    return None
+                self._patient()
+        with self.lock:
+            return self._current(con, key, wait)
 
-    def use(self, con: Tx, build: bool = True) -> bool:
+    def _patient(self) -> None:
+        """Wait up to ``patience`` seconds for the work in the background; ``Building`` if it goes on."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(self.patience)
+        running = self.running
+        if running is not None:
+            raise Building(running.since, running.why)
+
+    def _current(self, con: Tx, key: tuple[Any, ...], wait: bool) -> Facts:
+        state = self.state  # as another refresh may have left it
+        if state is not None and state[0] == key:
+            return state[1]
+        if state is None and self.path is not None and self.refreshes.loaded == 0:
+            self._load(con)
+        facts = self._refresh(con, key, wait)
+        self.state = (key, facts)
+        n = facts.traces
+        if self.path is not None and (self._unsaved < 0 or self._unsaved > self.save_share * max(n, 1)):
+            threading.Thread(target=self.save, args=(False,), name="ui-facts-save", daemon=True).start()
+        return facts
+
+    def use(self, con: Tx, build: bool = True, wait: bool = True) -> bool:
         """Make the reads on this cursor see the facts under their names (``attribution`` in place of
         the view); False when there are none yet and ``build`` is false (the view is read then)."""
-        facts = self.current(con, build)
+        facts = self.current(con, build, wait)
         if facts is None:
             return False
         for name, table in facts.tables.items():
             con.register(name, table)
         return True
 
-    def _refresh(self, con: Tx, key: tuple[Any, ...]) -> Facts:
+    # --- in the background: at start, a full computation, saving -------------------------------
+
+    def start(self) -> None:
+        """Bring the facts up to date in the background (loading the saved ones first): a server's
+        first dashboard call then finds them, or finds them being computed (``Building``)."""
+        self._background(self._warm, None)
+
+    def start_full(self, why: str) -> None:
+        """Compute the facts in full in the background (unless work is under way there already)."""
+        self._background(self._full_now, _Running(time.time(), why))
+
+    def _warm(self, con: Tx) -> None:
+        with self.lock:
+            try:
+                self._current(con, version(con), wait=False)
+                return
+            except _NeedsFull as need:
+                self.running = _Running(time.time(), need.why)
+        self._full_now(con)
+
+    def _full_now(self, con: Tx) -> None:
+        with self.lock:
+            self._current(con, version(con), wait=True)
+
+    def _background(self, work: Callable[[Tx], Any], running: _Running | None) -> None:
+        if self.cursor is None:
+            raise RuntimeError("no cursor for work in the background")
+        with self._bg_lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self.running = running
+            self._worker = con = self.cursor()
+
+            def run() -> None:
+                try:
+                    work(con)
+                except Exception:  # noqa: BLE001 (the next call computes them itself and raises)
+                    log.exception("computing the dashboard's facts failed")
+                finally:
+                    self.running = None
+                    self._worker = None
+                    con.close()
+
+            self._thread = threading.Thread(target=run, name="ui-facts", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 30) -> None:
+        """Stop the work in the background (a computation is interrupted) and save the facts if they
+        moved since they were last saved."""
+        worker, thread = self._worker, self._thread
+        if worker is not None:
+            with contextlib.suppress(Exception):
+                worker.interrupt()
+        if thread is not None:
+            thread.join(timeout)
+        self.save()
+
+    def save(self, block: bool = True) -> bool:
+        """Save the facts (``path``) if they moved since they were last saved; ``block`` false: not
+        when a save is under way."""
+        if self.path is None or not self._save_lock.acquire(blocking=block):
+            return False
+        try:
+            state, unsaved = self.state, self._unsaved
+            if state is None or unsaved == 0 or self._shape is None:
+                return False
+            try:
+                save(self.path, state[1], state[0], self._shape)
+            except OSError:
+                log.exception("cannot save the dashboard's facts to %s", self.path)
+                return False
+            if self.state is state:
+                self._unsaved = 0
+            else:
+                self._unsaved = max(self._unsaved - unsaved, 1)
+            self.refreshes.saved += 1
+            return True
+        finally:
+            self._save_lock.release()
+
+    def _load(self, con: Tx) -> None:
+        assert self.path is not None
+        self._shape = form(con)
+        found = load(self.path, self._shape)
+        self.refreshes.loaded += 1
+        if found is not None:
+            self.state = found
+            self._note(f"loaded {found[1].traces} traces from {self.path.name}")
+
+    # --- computing ------------------------------------------------------------------------------
+
+    def _refresh(self, con: Tx, key: tuple[Any, ...], wait: bool) -> Facts:
         # the stamps are read before the verdicts they vouch for: a trace evaluated in between has
         # a newer stamp at the next call, never an old stamp on new rows
+        old_state = self.state
+        if old_state is not None and old_state[0] == key:
+            return old_state[1]
         stamps = con.sql(sql("ui", "facts_stamps")).to_arrow_table()
-        old = self.facts
-        if old is None or self.key is None or key[2:4] != self.key[2:4]:
-            return self._full(con, stamps, "first" if old is None else "gold cases changed")
+        old, old_key = (old_state[1], old_state[0]) if old_state else (None, None)
+        if old is None or old_key is None or key[2:4] != old_key[2:4]:
+            return self._full(con, stamps, "first" if old is None else "gold cases changed", wait)
         with registered(con, {"_ui_new_stamps": stamps, "_ui_stamps": old.stamps}):
             changed = [r[0] for r in con.execute(sql("ui", "facts_changed")).fetchall()]
         if not changed:
-            if key[0:2] != self.key[0:2]:
-                return self._full(con, stamps, "verdicts changed without a stamp")
+            if key[0:2] != old_key[0:2]:
+                return self._full(con, stamps, "verdicts changed without a stamp", wait)
             return Facts(stamps, old.tables)
         if len(changed) > self.full_share * max(stamps.num_rows, 1):
-            return self._full(con, stamps, f"{len(changed)} of {stamps.num_rows} traces changed")
+            return self._full(con, stamps, f"{len(changed)} of {stamps.num_rows} traces changed", wait)
         ids = pa.array(changed, pa.string())
         mine = stamps.filter(pc.is_in(stamps.column("trace_id"), value_set=ids))
         since = mine.column("verdicts_since")
@@ -217,6 +488,8 @@ class DashboardFacts:
         new = compute(con, changed, evaluations)
         self.refreshes.partial += 1
         self.refreshes.traces += len(changed)
+        if self._unsaved >= 0:
+            self._unsaved += len(changed)
         self._note(f"{len(changed)} traces recomputed")
         tables = {name: _replace(old.tables[name], ids, new[name]) for name in TABLES}
         for name, (source, stmt) in PARTS.items():
@@ -233,11 +506,16 @@ class DashboardFacts:
             tables[name] = _replace_hours(old.tables[name], hours, hourly(con, stmt, tables[source], hours))
         return Facts(stamps, tables)
 
-    def _full(self, con: Tx, stamps: pa.Table, why: str) -> Facts:
+    def _full(self, con: Tx, stamps: pa.Table, why: str, wait: bool = True) -> Facts:
+        if not wait:
+            raise _NeedsFull(why)
         tables = compute(con)
         for name, (source, stmt) in PARTS.items():
             tables[name] = hourly(con, stmt, tables[source])
         self.refreshes.full += 1
+        self._unsaved = -1
+        if self.path is not None and self._shape is None:
+            self._shape = form(con)
         self._note(f"all computed ({why})")
         return Facts(stamps, tables)
 

@@ -196,7 +196,9 @@ def router(runtime: Any) -> APIRouter:
 
 
 def register(routers: list[Any], extensions: list[Any]) -> None:
+    from ragfault.ui.api import FactsKeeper
     from ragfault.ui.api import router as api_router
 
     routers.append(router)
     routers.append(api_router)
+    extensions.append(FactsKeeper)

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi import Query as Q
+from fastapi.responses import JSONResponse
 
 from collector.receivers.otlp_http import check_bearer
 from collector.store import ui as store_ui
@@ -26,7 +27,7 @@ from collector.store.sqlfiles import statement
 from collector.store.templates import fill, fragment
 from collector.store.ui import CASE_SORTS as CASE_SORTS
 from collector.store.ui import TRACE_SORTS as TRACE_SORTS
-from collector.store.ui_facts import DashboardFacts
+from collector.store.ui_facts import Building, DashboardFacts
 from queries import Query, all_queries, load_query
 
 ROOT_CAUSES = (
@@ -244,28 +245,66 @@ def load_demo(runtime: Any, port: int) -> dict[str, Any]:
     return {"sent": sent, "run_id": sc.RUN_ID}
 
 
+RETRY_SECONDS = 1
+
+
+def building(b: Building) -> JSONResponse:
+    """What a call that needs the dashboard's facts answers while they are computed in full in the
+    background: 202, when that began and why, and when to ask again."""
+    since = datetime.fromtimestamp(b.since, UTC).isoformat()
+    body = {"building": {"since": since, "why": b.why, "retry_after": RETRY_SECONDS}, "detail": str(b)}
+    return JSONResponse(body, status_code=202, headers={"Retry-After": str(RETRY_SECONDS)})
+
+
+def facts_of(runtime: Any) -> DashboardFacts:
+    """The dashboard's facts of this server's database, kept beside its file (none for ``:memory:``)."""
+    found = runtime.__dict__.get("ui_facts")
+    if found is None:
+        path = runtime.store.path
+        saved = None if path in ("", ":memory:") else path + ".ui-facts"
+        found = runtime.__dict__["ui_facts"] = DashboardFacts(path=saved, cursor=runtime.store.cursor)
+    return found  # type: ignore[no-any-return]
+
+
+class FactsKeeper:
+    """The server's part in keeping the facts: brought up to date in the background at start (loaded
+    from where they were saved), saved at stop."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.facts = facts_of(runtime)
+
+    def start(self) -> None:
+        self.facts.start()
+
+    def stop(self) -> None:
+        self.facts.stop()
+
+
 def router(runtime: Any) -> APIRouter:
     def auth(request: Request) -> None:
         check_bearer(request, runtime.settings.api_token)
 
     r = APIRouter(prefix="/api/v1/ui", dependencies=[Depends(auth)])
     limiter = anyio.CapacityLimiter(4)
-    facts = DashboardFacts()
+    facts = facts_of(runtime)
 
     async def read(fn: Any, *args: Any, attribution: bool = False) -> Any:
         """``fn(con, *args)`` on a cursor of its own; ``attribution``: with the dashboard's facts
-        registered (``attribution`` is then theirs)."""
+        registered (``attribution`` is then theirs), or 202 while they are computed in full."""
 
         def work() -> Any:
             con = runtime.store.cursor()
             try:
                 if attribution:
-                    facts.use(con)
+                    facts.use(con, wait=False)
                 return jsonable(fn(con, *args))
             finally:
                 con.close()
 
-        return await anyio.to_thread.run_sync(work, limiter=limiter)
+        try:
+            return await anyio.to_thread.run_sync(work, limiter=limiter)
+        except Building as b:
+            return building(b)
 
     @r.get("/overview", summary="What the database holds: counts, runs, datasets, categories")
     async def get_overview() -> Any:
@@ -309,7 +348,7 @@ def router(runtime: Any) -> APIRouter:
 
         def page(con: Any) -> dict[str, Any]:
             # the facts when they exist (or the root-cause filter needs them); else the page's own
-            return traces(con, params, sort, desc, lim, off, facts.use(con, build=bool(root_cause)))
+            return traces(con, params, sort, desc, lim, off, facts.use(con, bool(root_cause), wait=False))
 
         return await read(page)
 

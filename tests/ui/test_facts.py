@@ -2,10 +2,12 @@
 draws from the facts (layered metrics, refusal table, root causes, quadrant, trend) gives the numbers
 ``queries/*.sql`` give over the tables, after the first computation and after each way the data moves
 (traces evaluated again with other settings, traces deleted, verdicts written around the verdict
-writer, gold cases reloaded); only the traces that changed are computed again."""
+writer, gold cases reloaded); only the traces that changed are computed again. Saved facts are
+loaded by the next server on the file and brought up to date the same way."""
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from collections.abc import Iterator
@@ -18,13 +20,14 @@ import pytest
 from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.store.reader import run_select
 from collector.store.retention import delete_traces
-from collector.store.ui_facts import DashboardFacts, root_causes
+from collector.store.ui_facts import Building, DashboardFacts, root_causes
 from evaluators.config import EvaluationSettings, evaluator_configs
 from evaluators.registry import discover
 from evaluators.runner import Runner, StoreRunner
 from queries import load_query
 from ragfault.local import LocalStore
 from ragfault.ui.api import FAST, SECTIONS, dashboard, ui_query
+from tests.conftest import Server, make_settings
 from tests.demo_db import demo_db  # noqa: F401 (fixture)
 
 
@@ -203,3 +206,109 @@ def test_a_pages_own_root_causes_are_the_views(local: LocalStore) -> None:
     finally:
         con.close()
     assert got == want and len(ids) > len(want)  # the demo's live traffic has no gold case, no root cause
+
+
+def _evaluate_again(local: LocalStore, n: int) -> list[str]:
+    """``n`` traces evaluated again with other cut-offs (their stamps move)."""
+    specs = discover()
+    settings = EvaluationSettings(evaluators={"retrieval": {"ks": [2]}})
+    runner = StoreRunner(
+        local.store.cursor(),
+        local.write,
+        Runner(specs, evaluator_configs(settings, specs)),
+        DEFAULT_SOURCE_KEYS,
+    )
+    runner.refs.refresh(runner.cursor)
+    con = local.store.cursor()
+    ids = [
+        r[0]
+        for r in con.execute(
+            "SELECT trace_id FROM attribution ORDER BY trace_id LIMIT $n", {"n": n}
+        ).fetchall()
+    ]
+    con.close()
+    runner.evaluate(ids)
+    return ids
+
+
+def test_saved_facts_are_loaded_after_a_restart_and_follow_what_changed_meanwhile(
+    local: LocalStore, tmp_path: Path
+) -> None:
+    saved = tmp_path / "demo.duckdb.ui-facts"
+    first = DashboardFacts(path=saved)
+    check_all(local, first)
+    first.stop()  # saved once: after the full computation (in the background) or here
+    assert (first.refreshes.full, first.refreshes.saved) == (1, 1) and (saved / "facts.json").exists()
+    assert not first.save()  # nothing moved since
+
+    # a new server on the same file: the saved facts, nothing computed
+    again = DashboardFacts(path=saved)
+    check_all(local, again)
+    assert (again.refreshes.loaded, again.refreshes.full, again.refreshes.partial) == (1, 0, 0)
+    assert again.refreshes.history[0].startswith("loaded ")
+
+    # traces evaluated again while no server ran: only those are computed at the next start
+    _evaluate_again(local, 3)
+    third = DashboardFacts(path=saved)
+    want = check_all(local, third)
+    assert (third.refreshes.full, third.refreshes.partial, third.refreshes.traces) == (0, 1, 3)
+    assert {r["metric"] for r in want["layer_metrics"]} >= {"recall@2"}
+    third.stop()  # saves what moved: the next start computes nothing
+    fourth = DashboardFacts(path=saved)
+    check_all(local, fourth)
+    assert (fourth.refreshes.full, fourth.refreshes.partial) == (0, 0)
+
+    # facts of another form (the statements or the view changed): computed again, not used
+    meta = json.loads((saved / "facts.json").read_text())
+    (saved / "facts.json").write_text(json.dumps({**meta, "form": "another"}))
+    fifth = DashboardFacts(path=saved)
+    check_all(local, fifth)
+    assert (fifth.refreshes.loaded, fifth.refreshes.full) == (1, 1)
+
+
+def test_a_call_that_does_not_wait_is_told_the_facts_are_being_computed(local: LocalStore) -> None:
+    facts = DashboardFacts(cursor=local.store.cursor, patience=0)
+    con = local.store.cursor()
+    try:
+        with facts.lock:  # the computation in the background cannot finish before the lock is let go
+            facts.start_full("first")
+            with pytest.raises(Building) as building:
+                facts.use(con, wait=False)
+            assert building.value.why == "first" and facts.running is not None
+            assert facts.use(con, build=False, wait=False) is False  # the trace list reads the view
+        assert facts._thread is not None
+        facts._thread.join()
+        assert facts.running is None and facts.refreshes.full == 1
+        assert facts.use(con, wait=False) is True
+    finally:
+        con.close()
+        facts.stop()
+
+
+def test_a_server_started_again_answers_its_first_dashboard_call_from_the_saved_facts(
+    demo_db: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    shutil.copy(demo_db, tmp_path / "ragfault.duckdb")
+    server = Server(make_settings(tmp_path))
+    try:
+        facts = server.runtime.ui_facts
+        assert facts._thread is not None
+        facts._thread.join()  # computed at start, in the background
+        assert facts.refreshes.full == 1
+        want = server.http.get("/api/v1/ui/dashboard").json()
+    finally:
+        server.stop()
+    assert (tmp_path / "ragfault.duckdb.ui-facts" / "facts.json").exists()  # saved at once and at stop
+
+    server = Server(make_settings(tmp_path))
+    try:
+        r = server.http.get("/api/v1/ui/dashboard")
+        facts = server.runtime.ui_facts
+        assert r.status_code == 200
+        assert (facts.refreshes.loaded, facts.refreshes.full) == (1, 0)
+        got = r.json()
+    finally:
+        server.stop()
+    for name in (*SECTIONS, "trend"):
+        assert same(got[name], want[name]), name

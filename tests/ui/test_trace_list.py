@@ -118,3 +118,30 @@ def test_case_table_pages_from_either_end_lie_in_one_order(
             assert page["total"] == len(want)
             got += [r["trace_id"] for r in page["rows"]]
         assert got == want, (limit, got)
+
+
+def test_a_text_search_matches_its_text_as_written_ignoring_case(con: Any) -> None:
+    # a text full of what a regular expression would read as syntax, in three scripts
+    text = r"Is 1+1 (really) [2]? C:\path costs $5.00 ^x | y* {3} 退款 Ärger"
+    con.execute(
+        "UPDATE traces SET query_text = $t WHERE trace_id = (SELECT min(trace_id) FROM traces)", {"t": text}
+    )
+    for q in (
+        "1+1 (REALLY)",
+        "[2]?",
+        r"c:\PATH",
+        "$5.00 ^X |",
+        "y* {3}",
+        "退款",
+        "ärger",
+        "ÄRGER",
+        ".",
+        "saml",
+    ):
+        want = con.execute(
+            "SELECT count(*) FROM traces WHERE contains(lower(coalesce(query_text, '')), lower($q)) "
+            "OR contains(lower(coalesce(answer_text, '')), lower($q)) OR trace_id = lower($q)",
+            {"q": q},
+        ).fetchall()[0][0]
+        assert store_ui.traces_count(con, {**NONE, "q": q}) == want > 0, q
+    assert store_ui.traces_count(con, {**NONE, "q": "1+1 (really) [3]"}) == 0

@@ -13,7 +13,11 @@ export async function dashboardPage(main, _arg, current) {
   const key = qs({...filters, bucket});
   const [overview, dash] = await Promise.all([
     api("/api/v1/ui/overview"),
-    cached.key === key ? cached.data : api("/api/v1/ui/dashboard?" + key),
+    cached.key === key ? cached.data : api("/api/v1/ui/dashboard?" + key, undefined, undefined, (b) => {
+      if (current()) main.innerHTML = `<div class="card" id="building"><h3>Computing the dashboard</h3>
+        <p class="muted">Every evaluated trace's attribution is being computed (${esc(b.why)}) since ${time(b.since)}.
+        This page draws itself when that is done; the other pages work meanwhile.</p></div>`;
+    }),
   ]);
   cached = {key, data: dash};
   if (!current()) return;

@@ -36,12 +36,19 @@ export function time(iso) {
 export const causeBadge = (c) => c ? `<span class="badge ${c === "ok" ? "ok" : "bad"}"><span class="swatch" data-colour="${esc(colour(c))}"></span>${esc(c)}</span>` : '<span class="muted">—</span>';
 
 export function token() { return localStorage.getItem("ragfault-token") || ""; }
-export async function api(path, body, method) {
+/** A call of the API; ``onWait(building)`` is told each time the server answers 202 (the dashboard's
+ * facts are being computed), and the call is made again after the time it names. */
+export async function api(path, body, method, onWait) {
   const headers = {"Content-Type": "application/json"};
   if (token()) headers.Authorization = "Bearer " + token();
   const init = body === undefined ? {headers, method: method || "GET"} : {method: method || "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body)};
   const r = await fetch(path, init);
   const data = await r.json().catch(() => ({}));
+  if (r.status === 202 && data.building) {
+    if (onWait) onWait(data.building);
+    await new Promise((done) => setTimeout(done, 1000 * (data.building.retry_after || 1)));
+    return api(path, body, method, onWait);
+  }
   if (!r.ok) {
     const detail = typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail || data);
     throw new Error(detail || r.statusText);

@@ -2,7 +2,7 @@
 -- description: A page of the trace list; {where} holds the conditions of the filters given
 --   (collector.store.ui.TRACE_FILTERS), {order} one of the fixed sorts of collector.store.ui.TRACE_SORTS.
 -- params: $service VARCHAR = NULL, $run_id VARCHAR = NULL, $since VARCHAR = NULL, $until VARCHAR = NULL,
---   $q VARCHAR = NULL, $feedback BOOLEAN = NULL, $root_cause VARCHAR = NULL,
+--   $q VARCHAR = NULL, $q_re VARCHAR = NULL, $feedback BOOLEAN = NULL, $root_cause VARCHAR = NULL,
 --   $limit INTEGER, $offset INTEGER
 -- returns: trace_id, start_time, service_name, run_id, case_id, span_count, error_count, latency_ms,
 --   query_text, answer_text

@@ -4,7 +4,7 @@
 --   the filters given (collector.store.ui.TRACE_FILTERS), {order} one of the fixed sorts of
 --   collector.store.ui.TRACE_SORTS.
 -- params: $service VARCHAR = NULL, $run_id VARCHAR = NULL, $since VARCHAR = NULL, $until VARCHAR = NULL,
---   $q VARCHAR, $feedback BOOLEAN = NULL, $root_cause VARCHAR = NULL, $limit INTEGER, $offset INTEGER
+--   $q VARCHAR, $q_re VARCHAR, $feedback BOOLEAN = NULL, $root_cause VARCHAR = NULL, $limit INTEGER, $offset INTEGER
 -- returns: trace_id, start_time, service_name, run_id, case_id, span_count, error_count, latency_ms,
 --   query_text, answer_text, _total
 WITH t AS MATERIALIZED (
