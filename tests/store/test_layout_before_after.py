@@ -50,36 +50,42 @@ def differences(a: dict[str, list[tuple[Any, ...]]], b: dict[str, list[tuple[Any
     return [f"{name}: {len(a[name])} rows vs {len(b[name])}" for name in a if a[name] != b[name]]
 
 
+def copy_demo_before(demo: Path, con: duckdb.DuckDBPyConnection, before: int) -> None:
+    """Apply the migrations before ``before`` to the empty database of ``con`` and copy the demo
+    database's rows in, table by table, by column name."""
+    con.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
+        "applied_at TIMESTAMP DEFAULT current_timestamp)"
+    )
+    for version, name, sql in migrations():
+        if version >= before:
+            break
+        con.execute(sql)
+        con.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
+    con.execute(f"ATTACH '{demo}' AS demo (READ_ONLY)")
+    tables = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND table_name <> 'schema_migrations'"
+    ).fetchall()
+    for (table,) in tables:
+        cols = ", ".join(
+            f'"{c}"'
+            for (c,) in con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND table_name = ? ORDER BY column_index",
+                [table],
+            ).fetchall()
+        )
+        con.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM demo."{table}"')
+    con.execute("DETACH demo")
+
+
 def old_layout(demo: Path, db: Path) -> None:
     """A database in the layout before migration 020 holding the demo database's rows (copied table
     by table, by column name)."""
     con = duckdb.connect(str(db))
     try:
-        con.execute(
-            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
-            "applied_at TIMESTAMP DEFAULT current_timestamp)"
-        )
-        for version, name, sql in migrations():
-            if version >= LAYOUT:
-                break
-            con.execute(sql)
-            con.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
-        con.execute(f"ATTACH '{demo}' AS demo (READ_ONLY)")
-        tables = con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
-            "AND table_name <> 'schema_migrations'"
-        ).fetchall()
-        for (table,) in tables:
-            cols = ", ".join(
-                f'"{c}"'
-                for (c,) in con.execute(
-                    "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
-                    "AND table_name = ? ORDER BY column_index",
-                    [table],
-                ).fetchall()
-            )
-            con.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM demo."{table}"')
-        con.execute("DETACH demo")
+        copy_demo_before(demo, con, LAYOUT)
         create_views(con)
         con.execute("CHECKPOINT")
     finally:

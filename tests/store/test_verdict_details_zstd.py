@@ -14,10 +14,10 @@ import duckdb
 import pytest
 
 from collector.store import Store
-from collector.store.schema import migrations, zstd_columns
+from collector.store.schema import zstd_columns
 from collector.store.views import create_views
 from tests.demo_db import demo_db  # noqa: F401 (fixture)
-from tests.store.test_layout_before_after import compressions, differences, read_all
+from tests.store.test_layout_before_after import compressions, copy_demo_before, differences, read_all
 from tests.store.test_zstd_columns import old_format_file
 
 BEFORE = 21  # the migration under test: the layout before it is 001-020
@@ -34,31 +34,7 @@ def layout_before(demo: Path, db: Path) -> None:
     with an earlier generation of some verdicts in ``evaluation_history``."""
     con = duckdb.connect(str(db))
     try:
-        con.execute(
-            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
-            "applied_at TIMESTAMP DEFAULT current_timestamp)"
-        )
-        for version, name, sql in migrations():
-            if version >= BEFORE:
-                break
-            con.execute(sql)
-            con.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
-        con.execute(f"ATTACH '{demo}' AS demo (READ_ONLY)")
-        tables = con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
-            "AND table_name <> 'schema_migrations'"
-        ).fetchall()
-        for (table,) in tables:
-            cols = ", ".join(
-                f'"{c}"'
-                for (c,) in con.execute(
-                    "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
-                    "AND table_name = ? ORDER BY column_index",
-                    [table],
-                ).fetchall()
-            )
-            con.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM demo."{table}"')
-        con.execute("DETACH demo")
+        copy_demo_before(demo, con, BEFORE)
         con.execute(
             "INSERT INTO evaluation_history SELECT * REPLACE (generation - 1 AS generation) "
             "FROM evaluations WHERE details IS NOT NULL"
