@@ -130,19 +130,7 @@ def test_facts_give_the_bundled_numbers_and_follow_each_change(local: LocalStore
 
     # three traces evaluated again with other cut-offs: their recall@1/3/5/10 move to history and
     # recall@2 appears, for those three only
-    specs = discover()
-    settings = EvaluationSettings(evaluators={"retrieval": {"ks": [2]}})
-    runner = StoreRunner(
-        local.store.cursor(),
-        local.write,
-        Runner(specs, evaluator_configs(settings, specs)),
-        DEFAULT_SOURCE_KEYS,
-    )
-    runner.refs.refresh(runner.cursor)
-    con = local.store.cursor()
-    ids = [r[0] for r in con.execute("SELECT trace_id FROM attribution ORDER BY trace_id LIMIT 3").fetchall()]
-    con.close()
-    runner.evaluate(ids)
+    _evaluate_again(local, 3)
     want = check_all(local, facts, window)
     assert (facts.refreshes.full, facts.refreshes.partial, facts.refreshes.traces) == (1, 1, 3)
     recall2 = {(r["category"], r["metric"]): r for r in want["layer_metrics"]}["(all)", "recall@2"]
