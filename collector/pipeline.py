@@ -15,14 +15,11 @@ import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-from collector.batch import ArrowBatch, flatten
+from collector.batch import ArrowBatch
 from collector.decode_pool import DecodePool, decode_to_arrow
 from collector.inflight import ByteBudget, batch_bytes
 from collector.metrics import Metrics
 from collector.normalize import DEFAULT_SOURCE_KEYS
-from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
 
 log = logging.getLogger("ragfault.pipeline")
@@ -87,10 +84,6 @@ class Pipeline:
             self.metrics.inc("ragfault_spans_rejected_total", batch.rejected)
         return batch
 
-    def prepare(self, req: ExportTraceServiceRequest) -> ArrowBatch:
-        """Flatten a decoded request in this thread."""
-        return self.received(batch_to_arrow(flatten(req, source_keys=self.source_keys)))
-
     def decode_here(
         self, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
     ) -> ArrowBatch:
@@ -133,10 +126,6 @@ class Pipeline:
             return self.commit(self.decode_signal_here(signal, body, content_type, encoding, max_bytes))
         finally:
             self.budget.give(held)
-
-    def export(self, req: ExportTraceServiceRequest) -> ExportResult:
-        """Blocking export of a decoded request (gRPC worker threads)."""
-        return self.commit(self.prepare(req))
 
     def export_body(
         self, box: list[bytes], content_type: str | None, encoding: str | None, max_bytes: int
