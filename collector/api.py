@@ -48,7 +48,9 @@ class CallerThreads:
 
     def __init__(self, con: Any) -> None:
         self.con = con  # a cursor of its own, used under the lock
-        row = con.execute("SELECT current_setting('threads'), version()").fetchone()
+        # fetchall: a result left unread keeps its transaction open, and DuckDB then refuses checkpoints
+        rows = con.execute("SELECT current_setting('threads'), version()").fetchall()
+        row = rows[0] if rows else None
         self.threads = int(row[0]) if row else 1
         major = int(str(row[1]).lstrip("v").split(".")[0]) if row else 0
         self.enabled = self.threads > 1 and major >= 2
