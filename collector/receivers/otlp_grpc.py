@@ -48,20 +48,16 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         self.pipeline = pipeline
         self.metrics = metrics
 
-    def _authorized(self, context: grpc.ServicerContext) -> bool:
-        values = [str(v) for k, v in context.invocation_metadata() if k.lower() == "authorization"]
-        try:
-            check_token(values, self.settings.ingest_token)
-        except Unauthorized:
-            return False
-        return True
-
     def message(self, requests: Iterator[bytes], context: grpc.ServicerContext) -> list[bytes]:
         """The call's one message (serialized), in a list for the pipeline to take it from, once the
         token is checked; a call without one ends with INVALID_ARGUMENT."""
-        if not self._authorized(context):
+        values = [str(v) for k, v in context.invocation_metadata() if k.lower() == "authorization"]
+        try:
+            check_token(values, self.settings.ingest_token)
+        except Unauthorized as exc:
             self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="unauthenticated")
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+            st = status_of(exc)
+            context.abort(_CODES[st.grpc], st.message)
         body = next(requests, None)  # gRPC's iterator keeps no reference to what it gives
         if body is None:
             self.metrics.inc("ragfault_requests_total", transport="grpc", outcome="invalid")

@@ -100,3 +100,12 @@ def json_request(spans: list[dict[str, Any]], service: str = "test-app") -> dict
             }
         ]
     }
+
+
+TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+def raw_export(channel: Any, method: str = TRACE_EXPORT) -> Any:
+    """An OTLP/gRPC ``Export`` call that sends bytes as given and returns the response's bytes, as a
+    client with its own encoder would (a malformed message reaches the receiver as sent)."""
+    return channel.unary_unary(method, request_serializer=lambda b: b, response_deserializer=lambda b: b)

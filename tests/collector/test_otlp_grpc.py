@@ -14,7 +14,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from tests.collector.otlp_build import new_trace_id, request, span
+from tests.collector.otlp_build import new_trace_id, raw_export, request, span
 from tests.conftest import Server, make_settings
 from tests.otel_helpers import grpc_provider
 
@@ -63,11 +63,7 @@ def test_partial_success_stores_the_valid_spans(
 
 def test_garbage_is_invalid_argument(server: Server) -> None:
     with grpc.insecure_channel(server.grpc_endpoint) as channel:
-        raw = channel.unary_unary(
-            "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-            request_serializer=lambda b: b,
-            response_deserializer=lambda b: b,
-        )
+        raw = raw_export(channel)
         with pytest.raises(grpc.RpcError) as info:
             raw(b"\xff\xff\xff\xff garbage", timeout=10)
         # the receiver takes the raw bytes and decodes them itself: a malformed payload is the

@@ -38,7 +38,7 @@ from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 
-from tests.collector.otlp_build import kv, new_span_id, new_trace_id
+from tests.collector.otlp_build import kv, new_span_id, new_trace_id, raw_export
 from tests.collector.test_durability import ServeProcess
 from tests.conftest import Server, make_settings
 
@@ -343,7 +343,7 @@ def test_unknown_content_type_is_415(srv: Server) -> None:
 @pytest.mark.parametrize("method", [LOGS_METHOD, METRICS_METHOD])
 def test_grpc_garbage_is_invalid_argument(srv: Server, method: str) -> None:
     with grpc.insecure_channel(srv.grpc_endpoint) as channel:
-        raw = channel.unary_unary(method, request_serializer=lambda b: b, response_deserializer=lambda b: b)
+        raw = raw_export(channel, method)
         with pytest.raises(grpc.RpcError) as info:
             raw(b"\xff\xff\xff\xff garbage", timeout=10)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -380,9 +380,7 @@ def test_ingest_token_guards_logs_and_metrics(tmp_path: Path) -> None:
             assert status_pb2.Status.FromString(r.content).code == 16
         with grpc.insecure_channel(s.grpc_endpoint) as channel:
             for method in (LOGS_METHOD, METRICS_METHOD):
-                raw = channel.unary_unary(
-                    method, request_serializer=lambda b: b, response_deserializer=lambda b: b
-                )
+                raw = raw_export(channel, method)
                 with pytest.raises(grpc.RpcError) as info:
                     raw(body, timeout=10)
                 assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
