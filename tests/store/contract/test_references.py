@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from collector.store import references, verdicts
+from collector.store import references, settling, verdicts
 from evaluators.gold import GoldCase, KBDocument, case_row, kb_row
 from evaluators.text import normalize
 from tests.store.contract.conftest import requires
@@ -105,3 +105,7 @@ def test_loading_documents_fills_the_textless_documents_of_settled_traces_and_re
         "FROM traces ORDER BY trace_id",
     ) == [("a" * 32, False, True, True), ("b" * 32, False, False, False), ("c" * 32, True, True, True)]
     assert verdicts.pending(backend.cursor(), 10) == []  # not evaluated before it is assembled again
+    # a forced settle round (the CLI's, or a test draining the server) takes it up again too, as the
+    # loop's round does: a marked trace is waiting, not assembled
+    forced = sorted(w.trace_id for w in settling.waiting_traces(backend.cursor(), 10))
+    assert forced == ["a" * 32, "c" * 32]

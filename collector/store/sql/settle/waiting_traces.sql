@@ -1,8 +1,9 @@
 -- name: waiting_traces
--- description: Every trace with spans not assembled yet, whether complete or not (a forced round:
---   the CLI settling a file whose server stopped before it settled).
+-- description: Every trace with spans not assembled yet, whether complete or not, and every trace
+--   marked to be assembled again (a knowledge-base load gave its documents text): a forced round,
+--   the CLI settling a file whose server stopped before it settled.
 -- params: $limit INTEGER
 -- returns: trace_id, the count assembly will record, first_received_at, last_received_at
 SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at
-FROM traces WHERE settled_at IS NULL OR assembled_spans < span_count + coalesce(content_events, 0)
+FROM traces WHERE settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count + coalesce(content_events, 0)
 LIMIT $limit
