@@ -13,6 +13,17 @@ import pytest
 from collector.config import ServerSettings
 from ragfault.server import ServerThread
 from tests.served import free_port
+from tests.store import lake_run
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the lake set in its own environment now, if the suite will ask for it (see lake_run)."""
+    if any(item.nodeid == lake_run.NODE for item in session.items) and lake_run.needed():
+        lake_run.RUN.start()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    lake_run.RUN.stop()
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> ServerSettings:

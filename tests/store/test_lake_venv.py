@@ -4,26 +4,18 @@ extension packages exist for DuckDB 1.5.5 only."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 
 import pytest
 
-from collector.store.lake import EXTENSIONS, _package_file
-from tests.store import lake_venv
+from tests.store import lake_run
 
 
 def test_the_lake_tests_pass_with_the_pinned_lake_set() -> None:
-    if all(_package_file(package, name) for package, name in EXTENSIONS):
+    if not lake_run.needed():
         pytest.skip("this environment has the lake set: tests/store/lake/ and contract/ run here directly")
-    python = lake_venv.ensure()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    done = subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", "-rs", "tests/store/lake", "tests/store/contract"],
-        cwd=lake_venv.ROOT, env=env, capture_output=True, text=True, timeout=1200,
-    )  # fmt: skip
+    done = lake_run.RUN.result()  # started in the background once the suite was collected
     tail = (done.stdout + done.stderr)[-4000:]
     sys.stdout.write(tail)
     assert done.returncode == 0, tail
