@@ -257,11 +257,14 @@ def building(b: Building) -> JSONResponse:
 
 
 def facts_of(runtime: Any) -> DashboardFacts:
-    """The dashboard's facts of this server's database, kept beside its file (none for ``:memory:``)."""
+    """The dashboard's facts of this server's database, saved beside its file (``<db>.ui-facts/``).
+    A lake collector (and a ``:memory:`` database) keeps them in memory only: each collector computes
+    its own from the lake at start, in the background, and again after a restart."""
     found = runtime.__dict__.get("ui_facts")
     if found is None:
         path = runtime.store.path
-        saved = None if path in ("", ":memory:") else path + ".ui-facts"
+        on_file = runtime.settings.store == "duckdb" and path not in ("", ":memory:")
+        saved = path + ".ui-facts" if on_file else None
         found = runtime.__dict__["ui_facts"] = DashboardFacts(path=saved, cursor=runtime.store.cursor)
     return found  # type: ignore[no-any-return]
 
