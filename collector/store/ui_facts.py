@@ -207,14 +207,28 @@ def _replace_hours(old: pa.Table, hours: pa.Array, new: pa.Table) -> pa.Table:
     return pa.concat_tables([kept, new]).combine_chunks()
 
 
+def _without(table: pa.Table, drop: pa.Array) -> pa.Table:
+    """``table`` without the rows where ``drop`` is true: the runs of rows between them as slices of
+    ``table`` (no copy; a filter copied every column of every row kept: 220 ms for the ~900,000 verdict
+    rows of 100,000 traces, to drop a few thousand)."""
+    at = pc.indices_nonzero(drop).to_pylist()
+    if not at:
+        return table
+    runs, start = [], 0
+    for i in at:
+        if i > start:
+            runs.append(table.slice(start, i - start))
+        start = i + 1
+    if start < table.num_rows:
+        runs.append(table.slice(start))
+    return pa.concat_tables(runs) if runs else table.slice(0, 0)
+
+
 def _replace(old: pa.Table, gone: pa.Array, new: pa.Table) -> pa.Table:
-    kept = old.filter(pc.invert(pc.is_in(old.column("trace_id"), value_set=gone)))
-    if new.num_rows == 0:
-        return kept
-    if new.schema != old.schema:
-        new = new.cast(old.schema)
-    out = pa.concat_tables([kept, new])
-    return out.combine_chunks() if out.column(0).num_chunks > _MAX_CHUNKS else out
+    out = _without(old, pc.is_in(old.column("trace_id"), value_set=gone))
+    if new.num_rows:
+        out = pa.concat_tables([out, new if new.schema == old.schema else new.cast(old.schema)])
+    return out.combine_chunks() if out.num_columns and out.column(0).num_chunks > _MAX_CHUNKS else out
 
 
 def _saved_names(tables: dict[str, pa.Table]) -> list[str]:
