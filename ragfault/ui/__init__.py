@@ -58,14 +58,15 @@ class _SharedReferences:
 
     def references_for(self, con: Any, view: Any) -> Any:
         """The references a trace view joins: the knowledge base and the gold cases of this trace."""
-        from collector.store import ui as store_ui
+        from collector.store.sqlfiles import sql
         from evaluators.references import References, gold_entries
         from evaluators.text import normalize
 
+        # the store's own statements: no user SQL to guard (run_select's checks cost more than the read)
         if view.case_id:
-            rows = store_ui.read(con, "trace_gold", {"c": view.case_id}).rows
+            rows = con.execute(sql("ui", "trace_gold"), {"c": view.case_id}).fetchall()
         elif view.query_text:
-            rows = store_ui.read(con, "trace_gold_by_query", {"q": normalize(view.query_text)}).rows
+            rows = con.execute(sql("ui", "trace_gold_by_query"), {"q": normalize(view.query_text)}).fetchall()
         else:
             rows = []
         refs = References()
