@@ -27,6 +27,31 @@ def _loads(value: Any) -> Any:
         return None
 
 
+def kb_documents(con: Tx) -> list[KBDocument]:
+    """Every stored knowledge-base document."""
+    return [
+        KBDocument(
+            doc_id=r[0],
+            version=r[1],
+            valid_from=r[2],
+            valid_to=r[3],
+            superseded_by=r[4],
+            acl=r[5],
+            title=r[6],
+            content=r[7],
+            metadata=_loads(r[8]),
+        )  # fmt: skip
+        for r in references.kb_rows(con)
+    ]
+
+
+def gold_entries(rows: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str]]:
+    """Stored gold-case rows (``references.gold_rows``) as ``References`` holds them: (case id,
+    normalized query, stored JSON). store_gold fills query_norm; a row written some other way may
+    lack it: normalized here."""
+    return [(cid, qn or normalize(q), raw) for cid, qn, q, raw in rows]
+
+
 class References:
     """Gold cases and the knowledge base, reloaded when their tables change.
 
@@ -49,23 +74,8 @@ class References:
         stamp = references.stamp(con)
         if stamp == self.stamp:
             return
-        docs = [
-            KBDocument(
-                doc_id=r[0],
-                version=r[1],
-                valid_from=r[2],
-                valid_to=r[3],
-                superseded_by=r[4],
-                acl=r[5],
-                title=r[6],
-                content=r[7],
-                metadata=_loads(r[8]),
-            )  # fmt: skip
-            for r in references.kb_rows(con)
-        ]
-        cases = references.gold_rows(con)
-        # store_gold fills query_norm; a row written some other way may lack it: normalized here
-        self._set([(cid, qn or normalize(q), raw) for cid, qn, q, raw in cases], docs, stamp)
+        docs = kb_documents(con)
+        self._set(gold_entries(references.gold_rows(con)), docs, stamp)
 
     def _set(
         self, cases: list[tuple[str, str, str]], docs: list[KBDocument], stamp: tuple[Any, ...] | None

@@ -9,8 +9,12 @@
 -- returns: category, answerable_answered, answerable_refused, unanswerable_answered, unanswerable_refused,
 --   answer_accuracy, accurate_answers, answerable, over_refusal_rate, correct_refusal_rate, unanswerable
 WITH cells AS (
+    -- every trace's cell with what the filters below test (the web UI's dashboard keeps these rows
+    -- and runs the rest of this query over them)
     SELECT
         e.trace_id,
+        e.run_id,
+        g.dataset,
         coalesce(g.category, '(none)') AS category,
         e.label AS cell,
         coalesce(fc.passed, fc.status = 'not_applicable') AS all_facts
@@ -19,10 +23,6 @@ WITH cells AS (
     LEFT JOIN evaluations fc
         ON fc.trace_id = e.trace_id AND fc.metric = 'fact_coverage' AND fc.span_id IS NULL
     WHERE e.metric = 'answerability' AND e.status = 'ok'
-      AND ($run_id IS NULL OR e.run_id = $run_id)
-      AND ($dataset IS NULL OR g.dataset = $dataset)
-      AND ($since IS NULL OR e.trace_id IN (SELECT trace_id FROM traces WHERE start_time >= CAST($since AS TIMESTAMP)))
-      AND ($until IS NULL OR e.trace_id IN (SELECT trace_id FROM traces WHERE start_time < CAST($until AS TIMESTAMP)))
 ),
 per AS (
     SELECT
@@ -33,6 +33,10 @@ per AS (
         count(*) FILTER (WHERE cell = 'refused_unanswerable') AS unanswerable_refused,
         count(*) FILTER (WHERE cell = 'answered_answerable' AND all_facts) AS accurate_answers
     FROM cells
+    WHERE ($run_id IS NULL OR run_id = $run_id)
+      AND ($dataset IS NULL OR dataset = $dataset)
+      AND ($since IS NULL OR trace_id IN (SELECT trace_id FROM traces WHERE start_time >= CAST($since AS TIMESTAMP)))
+      AND ($until IS NULL OR trace_id IN (SELECT trace_id FROM traces WHERE start_time < CAST($until AS TIMESTAMP)))
     GROUP BY GROUPING SETS ((category), ())
 )
 SELECT

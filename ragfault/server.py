@@ -27,8 +27,7 @@ def build(settings: ServerSettings | Settings) -> tuple[Runtime, Any]:
     settings = tree.server
     routers: list[Callable[[Runtime], Any]] = []
     extensions: list[Callable[[Runtime], Any]] = []
-    # a lake collector ingests, settles, evaluates, keeps retention and answers SQL; the judge and
-    # experiments APIs and the UI still run through the single-file store's SQL
+    # a lake collector runs the same components but the single file's retention (its own instead)
     for hook in _components() if settings.store == "duckdb" else _lake_components():
         hook(routers, extensions)
     runtime = Runtime(settings, extensions=extensions, tree=tree)
@@ -39,13 +38,18 @@ def _lake_components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
     """What runs on a lake: retention (one collector at a time, by a lease) and the export API, the
     evaluation scheduler (each trace claimed by one collector) and its API (gold cases, knowledge
     base, re-evaluation, feedback), the judge API (labels, calibration, trust, anchors) and the
-    experiments API (comparisons, run marks). The web UI is not on a lake yet."""
+    experiments API (comparisons, run marks), coverage (``ragfault doctor``) and the web UI."""
+    from collector.coverage import register as register_coverage
     from collector.lake_retention import register as register_retention
     from evaluators.judge.api import register as register_judge
     from evaluators.service import register as register_evaluators
     from ragfault.experiments.api import register as register_experiments
+    from ragfault.ui import register as register_ui
 
-    return [register_retention, register_evaluators, register_judge, register_experiments]
+    return [
+        register_retention, register_evaluators, register_judge, register_experiments, register_coverage,
+        register_ui,
+    ]  # fmt: skip
 
 
 def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:

@@ -34,19 +34,45 @@ def _cap(text: str | None) -> str | None:
 
 
 class _SharedReferences:
-    """One copy of the gold cases and the knowledge base for every trace view, re-read only when
-    their tables change (reading 100,000 gold cases for each view would cost more than the view)."""
+    """One copy of the knowledge base for every trace view, re-read only when its table changes; each
+    view reads the gold cases of its own trace (``references_for``): reading 100,000 of them made a
+    server's first trace view cost half a second."""
 
     def __init__(self) -> None:
-        from evaluators.runner import References
+        from evaluators.base import KnowledgeBase
 
-        self.refs = References()
+        self.kb = KnowledgeBase()
+        self.stamp: tuple[Any, ...] | None = None
         self.lock = threading.Lock()
 
-    def current(self, con: Any) -> Any:
+    def kb_of(self, con: Any) -> Any:
+        from collector.store import references
+        from evaluators.base import KnowledgeBase
+        from evaluators.references import kb_documents
+
         with self.lock:
-            self.refs.refresh(con)
-            return self.refs
+            stamp = tuple(references.stamp(con)[2:])  # the documents' count and latest load
+            if stamp != self.stamp:
+                self.kb, self.stamp = KnowledgeBase(kb_documents(con)), stamp
+            return self.kb
+
+    def references_for(self, con: Any, view: Any) -> Any:
+        """The references a trace view joins: the knowledge base and the gold cases of this trace."""
+        from collector.store.sqlfiles import sql
+        from evaluators.references import References, gold_entries
+        from evaluators.text import normalize
+
+        # the store's own statements: no user SQL to guard (run_select's checks cost more than the read)
+        if view.case_id:
+            rows = con.execute(sql("ui", "trace_gold"), {"c": view.case_id}).fetchall()
+        elif view.query_text:
+            rows = con.execute(sql("ui", "trace_gold_by_query"), {"q": normalize(view.query_text)}).fetchall()
+        else:
+            rows = []
+        refs = References()
+        refs.set_state((None, gold_entries([(r[0], r[1], r[2], r[3]) for r in rows]), []))
+        refs.kb = self.kb_of(con)
+        return refs
 
 
 def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = None) -> dict[str, Any] | None:
@@ -61,7 +87,7 @@ def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = N
         views, _ = load_views(con, [trace_id])
         if not views:
             return None
-        refs = (shared or _SharedReferences()).current(con)
+        refs = (shared or _SharedReferences()).references_for(con, views[0])
         verdicts = store_ui.trace_verdicts(con, trace_id)
         attribution = store_ui.read(con, "trace_attribution", {"t": trace_id})
     finally:

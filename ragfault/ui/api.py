@@ -81,11 +81,14 @@ def overview(con: Any) -> dict[str, Any]:
 
 
 SECTIONS = ("root_causes", "layer_metrics", "refusal_table", "quadrant")
-FAST = {name: "dash_" + name for name in (*SECTIONS, "trend")}
-"""Each section is the UI's own statement with the bundled query's definitions (``ui_trend``'s for the
-trend) over the dashboard's facts (``collector.store.ui_facts``: their hourly sums and the rows of the
-hours a time filter cuts): the same numbers, checked by tests/ui/test_facts.py, without reading
-``evaluations``, and a row a trace only in the hours a time filter cuts."""
+FAST = {name: "dash_" + name for name in ("root_causes", "layer_metrics", "quadrant", "trend")}
+"""Each of these sections is the UI's own statement with the bundled query's definitions
+(``ui_trend``'s for the trend) over the dashboard's facts (``collector.store.ui_facts``: their hourly
+sums and the rows of the hours a time filter cuts): the same numbers, checked by
+tests/ui/test_facts.py, without reading ``evaluations``, and a row a trace only in the hours a time
+filter cuts."""
+BUNDLED = {"refusal_table": ui_facts.refusal_table_sql}
+"""Sections that are the bundled query itself, its first part (each trace's row) read from the facts."""
 
 
 def section(name: str) -> tuple[str, Query]:
@@ -99,9 +102,13 @@ def dashboard(con: Any, filters: dict[str, Any], bucket: str) -> dict[str, Any]:
     out: dict[str, Any] = {"filters": filters, "timings_ms": {}}
     for name in (*SECTIONS, "trend"):
         t0 = time.perf_counter()
-        text, q = section(name)
-        params = {**filters, "bucket": bucket} if name == "trend" else filters
-        out[name] = _rows(run_select(con, text, q.bind(params), row_cap=50_000))
+        if name in BUNDLED:
+            q = load_query(name)
+            out[name] = _rows(run_select(con, BUNDLED[name](), q.bind(filters), row_cap=50_000))
+        else:
+            text, q = section(name)
+            params = {**filters, "bucket": bucket} if name == "trend" else filters
+            out[name] = _rows(run_select(con, text, q.bind(params), row_cap=50_000))
         out["timings_ms"][name] = round((time.perf_counter() - t0) * 1000, 1)
     return out
 
@@ -257,11 +264,14 @@ def building(b: Building) -> JSONResponse:
 
 
 def facts_of(runtime: Any) -> DashboardFacts:
-    """The dashboard's facts of this server's database, kept beside its file (none for ``:memory:``)."""
+    """The dashboard's facts of this server's database, saved beside its file (``<db>.ui-facts/``).
+    A lake collector (and a ``:memory:`` database) keeps them in memory only: each collector computes
+    its own from the lake at start, in the background, and again after a restart."""
     found = runtime.__dict__.get("ui_facts")
     if found is None:
         path = runtime.store.path
-        saved = None if path in ("", ":memory:") else path + ".ui-facts"
+        on_file = runtime.settings.store == "duckdb" and path not in ("", ":memory:")
+        saved = path + ".ui-facts" if on_file else None
         found = runtime.__dict__["ui_facts"] = DashboardFacts(path=saved, cursor=runtime.store.cursor)
     return found  # type: ignore[no-any-return]
 

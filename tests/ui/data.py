@@ -10,10 +10,10 @@ from typing import Any
 RUN2 = "demo-v2"
 
 
-def send_second_run(url: str) -> int:
+def send_second_run(*urls: str) -> int:
     """The demo app once more as run demo-v2: the reranker keeps 4 (the dropped document now reaches
     the context and the model answers from it) and the router stops searching for the retry
-    question (a regression)."""
+    question (a regression). Given several servers, each receives the same spans."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -23,7 +23,8 @@ def send_second_run(url: str) -> int:
     from ragfault.demo.scenarios import SCENARIOS, chunks_for, read_jsonl
 
     provider = TracerProvider(resource=Resource.create({"service.name": "helpdesk-demo-v2"}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
+    for url in urls:
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
     kb = {str(d["doc_id"]): d for d in read_jsonl("kb.jsonl")}
     changed = {
         "api-rate-limit": {"keep": 4, "answer": "The API allows 600 requests per minute per project."},
@@ -43,14 +44,15 @@ def send_second_run(url: str) -> int:
     return len(scenarios)
 
 
-def add_judge_verdicts(runtime: Any) -> None:
-    """Judge verdicts on the demo's claims by two judge versions, as the judge stores them: v2 changed
-    its label on the first two claims, so those lead the review queue."""
+def add_judge_verdicts(runtime: Any, run_id: str = "demo-v1") -> None:
+    """Judge verdicts on the claims of the demo's run ``run_id`` by two judge versions, as the judge
+    stores them: v2 changed its label on the first two claims, so those lead the review queue."""
     con = runtime.store.cursor()
     try:
         rows = con.execute(
             "SELECT trace_id, span_id, details FROM evaluations WHERE metric = 'answer_support' AND details IS NOT NULL "
-            "AND run_id = 'demo-v1' ORDER BY case_id"
+            "AND run_id = $run ORDER BY case_id",
+            {"run": run_id},
         ).fetchall()
     finally:
         con.close()

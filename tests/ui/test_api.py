@@ -98,3 +98,26 @@ def open_demo(name: str) -> list[str]:
     from importlib import resources
 
     return resources.files("ragfault.demo").joinpath(name).read_text(encoding="utf-8").splitlines()
+
+
+def test_a_trace_view_joins_the_gold_case_the_evaluators_joined(server: Server) -> None:
+    """The view reads the gold cases of its own trace: by case id, or by the normalized question of a
+    trace without one (a live question given a gold case later), as the evaluators join them."""
+    http = server.http
+    http.post("/api/v1/ui/demo").raise_for_status()
+    _wait_evaluated(server, len(SCENARIOS))
+    # a gold case for a live question (no case id on its trace), written with other spacing and case
+    case = {
+        "case_id": "billing-currency", "query": "can I change my  billing currency?", "answerable": False,
+        "expected_behavior": "refuse", "category": "live-joined",
+    }  # fmt: skip
+    http.post("/api/v1/gold?dataset=helpdesk-demo", content=json.dumps(case)).raise_for_status()
+    server.wait_for("SELECT count(*) FROM attribution WHERE case_id = 'billing-currency'", 1, timeout=60)
+    joined = server.sql("SELECT trace_id, case_id FROM attribution ORDER BY trace_id")
+    assert len(joined) == 18
+    for trace_id, case_id in joined:
+        view = http.get(f"/api/v1/traces/{trace_id}/view").json()
+        assert view["case"]["case_id"] == case_id, trace_id
+        assert view["trace"]["case_id"] == case_id
+    live = next(t for t, c in joined if c == "billing-currency")
+    assert http.get(f"/api/v1/traces/{live}/view").json()["case"]["category"] == "live-joined"

@@ -26,7 +26,7 @@ from evaluators.registry import discover
 from evaluators.runner import Runner, StoreRunner
 from queries import load_query
 from ragfault.local import LocalStore
-from ragfault.ui.api import FAST, SECTIONS, dashboard, ui_query
+from ragfault.ui.api import BUNDLED, FAST, SECTIONS, dashboard, ui_query
 from tests.conftest import Server, make_settings
 from tests.demo_db import demo_db  # noqa: F401 (fixture)
 
@@ -124,7 +124,7 @@ def test_facts_give_the_bundled_numbers_and_follow_each_change(local: LocalStore
     assert layer["(all)", "recall@5"]["n_traces"] > 0 and {r["category"] for r in want["refusal_table"]} > {
         "(all)"
     }
-    assert set(FAST) <= set(
+    assert set(FAST) | set(BUNDLED) == set(
         fast(local, facts, dict.fromkeys(("run_id", "dataset", "since", "until")))["timings_ms"]
     )
 
@@ -300,3 +300,29 @@ def test_a_server_started_again_answers_its_first_dashboard_call_from_the_saved_
         server.stop()
     for name in (*SECTIONS, "trend"):
         assert same(got[name], want[name]), name
+
+
+@pytest.mark.parametrize(
+    "drop",
+    [[], [0], [9], [0, 1, 2], [3, 4, 8], [1, 3, 5, 7], list(range(10))],
+    ids=["none", "first", "last", "a run at the start", "two runs", "every other", "all"],
+)
+def test_a_traces_rows_are_replaced_in_the_order_kept(drop: list[int]) -> None:
+    """The rows of the traces computed again are dropped (as slices of the rest, across chunks) and
+    their new rows appended: the rows a filter would keep, in the same order."""
+    import pyarrow as pa
+
+    from collector.store.ui_facts import _replace
+
+    ids = [f"t{i}" for i in range(10)]
+    old = pa.concat_tables(
+        [pa.table({"trace_id": ids[a:b], "v": list(range(a, b))}) for a, b in ((0, 4), (4, 7), (7, 10))]
+    )
+    gone = pa.array([ids[i] for i in drop], pa.string())
+    new = pa.table({"trace_id": [ids[i] for i in drop], "v": [100 + i for i in drop]})
+    out = _replace(old, gone, new)
+    kept = [(t, v) for v, t in enumerate(ids) if v not in drop]
+    assert list(zip(out.column("trace_id").to_pylist(), out.column("v").to_pylist(), strict=True)) == [
+        *kept,
+        *((ids[i], 100 + i) for i in drop),
+    ]
