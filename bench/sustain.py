@@ -50,6 +50,7 @@ Results are printed and written to bench/results/sustain.json.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -499,6 +500,7 @@ def _stage_run(args: argparse.Namespace) -> dict[str, float]:
     import collector.settle as settle_mod
     import evaluators.store_runner as sr_mod
     from collector.batch import flatten
+    from collector.gcpolicy import collect_rarely
     from collector.normalize import DEFAULT_SOURCE_KEYS
     from collector.store import settling as settling_mod
     from collector.store import verdicts
@@ -511,6 +513,7 @@ def _stage_run(args: argparse.Namespace) -> dict[str, float]:
     from evaluators.running import Runner
     from ragfault.local import LocalStore
 
+    thresholds = gc.get_threshold()
     rng = random.Random(args.seed)
     kb = make_kb(rng, args.kb_docs)
     requests = list(export_requests(rng, kb, args.stages, args.stage_batch, time.time_ns()))
@@ -542,6 +545,7 @@ def _stage_run(args: argparse.Namespace) -> dict[str, float]:
             for obj, name, stage in patches:
                 setattr(obj, name, clock.wrap(stage, getattr(obj, name)))
             sr_mod.write_job = job  # type: ignore[assignment]
+            collect_rarely()  # as the server does once it has started
             specs = discover()
             runner = Runner(specs, evaluator_configs(EvaluationSettings(), specs), tier="cheap")
             store_runner = sr_mod.StoreRunner(local.store.cursor(), local.write, runner, DEFAULT_SOURCE_KEYS)
@@ -567,6 +571,8 @@ def _stage_run(args: argparse.Namespace) -> dict[str, float]:
                     checkpoint(con, IDLE_CHECKPOINT_BYTES)
             rows = con.execute("SELECT count(*) FROM evaluations").fetchall()[0][0]
         finally:
+            gc.unfreeze()
+            gc.set_threshold(*thresholds)
             sr_mod.write_job = orig_job
             for obj, name, fn in saved:
                 setattr(obj, name, fn)

@@ -21,7 +21,6 @@ server that owns it is gone (SIGKILL leaves no orphans behind).
 
 from __future__ import annotations
 
-import gc
 import logging
 import multiprocessing
 import os
@@ -35,6 +34,7 @@ import pyarrow as pa
 
 from collector.batch import ArrowBatch
 from collector.errors import RetryableError
+from collector.gcpolicy import collect_rarely
 from collector.procpool import WorkerPool
 
 log = logging.getLogger("ragfault.decode")
@@ -132,11 +132,7 @@ def _watch_server(pid: int) -> None:
 
 
 def _init_worker(server_pid: int) -> None:
-    # A request allocates a few hundred thousand short-lived, acyclic objects (attribute dicts, row
-    # tuples, strings); with the default thresholds the cyclic collector walks them several times
-    # per request. Reference counting frees them; the collector still runs, far less often.
-    gc.freeze()
-    gc.set_threshold(100_000, 50, 100)
+    collect_rarely()  # a request allocates a few hundred thousand short-lived objects
     threading.Thread(target=_watch_server, args=(server_pid,), name="server-watch", daemon=True).start()
     # warm up: the first Arrow conversion and protobuf parse load lazily
     from collector.receivers.payload import parse_protobuf

@@ -290,7 +290,7 @@ class Settler:
                 ctx["received_at"].append(last_received[trace_id])  # inside the trace's window
                 for k in DOC_FIELDS:
                     ctx[k].append(getattr(d, k))
-        batch = settling.Settled.of(asm_rows, ctx)
+        batch = settling.Settled.of(asm_rows, ctx, resettles=any(r.settled_before for r in found))
         settled_at = now or self.wall_clock()
         self.write(lambda tx: settling.write_settled(tx, batch, fills, window, settled_at))
         self.settled_total += len(ids)

@@ -26,6 +26,7 @@ hang after a worker died on Python 3.11 before 3.11.5 (see that module).
 
 from __future__ import annotations
 
+import gc
 import logging
 import multiprocessing
 import os
@@ -42,6 +43,7 @@ from typing import Any
 
 from collector.decode_pool import default_workers as default_workers  # the same policy for a long run
 from collector.decode_pool import process_start_time
+from collector.gcpolicy import collect_rarely
 from collector.procpool import WorkerPool
 from evaluators.runner import EvalTables, References, Runner, TraceTables, evaluate_tables
 
@@ -77,6 +79,9 @@ def _init_worker(owner_pid: int, owner_born: str | None, runner_state: bytes) ->
     specs, configs, tier, source_keys = pickle.loads(runner_state)
     _state["runner"] = Runner(specs, configs, tier)
     _state["source_keys"] = source_keys
+    # a batch is evaluated with the collector paused (``gc_paused``); unpickling its tables and
+    # pickling its verdicts are not, and the registry a worker loads outlives every batch
+    collect_rarely()
 
 
 def _references(path: str) -> References:
@@ -95,6 +100,10 @@ def _work(refs_path: str, tables: TraceTables, now: datetime) -> EvalTables:
 
 def _pid() -> int:
     return os.getpid()
+
+
+def _gc_thresholds() -> tuple[int, int, int]:
+    return gc.get_threshold()
 
 
 # --- in the owning process ----------------------------------------------------------------------

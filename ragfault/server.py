@@ -15,6 +15,7 @@ from collector.app import create_app
 from collector.config import ServerSettings
 from collector.connections import uvicorn_options
 from collector.errors import ConfigError, StoreUnavailable
+from collector.gcpolicy import collect_rarely
 from collector.runtime import Runtime
 from ragfault.settings import Settings, tree_for
 
@@ -165,6 +166,7 @@ def serve(tree: ServerSettings | Settings) -> None:
     # once DuckDB has invalidated the database (a write failed on a full disk) only a new process
     # can open it: stop, and exit 1 so the supervisor starts the server again
     runtime.store.on_fatal.append(lambda _: setattr(server, "should_exit", True))
+    collect_rarely()  # what start-up built stays; requests' objects are collected far less often
     server.run()
     if runtime.store.fatal:
         raise StoreUnavailable(f"stopped: {runtime.store.fault}")

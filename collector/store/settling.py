@@ -42,17 +42,19 @@ CONTEXT_SCHEMA = pa.schema([
 
 
 class Waiting(NamedTuple):
-    """A trace to assemble: its id, the count its assembly records (spans and content events), and
-    when its first and last spans were received."""
+    """A trace to assemble: its id, the count its assembly records (spans and content events), when
+    its first and last spans were received, and whether it was settled before (only then can it
+    have derived context rows to replace)."""
 
     trace_id: str
     parts: int
     first_received_at: datetime | None
     last_received_at: datetime | None
+    settled_before: bool = True
 
 
 def _waiting(rows: list[Any]) -> list[Waiting]:
-    return [Waiting(r[0], int(r[1]), r[2], r[3]) for r in rows]
+    return [Waiting(r[0], int(r[1]), r[2], r[3], bool(r[4])) for r in rows]
 
 
 def ready_traces(
@@ -180,15 +182,23 @@ _DOC_FIELDS = ("span_id", "stage", "position", "doc_id", "chunk_id", "content", 
 @dataclass(frozen=True)
 class Settled:
     """What a settle round writes: one assembly row per trace (``ASSEMBLY_SCHEMA``) and the context
-    documents it derived (``CONTEXT_SCHEMA``), as Arrow tables built off the writer thread."""
+    documents it derived (``CONTEXT_SCHEMA``), as Arrow tables built off the writer thread;
+    ``resettles``: whether a trace of the round was settled before (else no derived context of
+    theirs is stored, and there is none to remove)."""
 
     assembly: pa.Table
     context: pa.Table
+    resettles: bool = True
 
     @classmethod
-    def of(cls, assembly: Mapping[str, Sequence[Any]], context: Mapping[str, Sequence[Any]]) -> Settled:
+    def of(
+        cls,
+        assembly: Mapping[str, Sequence[Any]],
+        context: Mapping[str, Sequence[Any]],
+        resettles: bool = True,
+    ) -> Settled:
         """From columns by name (lists of equal length)."""
-        return cls(_table(assembly, ASSEMBLY_SCHEMA), _table(context, CONTEXT_SCHEMA))
+        return cls(_table(assembly, ASSEMBLY_SCHEMA), _table(context, CONTEXT_SCHEMA), resettles)
 
 
 def _table(columns: Mapping[str, Sequence[Any]], schema: pa.Schema) -> pa.Table:
@@ -208,7 +218,8 @@ def write_settled(tx: Tx, settled: Settled, fills: list[Fill], window: Window, s
             extra, params = window_sql(window)
             write_fills(tx, fills)
             tx.execute(filled(AREA, "registry_text", window=extra), params)
-            tx.execute(filled(AREA, "delete_derived", window=extra), params)
+            if settled.resettles:  # derived context is written only here, with settled_at
+                tx.execute(filled(AREA, "delete_derived", window=extra), params)
             tx.execute(filled(AREA, "insert_context"))
             tx.execute(filled(AREA, "update_traces"), {"now": settled_at})
     finally:

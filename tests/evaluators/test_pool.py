@@ -232,3 +232,16 @@ def test_workers_run_at_a_lower_cpu_priority_than_their_owner() -> None:
         own = os.getpriority(os.PRIO_PROCESS, 0)
         for pid in pids:
             assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, own + WORKER_NICE)
+
+
+def test_workers_collect_garbage_rarely() -> None:
+    """A worker's cyclic collector runs at the decode workers' thresholds, not Python's default
+    (every 700 allocations, which walked each batch's unpickled rows several times)."""
+    from collector.gcpolicy import THRESHOLDS
+    from evaluators.pool import _gc_thresholds
+
+    specs = discover()
+    runner = Runner(specs, evaluator_configs(EvaluationSettings(), specs))
+    with EvalPool(1, runner, DEFAULT_SOURCE_KEYS) as pool:
+        pool.start()
+        assert pool._executor().submit(_gc_thresholds).result(60) == THRESHOLDS

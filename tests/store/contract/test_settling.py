@@ -45,7 +45,7 @@ def test_a_trace_is_ready_after_the_settle_delay_and_not_before(backend: Any) ->
     assert _backlog(backend, soon) == (0, None)
     assert settling.any_waiting(backend.cursor(), soon - timedelta(hours=1))  # waiting, not ready
     later = T0 + SETTLE
-    assert _ready(backend, later) == [settling.Waiting(TRACE, 3, T0, T0)]
+    assert _ready(backend, later) == [settling.Waiting(TRACE, 3, T0, T0, settled_before=False)]
     assert _backlog(backend, later + timedelta(seconds=5)) == (1, T0 + SETTLE)  # ready since T0 + SETTLE
     # recent: a round that looks only at traces received lately does not see older ones
     old = settling.ready_traces(
@@ -93,7 +93,7 @@ def test_a_late_span_opens_a_settled_trace_again(backend: Any) -> None:
     late = T0 + timedelta(seconds=30)
     extra = span(bytes.fromhex(TRACE), span_id=new_span_id(), parent=b"\x00" * 7 + b"\x01", name="late")
     assert backend.write_spans(con, batch_to_arrow(flatten(request([extra], "shop"), received_at=late))) == 1
-    assert _ready(backend, late + SETTLE) == [settling.Waiting(TRACE, 4, T0, late)]
+    assert _ready(backend, late + SETTLE) == [settling.Waiting(TRACE, 4, T0, late, settled_before=True)]
     assert settler.run_once(now=late + SETTLE) == 1
     assert con.execute("SELECT assembled_spans, settled_at FROM traces").fetchall() == [(4, late + SETTLE)]
     # the derived context is replaced, not added to, and is dated inside the trace's new window

@@ -5,8 +5,8 @@
 --   whole table, else the filter on $recent (see recent_filter).
 -- params: $settled TIMESTAMP, $expired TIMESTAMP, $limit INTEGER, $recent TIMESTAMP = NULL
 -- returns: trace_id, the count assembly will record (spans + content events), first_received_at,
---   last_received_at
-SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at FROM traces
+--   last_received_at, whether the trace was settled before (it may have derived context rows)
+SELECT trace_id, span_count + coalesce(content_events, 0), first_received_at, last_received_at, settled_at IS NOT NULL FROM traces
 WHERE (settled_at IS NULL OR assembled_spans IS NULL OR assembled_spans < span_count + coalesce(content_events, 0))
   AND ((has_root AND last_received_at <= $settled) OR last_received_at <= $expired){recent}
 ORDER BY last_received_at
