@@ -44,6 +44,7 @@ _CREATE = (
 )
 SETTLE = "settle"
 EVALUATE = "evaluate"
+JUDGE = "judge"  # a write of the judge tier's verdicts (``lake_work.write_verdicts``)
 MAX_TRACES = 500  # a round's claims at most (``lake_claim_max_traces``)
 
 

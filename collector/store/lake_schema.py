@@ -185,6 +185,7 @@ def views(span_views: Mapping[str, str]) -> dict[str, str]:
     )
     sources = {c: f"t.{c}" for c in TRACE_SPAN_COLUMNS}
     sources.update({c: f"st.{c}" for c in STATE_OF_TRACE})
+    sources["eval_generation"] = "coalesce(st.eval_generation, 0)"  # (the file's default, also unsettled)
     # content events re-open a trace as a late span does (the file's ingest counts them in ``traces``)
     sources["content_events"] = "coalesce(ce.n, 0)"
     sources["last_received_at"] = "greatest(t.last_received_at, ce.received_at)"

@@ -34,6 +34,7 @@ from collector.store.tx import transaction
 
 AREA = "lake"
 CONFLICT_RETRIES = 6
+JUDGE_TIER = "judge"  # the ``tier`` of the judge's verdicts
 T = TypeVar("T")
 
 
@@ -172,9 +173,17 @@ def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: 
     loop holds them already; a synchronous evaluation takes them now), and a trace another collector
     holds, or whose generation moved since its rows were fetched (it was evaluated meanwhile), is
     left out: its verdicts would be a second set of one generation. The claims are released after
-    the commit."""
+    the commit.
+
+    A judge-tier batch (every verdict of tier ``judge``) is written whatever the cheap tier does
+    meanwhile: it claims the traces as ``lake_claims.JUDGE`` (so only two judge writes of one trace
+    exclude each other), its verdicts take the generation after the trace's current one as read in
+    the write, and it leaves the cheap tier's queue as it is (``mark_judged``): a cheap round that
+    fetched the trace before is left out by the generation check and evaluates it again next round."""
     ids = list(dict.fromkeys(done.column("trace_id").to_pylist()))
-    held = set(lake_claims.claim(tx, lake_claims.EVALUATE, ids))
+    judged = evals.num_rows > 0 and set(evals.column("tier").to_pylist()) == {JUDGE_TIER}
+    kind = lake_claims.JUDGE if judged else lake_claims.EVALUATE
+    held = set(lake_claims.claim(tx, kind, ids))
     fetched: dict[str, int] = {}
     for t, g in zip(
         evals.column("trace_id").to_pylist(), evals.column("generation").to_pylist(), strict=True
@@ -184,13 +193,20 @@ def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: 
 
     def body() -> None:
         current = dict(_with(tx, {"_done": done}, lambda: tx.execute(sql(AREA, "generations")).fetchall()))
-        fresh = [t for t in ids if t in held and fetched.get(t, current.get(t, 0)) == current.get(t, 0)]
+        fresh = [
+            t for t in ids if t in held and (judged or fetched.get(t, current.get(t, 0)) == current.get(t, 0))
+        ]
         written[:] = fresh
         if not fresh:
             return
         keep = pa.array(fresh, pa.string())
+        rows = evals.filter(pc.is_in(evals.column("trace_id"), keep))
+        if judged:  # the generation after the current one
+            at = rows.schema.get_field_index("generation")
+            gens = [int(current.get(t, 0)) + 1 for t in rows.column("trace_id").to_pylist()]
+            rows = rows.set_column(at, rows.schema.field(at), pa.array(gens, rows.schema.field(at).type))
         tables = {
-            "_evals": evals.filter(pc.is_in(evals.column("trace_id"), keep)),
+            "_evals": rows,
             "_elog": log.filter(pc.is_in(log.column("trace_id"), keep)),
             "_done": _ids(fresh),
         }
@@ -198,12 +214,12 @@ def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: 
         def run() -> None:
             tx.execute(sql(AREA, "insert_verdicts"))
             tx.execute(sql("verdicts", "insert_log"))
-            tx.execute(sql(AREA, "mark_evaluated"), {"now": now})
+            tx.execute(sql(AREA, "mark_judged" if judged else "mark_evaluated"), {"now": now})
 
         _with(tx, tables, run)
 
     _committed(tx, body)
-    lake_claims.release(tx, lake_claims.EVALUATE, sorted(held))
+    lake_claims.release(tx, kind, sorted(held))
     return written
 
 

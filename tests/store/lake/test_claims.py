@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from collector.batch import ArrowBatch
@@ -174,3 +175,56 @@ def test_a_round_claims_at_most_its_cap_so_two_collectors_share_a_backlog(lake: 
     finally:
         for s in capped:
             s.close()
+
+
+def _judge_batch(trace_ids: list[str], gen: int, now: datetime) -> dict[str, Any]:
+    """A judge-tier batch: one ``judge_answer_support`` verdict a trace, of generation ``gen``."""
+    from tests.store.contract.test_verdicts import _batch
+
+    b = _batch(trace_ids, gen, 0.9, now)
+    evals = b["evals"]
+    for name, value in (
+        ("evaluator", "judge_answer_support"),
+        ("tier", "judge"),
+        ("metric", "answer_support"),
+    ):
+        at = evals.schema.get_field_index(name)
+        evals = evals.set_column(at, evals.schema.field(at), pa.array([value] * evals.num_rows, pa.string()))
+    b["evals"] = evals
+    b["ran"] = pa.table({"trace_id": trace_ids, "evaluator": ["judge_answer_support"] * len(trace_ids)})
+    return b
+
+
+def _write(store: LakeStore, b: dict[str, Any], now: datetime) -> None:
+    verdicts.write_verdicts(store.cursor(), b["evals"], b["log"], b["ran"], b["done"], now)
+
+
+def test_a_judge_write_is_kept_while_another_collector_holds_the_trace_for_the_cheap_tier(
+    stores: list[LakeStore],
+) -> None:
+    from tests.store.contract.test_verdicts import _batch
+
+    a, b = stores
+    _ingest(a)
+    assert _settler(a).run_once(now=T0 + SETTLE) == 6
+    assert len(_evaluate(a, 10)) == 6  # generation 1, the cheap tier's
+    x = TRACES[0]
+    # a's judge tier judged x at generation 1; meanwhile x waits for the cheap tier again, and b's
+    # round holds it (fetched at generation 1)
+    assert verdicts.requeue(b.cursor(), [x]) == [x]
+    assert [t for t, _, _ in verdicts.pending(b.cursor(), 10)] == [x]
+    later = T0 + timedelta(hours=2)
+    _write(a, _judge_batch([x], 2, later), later)
+    con = a.cursor()
+    current = "SELECT evaluator, generation FROM evaluations WHERE trace_id = ? ORDER BY evaluator"
+    assert con.execute(current, [x]).fetchall() == [("answer_support", 1), ("judge_answer_support", 2)]
+    assert lake_claims.holders(con, lake_claims.JUDGE) == {}  # released once committed
+    # b's round, fetched before the judge wrote, is left out (a second set of generation 2), and x
+    # still waits for the cheap tier: b's next round evaluates it after the judge's generation
+    _write(b, _batch([x], 2, 0.4, later), later)
+    assert con.execute(current, [x]).fetchall() == [("answer_support", 1), ("judge_answer_support", 2)]
+    assert [t for t, _, _ in verdicts.pending(b.cursor(), 10)] == [x]
+    _write(b, _batch([x], 3, 0.4, later), later)
+    assert con.execute(current, [x]).fetchall() == [("answer_support", 3), ("judge_answer_support", 2)]
+    assert con.execute("SELECT eval_generation FROM traces WHERE trace_id = ?", [x]).fetchall() == [(3,)]
+    assert verdicts.backlog(con) == (0, None)

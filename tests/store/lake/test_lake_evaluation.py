@@ -1,10 +1,11 @@
 """Two ``ragfault serve --store ducklake`` processes settle and evaluate one lake: the RAG traces of
 every root cause (``tests/attribution/data.py``), made by the real SDK, sent over OTLP/HTTP to both
 collectors (whole, split between them, re-sent to the other), one collector killed with SIGKILL
-right after its first requests were acknowledged and started again. Once both are quiet: every
-acknowledged span is in ``spans`` exactly once, every trace was evaluated once per generation and
-has one current set of verdicts, and the verdicts and ``attribution`` rows equal those of the
-single-file store that received the same traces."""
+while it holds claims of traces it has not settled (triggers in the catalog make sure it does) and
+started again, its claims taken over once they expire. Once both are quiet: every acknowledged span
+is in ``spans`` exactly once, every trace was evaluated once per generation and has one current set
+of verdicts, and the verdicts and ``attribution`` rows equal those of the single-file store that
+received the same traces."""
 
 from __future__ import annotations
 
@@ -29,10 +30,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from collector.export import read_export
 from collector.store import lake_claims
-from collector.store.lake import LakeStore
 from tests.attribution.conftest import wait_evaluated
 from tests.attribution.data import GOLD, KB, PLANTS, QUERY, docs, jsonl
 from tests.conftest import Server, make_settings
+from tests.pg import Postgres
 from tests.store.conftest import Lake
 from tests.store.lake.test_two_collectors import Collector, key
 from tests.tracegen import rag_trace
@@ -119,25 +120,69 @@ def _wait_quiet(c: Collector, traces: int, timeout: float = 300) -> None:
     raise AssertionError(f"{n} of {traces} traces settled and evaluated with all their spans")
 
 
-def _kill_while_claiming(c: Collector, watch: LakeStore, timeout: float = 20) -> bool:
-    """SIGKILL ``c`` as soon as it holds a claim in the catalog (settling or evaluating), watched
-    through the catalog connection of another store, or after ``timeout`` (the other collector may
-    have claimed every ready trace first); True when it held one at its kill. (``test_claims``
-    takes over a dead holder's claims deterministically.)"""
-    cur = watch.cursor()
+# In the catalog database, while ``claim_gate`` names a victim (``:PID:`` of its holder): only the
+# victim's claims are taken (the others' are skipped, so their rounds find nothing to work on) and
+# its releases are skipped, so whatever it claims it still holds when it is killed. Always: a claim
+# another holder takes over (its holder changes) is recorded in ``claim_takeovers``.
+GATE = f"""
+CREATE TABLE claim_gate (victim text NOT NULL);
+CREATE TABLE claim_takeovers (kind text, trace_id text, dead text, taker text);
+CREATE FUNCTION claim_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE v text := (SELECT victim FROM claim_gate LIMIT 1);
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    IF v IS NOT NULL AND strpos(OLD.holder, v) > 0 THEN RETURN NULL; END IF;
+    RETURN OLD;
+  END IF;
+  IF v IS NOT NULL AND strpos(NEW.holder, v) = 0 THEN RETURN NULL; END IF;
+  IF TG_OP = 'UPDATE' AND OLD.holder <> NEW.holder THEN
+    INSERT INTO claim_takeovers VALUES (NEW.kind, NEW.trace_id, OLD.holder, NEW.holder);
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER claim_gate BEFORE INSERT OR UPDATE OR DELETE ON {lake_claims.TABLE}
+  FOR EACH ROW EXECUTE FUNCTION claim_gate();
+"""
+
+
+def _catalog(postgres: Postgres, lake: Lake, sql: str) -> str:
+    return postgres.query(lake.catalog.rsplit("/", 1)[1], sql)
+
+
+# No lake commit (a new DuckLake snapshot) is taken while this trigger is in the catalog.
+HOLD = """
+CREATE FUNCTION hold_commits() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'lake commits held by the test'; END $$;
+CREATE TRIGGER hold_commits BEFORE INSERT ON ducklake_snapshot FOR EACH ROW EXECUTE FUNCTION hold_commits();
+"""
+
+
+def _kill_holding(
+    c: Collector, other: Collector, postgres: Postgres, lake: Lake, timeout: float = 120
+) -> set[str]:
+    """SIGKILL ``c`` once the catalog shows it holding the claim of a trace not settled yet, then
+    let commits and the other collectors' claims go on. Meanwhile the claim gate names ``c`` the
+    victim (the other collectors claim nothing, its claims are never released), and no lake commit
+    is taken, so what it claims stays to be done. Returns the traces it held unsettled."""
     mark = f":{c.proc.pid}:"
+    held = f"SELECT DISTINCT trace_id FROM {lake_claims.TABLE} WHERE kind = 'settle' AND strpos(holder, '{mark}') > 0"
+    _catalog(postgres, lake, HOLD)
     deadline = time.monotonic() + timeout
-    held = False
-    while not held and time.monotonic() < deadline:
-        for kind in (lake_claims.SETTLE, lake_claims.EVALUATE):
-            held = held or any(mark in h for h in lake_claims.holders(cur, kind).values())
+    waiting: set[str] = set()
+    while not waiting:
+        assert time.monotonic() < deadline, f"{c.proc.pid} claimed no trace to settle"
+        claimed = set(_catalog(postgres, lake, held).split())
+        settled = {r[0] for r in other.sql("SELECT trace_id FROM traces WHERE settled_at IS NOT NULL")}
+        waiting = claimed - settled
+        time.sleep(0.2)  # (how often the catalog is looked at, not a wait for time to pass)
     c.proc.kill()
     c.proc.wait(30)
-    return held
+    _catalog(postgres, lake, "DROP TRIGGER hold_commits ON ducklake_snapshot; DELETE FROM claim_gate")
+    return waiting
 
 
 def test_two_collectors_settle_and_evaluate_like_one_file(
-    lake: Lake, tmp_path: Path, file_store: Server
+    lake: Lake, tmp_path: Path, file_store: Server, postgres: Postgres
 ) -> None:
     traces, ids = make_traces()
     spans = [s for t in traces for s in t]
@@ -150,11 +195,11 @@ def test_two_collectors_settle_and_evaluate_like_one_file(
     config.write_text(CONFIG + f'[retention]\nexport_dir = "{exports}"\n', encoding="utf-8")
     args = ("--config", str(config))
     collectors = [Collector(lake, tmp_path / f"collector{i}.log", LAKE_ENV, args) for i in range(2)]
-    watch: LakeStore | None = None
     try:
         for c in collectors:
             c.wait_ready()
-        watch = LakeStore(lake.catalog, lake.data_path, extension_repository=False)  # (it claims nothing)
+        a, b = collectors
+        _catalog(postgres, lake, GATE + f"INSERT INTO claim_gate VALUES (':{b.proc.pid}:');")
         # the references through one collector's API; the other reads them from the lake
         for path, rows in (("/api/v1/kb", KB), ("/api/v1/gold", GOLD)):
             r = httpx.post(collectors[0].url + path, content=jsonl(rows), timeout=60)
@@ -179,11 +224,12 @@ def test_two_collectors_settle_and_evaluate_like_one_file(
             else:  # sent to one, then re-sent to the other
                 first[n % 2] += trace
                 retry[1 - n % 2] += trace
-        a, b = collectors
         with ThreadPoolExecutor(2) as pool:
             list(pool.map(send, (a, b), first))
-        # b is killed mid-run, if it can be while it holds claims: what it had claimed expires
-        _kill_while_claiming(b, watch)
+        # b is killed mid-run while it holds claims of traces it has not settled: once they expire,
+        # a collector takes them over and settles those traces
+        victim = f":{b.proc.pid}:"
+        held = _kill_holding(b, a, postgres, lake)
         b = Collector(lake, b.log.with_name("collector1-restarted.log"), LAKE_ENV, args)
         collectors.append(b)
         b.wait_ready()
@@ -194,6 +240,12 @@ def test_two_collectors_settle_and_evaluate_like_one_file(
 
         _wait_quiet(a, len(traces))
         wait_evaluated(file_store, ids)
+        taken = _catalog(
+            postgres,
+            lake,
+            f"SELECT DISTINCT trace_id FROM claim_takeovers WHERE strpos(dead, '{victim}') > 0",
+        )
+        assert held <= set(taken.split())  # the take-over path ran for each
         for c in (a, b):
             assert {tuple(r) for r in c.sql("SELECT trace_id, span_id FROM spans")} == acked
             assert c.sql("SELECT count(*) FROM spans")[0][0] == len(spans)
@@ -255,5 +307,3 @@ def test_two_collectors_settle_and_evaluate_like_one_file(
     finally:
         for c in collectors:
             c.stop()
-        if watch is not None:
-            watch.close()
