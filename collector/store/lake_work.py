@@ -167,6 +167,13 @@ def pending(tx: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
     )
 
 
+def judge_batch(evals: pa.Table) -> bool:
+    """A batch of the judge tier: it has verdicts, and every one is of tier ``judge``. Its write leaves
+    the cheap tier's queue as it is, on both backends (the cheap tier may not have evaluated the
+    trace's latest assembly)."""
+    return evals.num_rows > 0 and set(evals.column("tier").to_pylist()) == {JUDGE_TIER}
+
+
 def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: datetime) -> list[str]:
     """A batch's verdicts, its ``eval_log`` rows and each trace's next generation, in one
     transaction; returns the traces written. The traces are claimed for the write (the evaluation
@@ -181,7 +188,7 @@ def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: 
     the write, and it leaves the cheap tier's queue as it is (``mark_judged``): a cheap round that
     fetched the trace before is left out by the generation check and evaluates it again next round."""
     ids = list(dict.fromkeys(done.column("trace_id").to_pylist()))
-    judged = evals.num_rows > 0 and set(evals.column("tier").to_pylist()) == {JUDGE_TIER}
+    judged = judge_batch(evals)
     kind = lake_claims.JUDGE if judged else lake_claims.EVALUATE
     held = set(lake_claims.claim(tx, kind, ids))
     fetched: dict[str, int] = {}

@@ -156,11 +156,11 @@ def _earlier(con: Tx, n_done: int, window: Window) -> Earlier:
     return earlier
 
 
-def _mark_evaluated(con: Tx, now: datetime, n_done: int, window: Window) -> None:
+def _mark_evaluated(con: Tx, now: datetime, n_done: int, window: Window, judged: bool) -> None:
     text = sql("verdicts", "mark_evaluated")
 
     def run(extra: str, params: dict[str, Any]) -> int:
-        return int(con.execute(text + extra, {"now": now, **params}).fetchall()[0][0])
+        return int(con.execute(text + extra, {"now": now, "judged": judged, **params}).fetchall()[0][0])
 
     traces_in_range(run, lambda n: n, lambda a, b: a + b, n_done, window)
 
@@ -178,7 +178,8 @@ def write_verdicts(
     evaluator) pairs that ran (``ran``) move to ``evaluation_history`` (only looked for when a trace
     of the batch was evaluated before, and only among the rows written since), the new ones
     (``evals``, columns ``EVAL_COLUMNS``) go to ``evaluations``, decisions to ``eval_log``, and the
-    generation of each trace of ``done`` goes up by one. ``window``: the range of the traces'
+    generation of each trace of ``done`` goes up by one; a cheap-tier batch also takes the traces off
+    the cheap tier's queue, a judge-tier one leaves it as it is. ``window``: the range of the traces'
     ``first_received_at`` as fetched (``fetch_traces``), which limits looking them up."""
     if lake_work.is_lake(con):
         lake_work.write_verdicts(con, evals, log, done, now)
@@ -192,7 +193,7 @@ def write_verdicts(
             con.execute(sql("verdicts", "drop_current") + bound, params or None)
         con.execute(sql("verdicts", "insert_verdicts"))
         con.execute(sql("verdicts", "insert_log"))
-        _mark_evaluated(con, now, n_done, window)
+        _mark_evaluated(con, now, n_done, window, lake_work.judge_batch(evals))
 
 
 def write_log(con: Tx, log: pa.Table, done: Mapping[str, int] | None = None) -> None:

@@ -15,19 +15,21 @@ from tests.store.contract.stored import T0, add_trace, needs_tables, rows, scala
 TABLES = ("traces", "steps", "step_documents", "evaluations", "evaluation_history", "eval_log")
 
 
-def _batch(trace_ids: list[str], gen: int, value: float, now: datetime) -> dict[str, pa.Table]:
+def _batch(
+    trace_ids: list[str], gen: int, value: float, now: datetime, tier: str = "cheap"
+) -> dict[str, pa.Table]:
     evals: dict[str, list[Any]] = {f.name: [] for f in EVAL_SCHEMA}
     for t in trace_ids:
         row = dict(
             trace_id=t, span_id=None, case_id=None, run_id=None, evaluator="answer_support",
-            evaluator_version="1", tier="cheap", metric="answer_support", value=value, numerator=value,
+            evaluator_version="1", tier=tier, metric="answer_support", value=value, numerator=value,
             denominator=1.0, status="ok", reason=None, passed=value > 0.5, label=None, details=None,
             generation=gen, evaluated_at=now,
         )  # fmt: skip
         for k, v in row.items():
             evals[k].append(v)
     log = {
-        "trace_id": trace_ids, "tier": ["cheap"] * len(trace_ids), "evaluator": [None] * len(trace_ids),
+        "trace_id": trace_ids, "tier": [tier] * len(trace_ids), "evaluator": [None] * len(trace_ids),
         "decision": ["evaluated"] * len(trace_ids), "reason": [None] * len(trace_ids),
         "generation": [gen] * len(trace_ids), "logged_at": [now] * len(trace_ids),
     }  # fmt: skip
@@ -94,6 +96,26 @@ def test_the_queue_holds_settled_traces_until_their_span_count_is_evaluated(back
     # re-queued: settled traces only
     assert verdicts.requeue(backend.con, ["a" * 32, "c" * 32]) == ["a" * 32]
     assert verdicts.backlog(con)[0] == 2
+    con.close()
+
+
+def test_a_judge_write_leaves_the_cheap_tiers_queue_as_it_is(backend) -> None:
+    """The judge tier writes its verdicts while the cheap tier may not have seen the trace's latest
+    assembly (a span came and it settled again meanwhile): the trace stays in the cheap tier's queue."""
+    needs_tables(backend, "verdicts.write_verdicts", *TABLES)
+    t = "a" * 32
+    add_trace(backend, t)
+    con = backend.cursor()
+    assert [r[0] for r in verdicts.pending(con, 10)] == [t]
+    judged = T0 + timedelta(hours=1)
+    b = _batch([t], 1, 0.7, judged, tier="judge")
+    verdicts.write_verdicts(backend.con, b["evals"], b["log"], b["ran"], b["done"], judged)
+    assert rows(backend, "SELECT tier, value FROM evaluations") == [("judge", 0.7)]
+    assert [r[0] for r in verdicts.pending(con, 10)] == [t]  # the cheap tier has not evaluated it
+    cheap = judged + timedelta(minutes=1)
+    b = _batch([t], 2, 0.4, cheap)
+    verdicts.write_verdicts(backend.con, b["evals"], b["log"], b["ran"], b["done"], cheap, (T0, T0))
+    assert verdicts.pending(con, 10) == []
     con.close()
 
 
