@@ -185,7 +185,7 @@ def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: 
     A judge-tier batch (every verdict of tier ``judge``) is written whatever the cheap tier does
     meanwhile: it claims the traces as ``lake_claims.JUDGE`` (so only two judge writes of one trace
     exclude each other), its verdicts take the generation after the trace's current one as read in
-    the write, and it leaves the cheap tier's queue as it is (``mark_judged``): a cheap round that
+    the write, and it leaves the cheap tier's queue as it is (``mark_evaluated`` with ``$judged``): a cheap round that
     fetched the trace before is left out by the generation check and evaluates it again next round."""
     ids = list(dict.fromkeys(done.column("trace_id").to_pylist()))
     judged = judge_batch(evals)
@@ -221,7 +221,7 @@ def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: 
         def run() -> None:
             tx.execute(sql(AREA, "insert_verdicts"))
             tx.execute(sql("verdicts", "insert_log"))
-            tx.execute(sql(AREA, "mark_judged" if judged else "mark_evaluated"), {"now": now})
+            tx.execute(sql(AREA, "mark_evaluated"), {"now": now, "judged": judged})
 
         _with(tx, tables, run)
 
