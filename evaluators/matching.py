@@ -23,9 +23,6 @@ if TYPE_CHECKING:
     from evaluators.base import EvalInput, StepDoc
 
 
-_UNKNOWN = object()  # not looked up yet (None is a result: no registry row)
-
-
 @dataclass(frozen=True)
 class Unit:
     index: int
@@ -78,28 +75,21 @@ class Matching:
         ]
         # a document's units depend only on its ids and content: repeats across stages share them
         self._units_by_value: dict[tuple[str | None, str | None, str | None], frozenset[int]] = {}
-        self._kb_ids: dict[int, str | None] = {}
-        self._kb_docs: dict[int, KBDocument | None] = {}
+        self._registry: dict[int, tuple[str | None, KBDocument | None]] = {}  # by id(doc): _look_up's
 
     # --- documents -> registry --------------------------------------------------------------
 
     def kb_id(self, doc: StepDoc) -> str | None:
         """The registry id of a step document: its id or source id if registered, else by content."""
-        key = id(doc)
-        found = self._kb_ids.get(key, _UNKNOWN)
-        if found is not _UNKNOWN:
-            return found  # type: ignore[return-value]
-        return self._look_up(doc, key)[0]
+        entry = self._registry.get(id(doc))
+        return (entry or self._look_up(doc))[0]
 
     def kb_doc(self, doc: StepDoc) -> KBDocument | None:
         """The registry row of a step document (``kb_id``), None when it has none."""
-        key = id(doc)
-        found = self._kb_docs.get(key, _UNKNOWN)
-        if found is not _UNKNOWN:
-            return found  # type: ignore[return-value]
-        return self._look_up(doc, key)[1]
+        entry = self._registry.get(id(doc))
+        return (entry or self._look_up(doc))[1]
 
-    def _look_up(self, doc: StepDoc, key: int) -> tuple[str | None, KBDocument | None]:
+    def _look_up(self, doc: StepDoc) -> tuple[str | None, KBDocument | None]:
         """A document's registry id and row, worked out once (a document is asked for by several
         evaluators, most often for its row)."""
         found = None
@@ -110,9 +100,8 @@ class Matching:
                 break
         if found is None:
             found = self.kb.identify(doc.content)
-        row = self._kb_docs[key] = by_id.get(found) if found else None
-        self._kb_ids[key] = found
-        return found, row
+        entry = self._registry[id(doc)] = (found, by_id.get(found) if found else None)
+        return entry
 
     def ids_of(self, doc: StepDoc) -> set[str]:
         return {i for i in (doc.doc_id, doc.chunk_id, self.kb_id(doc)) if i}
