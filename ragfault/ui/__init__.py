@@ -70,7 +70,7 @@ class _SharedReferences:
         else:
             rows = []
         refs = References()
-        refs.set_state((None, gold_entries([(r[0], r[1], r[2], r[3]) for r in rows]), []))
+        refs.set_state((None, gold_entries(rows), []))
         refs.kb = self.kb_of(con)
         return refs
 
