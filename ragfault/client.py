@@ -43,6 +43,20 @@ def target(server: str | None, db: str | None) -> tuple[str | None, str]:
     return (url if server_up(url) else None), DEFAULT_DB
 
 
+def require_database(db: str) -> None:
+    """Refuse a database file that does not exist (a mistyped ``--db`` would create an empty one),
+    saying which database files are there."""
+    path = Path(db)
+    if path.is_file():
+        return
+    where = path.parent
+    if not where.is_dir():
+        raise ConfigError(f"no database file {db}: the directory {where} does not exist")
+    found = sorted(p.name for p in where.glob("*.duckdb"))
+    there = f"database files in {where}: {', '.join(found)}" if found else f"no .duckdb file in {where}"
+    raise ConfigError(f"no database file {db} ({there}); pass --db FILE (`ragfault serve` creates one)")
+
+
 def open_hint(exc: ConfigError) -> ConfigError:
     """``exc`` from opening a database file, with what to do when another process holds it."""
     if "lock" not in str(exc).lower():

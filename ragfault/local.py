@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from collector.errors import ConfigError
 from collector.settle import Settler
 from collector.store import Store
 from collector.store.base import Tx
-
-
-def require_database(db: str) -> None:
-    """Refuse a database file that does not exist (a mistyped ``--db`` would create an empty one),
-    saying which database files are there."""
-    path = Path(db)
-    if path.is_file():
-        return
-    where = path.parent
-    if not where.is_dir():
-        raise ConfigError(f"no database file {db}: the directory {where} does not exist")
-    found = sorted(p.name for p in where.glob("*.duckdb"))
-    there = f"database files in {where}: {', '.join(found)}" if found else f"no .duckdb file in {where}"
-    raise ConfigError(f"no database file {db} ({there}); pass --db FILE (`ragfault serve` creates one)")
+from ragfault.client import require_database as require_database  # where the commands found it
 
 
 class LocalStore:

@@ -8,7 +8,6 @@ from typing import Any
 import orjson
 
 from ragfault.client import DB_HELP, SERVER_HELP, sql
-from ragfault.experiments import affected
 from ragfault.output import table
 
 
@@ -23,6 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragfault.experiments import affected
+
     def q(text: str, params: dict[str, Any]) -> dict[str, Any]:
         return sql(text, params, db=args.db, server=args.server, row_cap=1_000_000)
 

@@ -4,10 +4,12 @@ its bootstrap interval, per-case regressions with McNemar's exact p-value, and r
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragfault import compare
 from ragfault.client import DB_HELP, SERVER_HELP, sql
+
+if TYPE_CHECKING:
+    from ragfault import compare
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -34,6 +36,8 @@ def query_fn(args: argparse.Namespace) -> compare.QueryFn:
 def run(args: argparse.Namespace) -> int:
     if args.resamples < 0:
         raise SystemExit("ragfault: --resamples must be >= 0")
+    from ragfault import compare
+
     cmp = compare.build(query_fn(args), run_id=args.run_id, baseline=args.baseline,
                         resamples=args.resamples, seed=args.seed)  # fmt: skip
     print(compare.render(cmp, args.format), end="")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from ragfault import report
-
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run the sample helpdesk app through ragfault and print the attribution")
@@ -31,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from collector.errors import ConfigError
     from collector.store import Store
     from collector.store.reader import run_select
+    from ragfault import report
     from ragfault.demo.run import run_demo
     from ragfault.demo.scenarios import RUN_ID, SCENARIOS
 

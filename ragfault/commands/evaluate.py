@@ -7,7 +7,7 @@ import json
 from contextlib import nullcontext
 from datetime import datetime
 
-from ragfault.client import DB_HELP, SERVER_HELP, post, target
+from ragfault.client import DB_HELP, SERVER_HELP, post, require_database, target
 from ragfault.progress import Progress
 
 
@@ -57,17 +57,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"evaluated {len(ids)} traces on the server at {url}")
         return 0
 
+    require_database(db)  # before the engine is imported: a mistyped name is refused at once
     from collector.config import build_settings
     from evaluators.config import evaluator_configs, load_evaluation_settings
     from evaluators.pool import EvalPool, default_workers
     from evaluators.registry import discover
     from evaluators.runner import Runner, StoreRunner
     from evaluators.service import select_traces_received
-    from ragfault.local import LocalStore, require_database
+    from ragfault.local import LocalStore
 
     settings = load_evaluation_settings(args.config)
     specs = discover()
-    require_database(db)
+
     local = LocalStore(db)
     try:
         settled = local.settle_all()

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from queries import load_query
 from ragfault.client import DB_HELP, SERVER_HELP, add_lake_arguments, lake_of, sql
-from ragfault.gate import EXPERIMENT, load_rules, measure
 from ragfault.output import table
 
 
@@ -24,6 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _rows(args: argparse.Namespace, run_id: str | None) -> list[dict[str, Any]]:
+    from queries import load_query
+
     q = load_query("case_results")
     res = sql(
         q.sql,
@@ -49,6 +49,8 @@ def _experiment_rows(
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragfault.gate import EXPERIMENT, load_rules, measure
+
     rules = load_rules(args.rules)
     run_id = args.run_id or rules.run
     baseline_id = args.baseline or rules.baseline

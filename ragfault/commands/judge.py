@@ -10,7 +10,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlencode
 
-from ragfault.client import DB_HELP, SERVER_HELP, _headers, post, target
+from ragfault.client import DB_HELP, SERVER_HELP, _headers, post, require_database, target
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -103,9 +103,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _local(args: argparse.Namespace, db: str) -> dict[str, Any]:
     from evaluators.judge.calibration import accept, calibration_report
-    from ragfault.local import LocalStore, require_database
 
     require_database(db)
+
+    from ragfault.local import LocalStore
+
     local = LocalStore(db)
     try:
         if args.rescore:

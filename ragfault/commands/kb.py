@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from collector.errors import ConfigError, PermanentError
-from evaluators.gold import GoldCase, KBDocument, parse_jsonl
-from ragfault.experiments import conflicts
+
+if TYPE_CHECKING:
+    from evaluators.gold import GoldCase, KBDocument
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -31,6 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _read(path: str, model: type[KBDocument] | type[GoldCase], key: str) -> list:  # type: ignore[type-arg]
+    from evaluators.gold import parse_jsonl
+
     try:
         text = Path(path).read_bytes()
     except OSError as exc:
@@ -46,6 +50,9 @@ def _write(path: Path, rows: list[dict]) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    from evaluators.gold import GoldCase, KBDocument
+    from ragfault.experiments import conflicts
+
     if args.cases is not None and args.cases < 1:
         raise ConfigError("--cases must be at least 1")
     kb = _read(args.kb, KBDocument, "doc_id")

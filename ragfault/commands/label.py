@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragfault.client import DB_HELP, SERVER_HELP, post, target
+from ragfault.client import DB_HELP, SERVER_HELP, post, require_database, target
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -25,10 +25,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"loaded {result['loaded']} labels into the server at {url}")
         return 0
     from evaluators.judge.calibration import parse_labels, store_labels
-    from ragfault.local import LocalStore, require_database
 
     labels = parse_labels(body)
     require_database(db)
+    from ragfault.local import LocalStore
+
     local = LocalStore(db)
     try:
         n = store_labels(local.write, labels)

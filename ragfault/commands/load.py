@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragfault.client import DB_HELP, SERVER_HELP, post, target
+from ragfault.client import DB_HELP, SERVER_HELP, post, require_database, target
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -29,10 +29,10 @@ def run(args: argparse.Namespace) -> int:
             f"loaded {result['loaded']} {'cases' if args.kind == 'gold' else 'documents'} into the server at {url}"
         )
         return 0
+    require_database(db)  # before the engine is imported: a mistyped name is refused at once
     from evaluators.loading import store_gold, store_kb
-    from ragfault.local import LocalStore, require_database
+    from ragfault.local import LocalStore
 
-    require_database(db)
     local = LocalStore(db)
     try:
         if args.kind == "gold":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ragfault import report
 from ragfault.client import DB_HELP, SERVER_HELP, add_lake_arguments, lake_of, sql
 
 
@@ -25,6 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragfault import report
+
     def q(text: str, params: dict) -> dict:
         return sql(text, params, db=args.db, server=args.server, row_cap=100_000, lake=lake_of(args))
 
