@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +19,18 @@ from tests.store import lake_run
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the lake set in its own environment now, if the suite will ask for it (see lake_run)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # every worker collects every test: the one that runs it starts the set
     if any(item.nodeid == lake_run.NODE for item in session.items) and lake_run.needed():
         lake_run.RUN.start()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """In the controlling process of a parallel run: start the lake set once a worker has collected
+    its test, for that worker to read (see lake_run)."""
+    if lake_run.NODE in ids and lake_run.needed():
+        lake_run.RUN.start(share=lake_run.shared_result(node.workerinput["testrunuid"]))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -18,6 +18,7 @@ names, plus the OpenTelemetry SDK and exporter the apps export with.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -44,9 +45,19 @@ def _python(env: Path) -> Path:
 
 
 def ensure(group: str) -> tuple[Path, float]:
-    """(interpreter, seconds spent creating it: 0.0 when reused) for ``group``."""
+    """(interpreter, seconds spent creating it: 0.0 when reused) for ``group``.
+
+    Tests running in parallel (``pytest -n``) may ask for the same group at once: one creates it
+    while the others wait on its lock file, then find it made."""
     if group == "main":
         return Path(sys.executable), 0.0
+    VENVS.mkdir(parents=True, exist_ok=True)
+    with open(VENVS / f".{group}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure(group)
+
+
+def _ensure(group: str) -> tuple[Path, float]:
     req = REQUIREMENTS / f"{group}.txt"
     if not req.is_file():
         raise SystemExit(f"no requirements file for group {group!r} (known: {', '.join(groups())})")

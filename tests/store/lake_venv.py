@@ -11,6 +11,7 @@ creating environment changes. ``python -m tests.store.lake_venv`` creates it and
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import site
 import subprocess
@@ -38,7 +39,15 @@ def python() -> Path:
 
 
 def ensure() -> Path:
-    """Create (or reuse) the environment; returns its interpreter."""
+    """Create (or reuse) the environment; returns its interpreter. Callers in parallel test
+    processes take turns on a lock file beside it."""
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    with open(VENV.parent / f"{VENV.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure()
+
+
+def _ensure() -> Path:
     marker = VENV / ".ragfault-stamp"
     if python().exists() and marker.exists() and marker.read_text().strip() == stamp():
         return python()
