@@ -193,10 +193,19 @@ _FRAME_PID = re.compile(r"^process (\d+):")
 _FRAME_TID = re.compile(r"^thread \((?:0x)?([0-9a-fA-F]+)\)")
 
 
+# Where a sample's innermost frame is one of these, the thread was blocked, not running: py-spy
+# (without --idle) still records threads waiting in Python-level waits.
+_WAIT_FRAMES = re.compile(r"^\S+ \((?:threading|selectors|queue|multiprocessing/connection)\.py:\d+\)$")
+
+
+def _waiting(frame: str) -> bool:
+    return _WAIT_FRAMES.match(frame) is not None
+
+
 def stages(path: Path, cpu: ThreadWatch, n_traces: int) -> dict[str, float]:
     """CPU µs a trace by stage: each thread's CPU time (``ThreadWatch``) split over the stages of
-    its py-spy samples (``_STAGE_RULES``); a worker process's whole CPU time over its samples'.
-    Threads py-spy never saw (DuckDB's own, threads that ended) are counted apart."""
+    its py-spy samples (``_STAGE_RULES``) that were not blocked in a wait (``_waiting``); a worker
+    process's whole CPU time over its samples'. Threads py-spy never saw (DuckDB's own, threads that ended) are counted apart."""
     per_thread: dict[tuple[int, int], dict[str, int]] = {}
     worker_pids: set[int] = set()
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -215,6 +224,8 @@ def stages(path: Path, cpu: ThreadWatch, n_traces: int) -> dict[str, float]:
         tid = int(tid_m.group(1), 16 if frames[heads[0]].startswith("thread (0x") else 10)
         if in_worker:
             worker_pids.add(pid)
+        if _waiting(frames[-1]):
+            continue  # a thread blocked on a lock, an event or a selector spends no CPU there
         kind = _thread_kind(frames[heads[0]], in_worker)
         names = {f.split(" (", 1)[0].rsplit(".", 1)[-1] for f in frames[heads[0] + 1 :]}
         for k, stage, need in _STAGE_RULES:
