@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, NamedTuple, TypeVar, overload
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
@@ -100,6 +101,9 @@ class StepDoc(NamedTuple):
     source: str  # span, derived
 
 
+_POSITION = itemgetter(2)  # StepDoc.position, read in C
+
+
 @dataclass(frozen=True)
 class TraceView:
     """A settled trace as evaluators see it."""
@@ -140,7 +144,7 @@ class TraceView:
         for d in self.documents:
             out.setdefault((d.stage, d.span_id), []).append(d)
         for docs in out.values():
-            docs.sort(key=lambda d: d.position)  # stable: the order of equal positions is kept
+            docs.sort(key=_POSITION)  # stable: the order of equal positions is kept
         return out
 
     @cached_property

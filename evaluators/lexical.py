@@ -946,7 +946,9 @@ def _is_refusal_sentence(text: str, extra_patterns: tuple[str, ...]) -> bool:
     return bool(extra is not None and extra.search(t))
 
 
+@lru_cache(maxsize=16384)
 def _is_question(text: str) -> bool:
+    """Whether a sentence asks (cached: an answer's sentences come back in other answers)."""
     t = _clean(text)
     if t.endswith(("?", "？")):
         return True
@@ -1200,6 +1202,14 @@ def _mismatches(claim: Analysis, sent: Analysis) -> tuple[list[str], list[str]]:
     return missing, conflicts
 
 
+@lru_cache(maxsize=16384)
+def _mismatches_of(claim: str, sentence: str) -> tuple[list[str], list[str]]:
+    """``_mismatches`` of the two texts' analyses, which depend on the texts alone (cached: the same
+    claims come back against the same document sentences trace after trace). Callers only read the
+    lists."""
+    return _mismatches(analyze(claim), analyze(sentence))
+
+
 def support(
     claim: str,
     sentences: Sequence[str],
@@ -1254,7 +1264,7 @@ def support(
         if plain and not sa.negated:
             missing, conflicts = [], []
         else:
-            missing, conflicts = _mismatches(ca, sa)
+            missing, conflicts = _mismatches_of(claim, s)
         if coverage >= min_coverage and not missing:
             best_support = (coverage, i)  # higher than any before (see above)
             if coverage >= 1.0:

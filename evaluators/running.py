@@ -183,7 +183,8 @@ def build_tables(runner: Runner, inputs: list[EvalInput], gens: dict[str, int], 
     else:
         span_ids = names = values = nums = dens = statuses = reasons = passed = labels = details = ()
     dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
-    details_json = [dumps(d, option=opt).decode() if d is not None else None for d in details]
+    # the JSON bytes go into the string column as they are (orjson writes UTF-8): no str a row
+    details_json = [dumps(d, option=opt) if d is not None else None for d in details]
     # each row's run, then its trace and its evaluator
     row_run = pc.run_end_decode(
         pa.RunEndEncodedArray.from_arrays(

@@ -4,24 +4,19 @@ trace) must never mix one trace's rows into another's."""
 
 from __future__ import annotations
 
-import json
-import random
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.evaluate import export_requests, make_kb
-from collector.batch import flatten
 from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.settle import Settler
 from evaluators.config import EvaluationSettings, evaluator_configs
-from evaluators.loading import store_gold, store_kb
 from evaluators.registry import discover
 from evaluators.runner import Runner, StoreRunner
 from ragfault.local import LocalStore
+from tests.evaluators.bench_traces import store_bench_traces
 
 TRACES = 48
 
@@ -31,22 +26,9 @@ def base_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bench's traces (a quarter of them without document ids, some documents sent without
     text), their gold cases and the registry, stored and not settled yet."""
     path = tmp_path_factory.mktemp("batch") / "base.duckdb"
-    rng = random.Random(11)
-    kb = make_kb(rng, 40)
     local = LocalStore(str(path))
     try:
-        cases = []
-        for req, req_cases in export_requests(rng, kb, TRACES, 16, time.time_ns() - 3600 * 10**9):
-            cases.extend(req_cases)
-            local.store.write_spans(local.store.con, flatten(req, source_keys=DEFAULT_SOURCE_KEYS))
-        public = [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb]
-        store_kb(local.write, "\n".join(json.dumps(d, ensure_ascii=False) for d in public))
-        store_gold(local.write, "\n".join(json.dumps(c, ensure_ascii=False) for c in cases), dataset="t")
-        # some documents as sent without their text (settling takes the registry's by their id)
-        local.store.con.execute(
-            "UPDATE step_documents SET content = NULL WHERE stage = 'candidate' AND position % 3 = 0 "
-            "AND doc_id IN (SELECT doc_id FROM kb_documents)"
-        )
+        store_bench_traces(local, seed=11, traces=TRACES, per_request=16, dataset="t")
     finally:
         local.close()
     return path

@@ -152,3 +152,27 @@ def test_support_equals_comparing_every_sentence_on_long_contexts() -> None:
         got = support(claim, sentences, min_cov, ignore=ignore or None, contradiction_coverage=contra)
         want = _reference_support(claim, sentences, min_cov, min_cov if contra is None else contra, ignore)
         assert got == want, (claim, sentences, min_cov, contra, ignore)
+
+
+def test_cached_comparisons_give_the_same_verdicts_in_other_contexts() -> None:
+    """A claim's comparison with a sentence is kept by text (``_mismatches_of``): the same claim
+    checked against other sentence lists, and the same sentences for other claims, get the verdicts
+    of comparing afresh, and what is kept is not changed by the verdicts built from it."""
+    claims = [
+        "Refunds are available within 30 days of purchase.",
+        "Refunds are not available after 30 days.",
+        "年度会员在购买后 7 天内可以申请退款。",
+    ]
+    first = ["Refunds are available within 14 days of purchase.", "Shipping fees are not refundable."]
+    second = ["Refunds are available within 30 days of purchase.", *first]
+    third = ["年度会员在购买后 30 天内可以申请退款。", "Refunds are not available after 30 days."]
+    lexical._mismatches_of.cache_clear()
+    for sentences in (first, second, third, first, second):
+        for claim in claims:
+            assert support(claim, sentences, 0.6, ignore="refund") == _reference_support(
+                claim, sentences, 0.6, 0.5, "refund"
+            )
+    assert lexical._mismatches_of.cache_info().hits > 0
+    for claim in claims:
+        for s in first + second + third:
+            assert lexical._mismatches_of(claim, s) == lexical._mismatches(analyze(claim), analyze(s))
