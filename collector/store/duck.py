@@ -75,12 +75,30 @@ ON CONFLICT (trace_id) DO UPDATE SET
     user_id          = coalesce(traces.user_id, excluded.user_id)
 """
 
+# ... and when each trace has one summary row (a commit of one request), the rows as they are: the
+# aggregate's hash table costs more than the rest of the statement (about 2 ms a commit)
+_TRACES_AS_SUMMED = """
+SELECT trace_id, first_received_at, last_received_at, span_count, error_count, has_root, root_span_id,
+       root_name, start_time, end_time, coalesce(root_service, service_name), case_id, run_id, session_id,
+       user_id
+FROM _in_traces
+"""
+
 _INSERT_TRACES = f"INSERT INTO traces ({_TRACE_COLS})"
 _SUMMARY_COLS = ", ".join(SUMMARY_COLUMNS)
 # ``ON CONFLICT`` costs about 6 ms a commit even when nothing conflicts (and a plain INSERT of the
 # same rows about 2), so traces not seen before are inserted plainly.
 _NEW_TRACES = _INSERT_TRACES + _TRACES_FROM_SUMMARIES
 _MERGE_TRACES = _INSERT_TRACES + _TRACES_FROM_SUMMARIES + _TRACE_MERGE
+
+
+def _traces_sql(*, new: bool, once: bool) -> str:
+    """The ``traces`` statement of a commit: its traces all new or not, each in one summary row or not."""
+    return (
+        _INSERT_TRACES
+        + (_TRACES_AS_SUMMED if once else _TRACES_FROM_SUMMARIES)
+        + ("" if new else _TRACE_MERGE)
+    )
 
 
 # Every span of the batch is new (raises ConstraintException when one is not). No temporary view:
@@ -95,11 +113,13 @@ def _append(docs: bool, traces: str) -> str:
     return ";\n".join(["BEGIN TRANSACTION", *statements, "COMMIT"])
 
 
-# (batch has documents, every trace is new) -> the whole transaction as one call
+# (batch has documents, every trace is new, each trace in one summary row) -> the whole transaction
+# as one call
 _APPEND = {
-    (d, new): _append(d, _NEW_TRACES if new else _MERGE_TRACES)
+    (d, new, once): _append(d, _traces_sql(new=new, once=once))
     for d in (False, True)
     for new in (False, True)
+    for once in (False, True)
 }
 
 WAL_HARD_LIMIT = "1GB"
@@ -154,14 +174,40 @@ def sandbox(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET lock_configuration = true")
 
 
+# The ingest columns of type JSON. Their values come from ``collector.batch._json`` or are metadata
+# that parsed as a JSON object on receipt; handed to DuckDB typed as JSON (Arrow's canonical
+# ``arrow.json`` extension type) they are stored as they are, instead of being cast from VARCHAR,
+# which parses every value again to validate it (about a tenth of the spans' insert). The stored
+# text is the same either way: the cast keeps the text it validated.
+_JSON_COLUMNS = frozenset(
+    {"attributes", "events", "links", "resource_attributes", "scope_attributes", "metadata"}
+)
+_JSON = pa.json_(pa.string())
+
+
+def _json_typed(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([pa.field(f.name, _JSON) if f.name in _JSON_COLUMNS else f for f in schema])
+
+
 class _Table:
     """A registered Arrow source whose table is swapped between commits: DuckDB reads whatever
-    table it holds when a statement runs, so the view is registered once per connection."""
+    table it holds when a statement runs, so the view is registered once per connection.
 
-    def __init__(self, schema: pa.Schema) -> None:
-        self.schema = schema
-        self.empty: pa.Table = schema.empty_table()
+    With ``json`` the table's JSON columns are handed over typed as JSON (``_JSON_COLUMNS``)."""
+
+    def __init__(self, schema: pa.Schema, *, json: bool = False) -> None:
+        self.schema = _json_typed(schema) if json else schema
+        self._json = [i for i, f in enumerate(self.schema) if f.type == _JSON] if json else []
+        self.empty: pa.Table = self.schema.empty_table()
         self.table = self.empty
+
+    def set(self, table: pa.Table) -> None:
+        for i in self._json:  # zero-copy: the same string buffers under the JSON type
+            column = table.column(i)
+            if column.type != _JSON:
+                chunks = [pa.ExtensionArray.from_storage(_JSON, c) for c in column.chunks]
+                table = table.set_column(i, self.schema.field(i), pa.chunked_array(chunks, _JSON))
+        self.table = table
 
     def __arrow_c_schema__(self) -> object:
         return self.schema.__arrow_c_schema__()
@@ -172,10 +218,12 @@ class _Table:
 
 class _Inputs:
     """The ``_in_spans``, ``_in_steps``, ``_in_docs`` and ``_in_traces`` views of one writing
-    connection."""
+    connection; with ``json`` their JSON columns are typed as JSON (``_Table``)."""
 
-    def __init__(self) -> None:
-        self.spans, self.steps, self.docs = _Table(SPAN_SCHEMA), _Table(STEP_SCHEMA), _Table(DOC_SCHEMA)
+    def __init__(self, *, json: bool = False) -> None:
+        self.spans = _Table(SPAN_SCHEMA, json=json)
+        self.steps = _Table(STEP_SCHEMA, json=json)
+        self.docs = _Table(DOC_SCHEMA, json=json)
         self.traces = _Table(TRACE_SCHEMA)
 
     def register(self, con: duckdb.DuckDBPyConnection) -> None:
@@ -185,7 +233,9 @@ class _Inputs:
         con.register("_in_traces", self.traces)
 
     def set(self, batch: ArrowBatch) -> None:
-        self.spans.table, self.steps.table, self.docs.table = batch.spans, batch.steps, batch.docs
+        self.spans.set(batch.spans)
+        self.steps.set(batch.steps)
+        self.docs.set(batch.docs)
         self.traces.table = batch.trace_table()
 
     def clear(self) -> None:
@@ -327,12 +377,13 @@ class Store(Faults):
         inputs.set(batch)
         known = self._known_traces(con)
         trace_ids: list[str] = batch.trace_table().column("trace_id").to_pylist()
+        once = len(set(trace_ids)) == len(trace_ids)  # a request's summary has one row a trace
         try:
             dedup = False
             for attempt in range(CONFLICT_RETRIES + 1):
                 try:
                     new_traces = not known.any_known(trace_ids)
-                    written = self._write_once(con, inputs, batch, dedup, new_traces=new_traces)
+                    written = self._write_once(con, inputs, batch, dedup, new_traces=new_traces, once=once)
                     known.add(trace_ids)
                     return written
                 except duckdb.TransactionException:
@@ -421,7 +472,7 @@ class Store(Faults):
                 return found[1]
             if len(self._registered) >= 64:  # connections come and go in tests and CLI commands
                 self._registered.clear()
-            inputs = _Inputs()
+            inputs = _Inputs(json=True)
             inputs.register(con)
             self._registered[key] = (con, inputs)  # holding ``con`` keeps its id from being reused
             return inputs
@@ -447,11 +498,12 @@ class Store(Faults):
         dedup: bool,
         *,
         new_traces: bool,
+        once: bool,
     ) -> int:
         if not dedup:
             try:
                 # one call for the whole transaction: the GIL is released once, not per statement
-                con.execute(_APPEND[bool(batch.docs.num_rows), new_traces])
+                con.execute(_APPEND[bool(batch.docs.num_rows), new_traces, once])
                 return len(batch)
             except duckdb.ConstraintException:
                 rollback(con)
