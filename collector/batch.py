@@ -20,6 +20,7 @@ import pyarrow as pa
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from collector.normalize import DEFAULT_SOURCE_KEYS, normalize_span
+from collector.normalize.common import key_blob
 from collector.normalize.genai_events import CONTENT_EVENTS, span_content_events, with_content
 
 SPAN_KIND = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -92,8 +93,10 @@ FEEDBACK_KEYS = ("annotation.", "evaluation.")
 FEEDBACK_EVENT = "gen_ai.evaluation.result"
 
 
-def carries_feedback(attrs: dict[str, Any], events: Any) -> bool:
-    keys = "\n".join(attrs)
+def carries_feedback(attrs: dict[str, Any], events: Any, keys: str | None = None) -> bool:
+    """``keys`` is the span's ``key_blob`` when the caller has it."""
+    if keys is None:
+        keys = "\n".join(attrs)
     if any(k in keys for k in FEEDBACK_KEYS):
         return True
     return any(e.name == FEEDBACK_EVENT for e in events) if len(events) else False
@@ -247,12 +250,14 @@ def flatten(
                 trace_id, span_id = tid.hex(), sid.hex()
                 parent = pid.hex() if pid and pid != _ZERO8 else None
                 attrs = attributes(span.attributes)
+                keys = read_keys = key_blob(attrs)  # searched by the feedback check and the readers
                 read = attrs
                 if len(span.events) and any(e.name in CONTENT_EVENTS for e in span.events):
                     # GenAI content events on the span: read as if they were its message attributes
                     read = with_content(attrs, span_content_events(span.events))
+                    read_keys = key_blob(read)
                 try:
-                    step = normalize_span(read, source_keys)
+                    step = normalize_span(read, source_keys, read_keys)
                 except Exception as exc:  # a convention reader must never lose a span
                     from collector.normalize.common import Step
 
@@ -280,7 +285,7 @@ def flatten(
                     events, links, span.dropped_attributes_count, span.dropped_events_count,
                     span.dropped_links_count, res_json, res_schema, scope_name, scope_version, scope_json,
                     scope_schema, service, session_id, user_id, case_id, run_id, step_type, convention, now,
-                    carries_feedback(attrs, span.events),
+                    carries_feedback(attrs, span.events, keys),
                 ))  # fmt: skip
                 add_step((
                     trace_id, span_id, parent, step_type, convention, name, service, start_ns, end_ns,
