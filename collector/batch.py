@@ -112,21 +112,27 @@ def _non_finite(value: Any) -> bool:
     return False
 
 
-def _json(value: Any) -> str:
-    """Attributes as JSON. NaN and ±Infinity are kept as the tokens ``NaN``, ``Infinity`` and
+def _json_bytes(value: Any) -> bytes:
+    """Attributes as JSON, UTF-8. NaN and ±Infinity are kept as the tokens ``NaN``, ``Infinity`` and
     ``-Infinity`` (orjson writes ``null``): DuckDB's JSON reads them as DOUBLE, and
     ``collector.jsonvalue.loads`` reads them back."""
     out = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     if b"null" in out and _non_finite(value):
-        return json.dumps(value, allow_nan=True, ensure_ascii=False, separators=(",", ":"))
-    return out.decode()
+        return json.dumps(value, allow_nan=True, ensure_ascii=False, separators=(",", ":")).encode()
+    return out
+
+
+def _json(value: Any) -> str:
+    """``_json_bytes`` as text."""
+    return _json_bytes(value).decode()
 
 
 @dataclass
 class SpanBatch:
     """Rows ready to become Arrow tables (one tuple a row, in ``*_COLUMNS`` order), plus what was
-    rejected. Timestamps are still integers of nanoseconds (0 for none); ``batch_to_arrow``
-    converts whole columns at once."""
+    rejected. Timestamps are still integers of nanoseconds (0 for none), and a span's attributes
+    JSON is UTF-8 bytes (as encoded: Arrow takes them without a decode and an encode);
+    ``batch_to_arrow`` converts whole columns at once."""
 
     spans: list[tuple[Any, ...]] = field(default_factory=list)
     steps: list[tuple[Any, ...]] = field(default_factory=list)
@@ -281,7 +287,7 @@ def flatten(
                 )
                 add_span((
                     trace_id, span_id, parent, span.trace_state or None, span.flags, name, kind,
-                    start_ns, end_ns, start_ns, end_ns, duration, status, st.message or None, _json(attrs),
+                    start_ns, end_ns, start_ns, end_ns, duration, status, st.message or None, _json_bytes(attrs),
                     events, links, span.dropped_attributes_count, span.dropped_events_count,
                     span.dropped_links_count, res_json, res_schema, scope_name, scope_version, scope_json,
                     scope_schema, service, session_id, user_id, case_id, run_id, step_type, convention, now,

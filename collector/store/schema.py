@@ -233,6 +233,8 @@ def _column(values: Sequence[object], typ: pa.DataType) -> pa.Array:
     """One Arrow column. Extracted integers come from untrusted attributes (a token count of
     "1e30", a document index past 2**31): one that does not fit its column becomes NULL rather than
     failing the whole group commit. The raw attribute JSON still holds the value."""
+    if values and type(values[0]) is bytes and typ == _S:  # UTF-8 already (a span's attributes)
+        return pa.array(values, pa.binary()).cast(_S)  # the cast checks the bytes are UTF-8
     try:
         return pa.array(values, type=typ)
     except (OverflowError, pa.ArrowInvalid):

@@ -106,7 +106,11 @@ def reference_write(con: duckdb.DuckDBPyConnection, batch: SpanBatch) -> None:
         ]
         con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(select)} FROM staged")
 
-    keep = [r for r in batch.spans if (r[0], r[1]) not in stored]
+    keep = [
+        tuple(v.decode() if isinstance(v, bytes) else v for v in r)  # the attributes' UTF-8 JSON as text
+        for r in batch.spans
+        if (r[0], r[1]) not in stored
+    ]
     new = {(r[0], r[1]) for r in keep}
     insert("spans", SPAN_COLUMNS, keep)
     insert("steps", STEP_COLUMNS, [r for r in batch.steps if (r[0], r[1]) in new])
