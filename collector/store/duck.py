@@ -88,7 +88,6 @@ _INSERT_TRACES = f"INSERT INTO traces ({_TRACE_COLS})"
 _SUMMARY_COLS = ", ".join(SUMMARY_COLUMNS)
 # ``ON CONFLICT`` costs about 6 ms a commit even when nothing conflicts (and a plain INSERT of the
 # same rows about 2), so traces not seen before are inserted plainly.
-_NEW_TRACES = _INSERT_TRACES + _TRACES_FROM_SUMMARIES
 _MERGE_TRACES = _INSERT_TRACES + _TRACES_FROM_SUMMARIES + _TRACE_MERGE
 
 
@@ -174,40 +173,14 @@ def sandbox(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET lock_configuration = true")
 
 
-# The ingest columns of type JSON. Their values come from ``collector.batch._json`` or are metadata
-# that parsed as a JSON object on receipt; handed to DuckDB typed as JSON (Arrow's canonical
-# ``arrow.json`` extension type) they are stored as they are, instead of being cast from VARCHAR,
-# which parses every value again to validate it (about a tenth of the spans' insert). The stored
-# text is the same either way: the cast keeps the text it validated.
-_JSON_COLUMNS = frozenset(
-    {"attributes", "events", "links", "resource_attributes", "scope_attributes", "metadata"}
-)
-_JSON = pa.json_(pa.string())
-
-
-def _json_typed(schema: pa.Schema) -> pa.Schema:
-    return pa.schema([pa.field(f.name, _JSON) if f.name in _JSON_COLUMNS else f for f in schema])
-
-
 class _Table:
     """A registered Arrow source whose table is swapped between commits: DuckDB reads whatever
-    table it holds when a statement runs, so the view is registered once per connection.
+    table it holds when a statement runs, so the view is registered once per connection."""
 
-    With ``json`` the table's JSON columns are handed over typed as JSON (``_JSON_COLUMNS``)."""
-
-    def __init__(self, schema: pa.Schema, *, json: bool = False) -> None:
-        self.schema = _json_typed(schema) if json else schema
-        self._json = [i for i, f in enumerate(self.schema) if f.type == _JSON] if json else []
-        self.empty: pa.Table = self.schema.empty_table()
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.empty: pa.Table = schema.empty_table()
         self.table = self.empty
-
-    def set(self, table: pa.Table) -> None:
-        for i in self._json:  # zero-copy: the same string buffers under the JSON type
-            column = table.column(i)
-            if column.type != _JSON:
-                chunks = [pa.ExtensionArray.from_storage(_JSON, c) for c in column.chunks]
-                table = table.set_column(i, self.schema.field(i), pa.chunked_array(chunks, _JSON))
-        self.table = table
 
     def __arrow_c_schema__(self) -> object:
         return self.schema.__arrow_c_schema__()
@@ -218,12 +191,10 @@ class _Table:
 
 class _Inputs:
     """The ``_in_spans``, ``_in_steps``, ``_in_docs`` and ``_in_traces`` views of one writing
-    connection; with ``json`` their JSON columns are typed as JSON (``_Table``)."""
+    connection."""
 
-    def __init__(self, *, json: bool = False) -> None:
-        self.spans = _Table(SPAN_SCHEMA, json=json)
-        self.steps = _Table(STEP_SCHEMA, json=json)
-        self.docs = _Table(DOC_SCHEMA, json=json)
+    def __init__(self) -> None:
+        self.spans, self.steps, self.docs = _Table(SPAN_SCHEMA), _Table(STEP_SCHEMA), _Table(DOC_SCHEMA)
         self.traces = _Table(TRACE_SCHEMA)
 
     def register(self, con: duckdb.DuckDBPyConnection) -> None:
@@ -233,9 +204,7 @@ class _Inputs:
         con.register("_in_traces", self.traces)
 
     def set(self, batch: ArrowBatch) -> None:
-        self.spans.set(batch.spans)
-        self.steps.set(batch.steps)
-        self.docs.set(batch.docs)
+        self.spans.table, self.steps.table, self.docs.table = batch.spans, batch.steps, batch.docs
         self.traces.table = batch.trace_table()
 
     def clear(self) -> None:
@@ -472,7 +441,7 @@ class Store(Faults):
                 return found[1]
             if len(self._registered) >= 64:  # connections come and go in tests and CLI commands
                 self._registered.clear()
-            inputs = _Inputs(json=True)
+            inputs = _Inputs()
             inputs.register(con)
             self._registered[key] = (con, inputs)  # holding ``con`` keeps its id from being reused
             return inputs

@@ -1,6 +1,6 @@
 """What a write stores is what the flattened request holds, whichever way the store gets it there.
 
-The store hands DuckDB Arrow tables (JSON columns typed as JSON, times converted a column at a time,
+The store hands DuckDB Arrow tables (times converted in Python, a span's attributes JSON as bytes,
 each request's traces summed up before the commit). A reference written here without any of that
 stores the same ``SpanBatch`` rows with plain parameterized inserts (every JSON value cast and
 validated by DuckDB, nanoseconds rounded by SQL) and sums the ``traces`` rows up in SQL from the
