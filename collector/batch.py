@@ -20,6 +20,7 @@ import pyarrow as pa
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from collector.normalize import DEFAULT_SOURCE_KEYS, normalize_span
+from collector.normalize.common import key_blob
 from collector.normalize.genai_events import CONTENT_EVENTS, span_content_events, with_content
 
 SPAN_KIND = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -92,8 +93,10 @@ FEEDBACK_KEYS = ("annotation.", "evaluation.")
 FEEDBACK_EVENT = "gen_ai.evaluation.result"
 
 
-def carries_feedback(attrs: dict[str, Any], events: Any) -> bool:
-    keys = "\n".join(attrs)
+def carries_feedback(attrs: dict[str, Any], events: Any, keys: str | None = None) -> bool:
+    """``keys`` is the span's ``key_blob`` when the caller has it."""
+    if keys is None:
+        keys = "\n".join(attrs)
     if any(k in keys for k in FEEDBACK_KEYS):
         return True
     return any(e.name == FEEDBACK_EVENT for e in events) if len(events) else False
@@ -109,21 +112,27 @@ def _non_finite(value: Any) -> bool:
     return False
 
 
-def _json(value: Any) -> str:
-    """Attributes as JSON. NaN and ±Infinity are kept as the tokens ``NaN``, ``Infinity`` and
+def _json_bytes(value: Any) -> bytes:
+    """Attributes as JSON, UTF-8. NaN and ±Infinity are kept as the tokens ``NaN``, ``Infinity`` and
     ``-Infinity`` (orjson writes ``null``): DuckDB's JSON reads them as DOUBLE, and
     ``collector.jsonvalue.loads`` reads them back."""
     out = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     if b"null" in out and _non_finite(value):
-        return json.dumps(value, allow_nan=True, ensure_ascii=False, separators=(",", ":"))
-    return out.decode()
+        return json.dumps(value, allow_nan=True, ensure_ascii=False, separators=(",", ":")).encode()
+    return out
+
+
+def _json(value: Any) -> str:
+    """``_json_bytes`` as text."""
+    return _json_bytes(value).decode()
 
 
 @dataclass
 class SpanBatch:
     """Rows ready to become Arrow tables (one tuple a row, in ``*_COLUMNS`` order), plus what was
-    rejected. Timestamps are still integers of nanoseconds (0 for none); ``batch_to_arrow``
-    converts whole columns at once."""
+    rejected. Timestamps are still integers of nanoseconds (0 for none), and a span's attributes
+    JSON is UTF-8 bytes (as encoded: Arrow takes them without a decode and an encode);
+    ``batch_to_arrow`` converts whole columns at once."""
 
     spans: list[tuple[Any, ...]] = field(default_factory=list)
     steps: list[tuple[Any, ...]] = field(default_factory=list)
@@ -247,12 +256,14 @@ def flatten(
                 trace_id, span_id = tid.hex(), sid.hex()
                 parent = pid.hex() if pid and pid != _ZERO8 else None
                 attrs = attributes(span.attributes)
+                keys = read_keys = key_blob(attrs)  # searched by the feedback check and the readers
                 read = attrs
                 if len(span.events) and any(e.name in CONTENT_EVENTS for e in span.events):
                     # GenAI content events on the span: read as if they were its message attributes
                     read = with_content(attrs, span_content_events(span.events))
+                    read_keys = key_blob(read)
                 try:
-                    step = normalize_span(read, source_keys)
+                    step = normalize_span(read, source_keys, read_keys)
                 except Exception as exc:  # a convention reader must never lose a span
                     from collector.normalize.common import Step
 
@@ -276,11 +287,11 @@ def flatten(
                 )
                 add_span((
                     trace_id, span_id, parent, span.trace_state or None, span.flags, name, kind,
-                    start_ns, end_ns, start_ns, end_ns, duration, status, st.message or None, _json(attrs),
+                    start_ns, end_ns, start_ns, end_ns, duration, status, st.message or None, _json_bytes(attrs),
                     events, links, span.dropped_attributes_count, span.dropped_events_count,
                     span.dropped_links_count, res_json, res_schema, scope_name, scope_version, scope_json,
                     scope_schema, service, session_id, user_id, case_id, run_id, step_type, convention, now,
-                    carries_feedback(attrs, span.events),
+                    carries_feedback(attrs, span.events, keys),
                 ))  # fmt: skip
                 add_step((
                     trace_id, span_id, parent, step_type, convention, name, service, start_ns, end_ns,

@@ -92,10 +92,14 @@ READERS: tuple[Reader, ...] = (
 _AFTER_OPENINFERENCE = READERS[1:]
 
 
-def normalize_span(attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS) -> Step:
-    """Read one span's attributes into a ``Step`` (never raises on odd values)."""
+def normalize_span(
+    attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS, keys: str | None = None
+) -> Step:
+    """Read one span's attributes into a ``Step`` (never raises on odd values). ``keys`` is the
+    attributes' ``key_blob`` when the caller has it."""
     step = Step()
-    keys = key_blob(attrs)
+    if keys is None:
+        keys = key_blob(attrs)
     if "openinference.span.kind" in attrs:  # openinference.detect, inline
         openinference.read(attrs, step, source_keys, keys)
     else:

@@ -3,6 +3,7 @@ conventions) and the helpers they share: flattened lists, messages, documents, i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -257,6 +258,13 @@ def prefix_count(attrs: dict[str, Any], prefix: str, keys: str | None = None) ->
     return keys.count("\n" + prefix)
 
 
+@functools.lru_cache(maxsize=4096)
+def _doc_keys(prefix: str, i: int) -> tuple[str, str, str, str]:
+    """The keys of document ``i`` of a flattened list: built once, not for every span."""
+    base = f"{prefix}{i}.document."
+    return base + "id", base + "content", base + "score", base + "metadata"
+
+
 def openinference_docs(
     attrs: dict[str, Any], prefix: str, stage: Stage, source_keys: tuple[str, ...], keys: str | None = None
 ) -> list[Doc]:
@@ -276,11 +284,11 @@ def openinference_docs(
     get = attrs.get
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     while found < n:
-        base = f"{prefix}{i}.document."
-        rid = get(base + "id", _MISSING)
-        content = get(base + "content", _MISSING)
-        score = get(base + "score", _MISSING)
-        meta = get(base + "metadata", _MISSING)
+        id_key, content_key, score_key, meta_key = _doc_keys(prefix, i)
+        rid = get(id_key, _MISSING)
+        content = get(content_key, _MISSING)
+        score = get(score_key, _MISSING)
+        meta = get(meta_key, _MISSING)
         seen = (
             (rid is not _MISSING)
             + (content is not _MISSING)

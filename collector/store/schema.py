@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
+from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.store.tx import transaction
@@ -123,63 +123,84 @@ TRACE_SCHEMA = pa.schema([
     ("run_id", _S), ("session_id", _S), ("user_id", _S),
 ])  # fmt: skip
 
-_TRACE_AGGREGATES = [
-    ("received_at", "min"), ("received_at", "max"), ("trace_id", "count"), ("error", "sum"),
-    ("root", "any"), ("root_span_id", "min"), ("root_name", "min"), ("start_time", "min"),
-    ("end_time", "max"), ("root_service", "min"), ("service_name", "min"), ("case_id", "min"),
-    ("run_id", "min"), ("session_id", "min"), ("user_id", "min"),
-]  # fmt: skip
-
-
 # the span columns ``trace_summary`` reads
 SUMMARY_COLUMNS = (
     "trace_id", "span_id", "parent_span_id", "name", "status_code", "received_at", "start_time",
     "end_time", "service_name", "case_id", "run_id", "session_id", "user_id",
 )  # fmt: skip
+_SUMMARY_INDEX = [SPAN_COLUMNS.index(c) for c in SUMMARY_COLUMNS]
 
 
 def trace_summary(spans: pa.Table) -> pa.Table:
-    """The spans of a batch summed up per trace (``TRACE_SCHEMA``).
+    """The spans of a batch summed up per trace (``TRACE_SCHEMA``), one row a trace in the order of
+    their first span.
 
     A root span is one without a parent; ``root_*`` come from it, ``service_name`` from any span.
     Which value is kept when spans disagree (two roots, two case ids) is arbitrary, as it is in SQL's
-    ``any_value``."""
+    ``any_value``: here the least of the values given."""
     if not spans.num_rows:
         return TRACE_SCHEMA.empty_table()
-    root = pc.is_null(spans["parent_span_id"])
-    none = pa.scalar(None, _S)
-    parts = pa.table({
-        "trace_id": spans["trace_id"],
-        "received_at": spans["received_at"],
-        "error": pc.cast(pc.equal(spans["status_code"], "ERROR"), pa.int64()),
-        "root": root,
-        "root_span_id": pc.if_else(root, spans["span_id"], none),
-        "root_name": pc.if_else(root, spans["name"], none),
-        "start_time": spans["start_time"],
-        "end_time": spans["end_time"],
-        "root_service": pc.if_else(root, spans["service_name"], none),
-        "service_name": spans["service_name"],
-        "case_id": spans["case_id"],
-        "run_id": spans["run_id"],
-        "session_id": spans["session_id"],
-        "user_id": spans["user_id"],
-    })  # fmt: skip
-    grouped = parts.group_by("trace_id", use_threads=False).aggregate(_TRACE_AGGREGATES)
-    # aggregate() puts the key last; reorder and rename to the schema
-    columns = [grouped.column(f"{c}_{fn}") for c, fn in _TRACE_AGGREGATES]
-    return pa.Table.from_arrays([grouped.column("trace_id"), *columns], schema=TRACE_SCHEMA)
+    columns = [spans.column(c).to_pylist() for c in SUMMARY_COLUMNS]
+    return _summarize(zip(*columns, strict=True))
+
+
+def _summarize(spans: Iterable[Sequence[Any]]) -> pa.Table:
+    """``trace_summary`` of spans given as ``SUMMARY_COLUMNS`` rows (times as datetimes or integer
+    microseconds, None for none). In Python: a request's few hundred spans cost less than one
+    grouping of Arrow's engine, which starts a plan for each (about 2 ms)."""
+    by: dict[str, list[Any]] = {}
+    for tid, sid, parent, name, status, received, start, end, service, case, run, session, user in spans:
+        root = parent is None
+        error = 1 if status == "ERROR" else 0
+        t = by.get(tid)
+        if t is None:
+            by[tid] = [
+                received, received, 1, error, root, sid if root else None, name if root else None,
+                start, end, service if root else None, service, case, run, session, user,
+            ]  # fmt: skip
+            continue
+        t[2] += 1
+        t[3] += error
+        if received is not None:
+            t[0] = received if t[0] is None or received < t[0] else t[0]
+            t[1] = received if t[1] is None or received > t[1] else t[1]
+        if root:
+            t[4] = True
+            t[5] = _least(t[5], sid)
+            t[6] = _least(t[6], name)
+            t[9] = _least(t[9], service)
+        if start is not None and (t[7] is None or start < t[7]):
+            t[7] = start
+        if end is not None and (t[8] is None or end > t[8]):
+            t[8] = end
+        t[10], t[11], t[12] = _least(t[10], service), _least(t[11], case), _least(t[12], run)
+        t[13], t[14] = _least(t[13], session), _least(t[14], user)
+    values = list(zip(*by.values(), strict=True))
+    arrays = [pa.array(list(by), _S)]
+    arrays += [pa.array(v, f.type) for v, f in zip(values, list(TRACE_SCHEMA)[1:], strict=True)]
+    return pa.Table.from_arrays(arrays, schema=TRACE_SCHEMA)
+
+
+def _least(a: Any, b: Any) -> Any:
+    """The lesser of two values, None being no value (as SQL's ``min``)."""
+    if a is None:
+        return b
+    return a if b is None or a <= b else b
 
 
 def batch_to_arrow(batch: SpanBatch) -> ArrowBatch:
     """The rows of a flattened request as Arrow tables of the ingest schemas."""
     spans = rows_to_arrow(batch.spans, SPAN_SCHEMA)
+    picked = [[r[i] for i in _SUMMARY_INDEX] for r in batch.spans]
+    for p in picked:  # the times as the spans' table holds them (integer microseconds, None for none)
+        p[6], p[7] = _ns_to_us(p[6]), _ns_to_us(p[7])
     return ArrowBatch(
         spans,
         rows_to_arrow(batch.steps, STEP_SCHEMA),
         rows_to_arrow(batch.docs, DOC_SCHEMA),
         batch.rejected,
         batch.errors,
-        trace_summary(spans),
+        _summarize(picked) if picked else TRACE_SCHEMA.empty_table(),
     )
 
 
@@ -195,27 +216,25 @@ def rows_to_arrow(rows: list[tuple[object, ...]], schema: pa.Schema) -> pa.Table
     arrays = []
     for values, f in zip(columns, schema, strict=True):
         if f.name in _NS_COLUMNS and f.type == _TS:
-            arrays.append(_ns_to_timestamp(values))
+            arrays.append(pa.array([_ns_to_us(v) for v in values], _TS))
+        elif f.type == _TS and values.count(values[0]) == len(values):
+            arrays.append(pa.repeat(pa.scalar(values[0], _TS), len(values)))  # a batch's received_at
         else:
             arrays.append(_column(values, f.type))
     return pa.table(arrays, schema=schema)
 
 
-def _ns_to_timestamp(values: Sequence[object]) -> pa.Array:
-    """Nanoseconds since the epoch -> timestamp[us] (rounded to the nearest microsecond); 0 is NULL."""
-    u64 = pa.uint64()
-    ns = pa.array(values, type=u64)
-    us = pc.divide(ns, pa.scalar(1000, u64))  # integer division: truncates
-    rest = pc.subtract(ns, pc.multiply(us, pa.scalar(1000, u64)))
-    us = pc.add(us, pc.cast(pc.greater_equal(rest, pa.scalar(500, u64)), u64))
-    us = pc.if_else(pc.equal(ns, pa.scalar(0, u64)), pa.scalar(None, u64), us)
-    return pc.cast(us, pa.int64()).cast(_TS)
+def _ns_to_us(ns: Any) -> int | None:
+    """Nanoseconds since the epoch -> microseconds, rounded to the nearest; 0 is None."""
+    return (ns + 500) // 1000 if ns else None
 
 
 def _column(values: Sequence[object], typ: pa.DataType) -> pa.Array:
     """One Arrow column. Extracted integers come from untrusted attributes (a token count of
     "1e30", a document index past 2**31): one that does not fit its column becomes NULL rather than
     failing the whole group commit. The raw attribute JSON still holds the value."""
+    if values and type(values[0]) is bytes and typ == _S:  # UTF-8 already (a span's attributes)
+        return pa.array(values, pa.binary()).cast(_S)  # the cast checks the bytes are UTF-8
     try:
         return pa.array(values, type=typ)
     except (OverflowError, pa.ArrowInvalid):
