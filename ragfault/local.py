@@ -9,7 +9,6 @@ from collector.errors import ConfigError
 from collector.settle import Settler
 from collector.store import Store
 from collector.store.base import Tx
-from ragfault.client import require_database as require_database  # where the commands found it
 
 
 class LocalStore:

@@ -102,10 +102,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _local(args: argparse.Namespace, db: str) -> dict[str, Any]:
+    require_database(db)  # before the engine is imported: a mistyped name is refused at once
     from evaluators.judge.calibration import accept, calibration_report
-
-    require_database(db)
-
     from ragfault.local import LocalStore
 
     local = LocalStore(db)

@@ -25,11 +25,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"loaded {result['loaded']} labels into the server at {url}")
         return 0
     from evaluators.judge.calibration import parse_labels, store_labels
+    from ragfault.local import LocalStore
 
     labels = parse_labels(body)
     require_database(db)
-    from ragfault.local import LocalStore
-
     local = LocalStore(db)
     try:
         n = store_labels(local.write, labels)
