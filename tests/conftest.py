@@ -20,7 +20,7 @@ from tests.store import lake_run
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the lake set in its own environment now, if the suite will ask for it (see lake_run)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        return  # every worker collects every test: the one that runs it starts the set
+        return  # every worker collects every test: the controlling process starts the set (below)
     if any(item.nodeid == lake_run.NODE for item in session.items) and lake_run.needed():
         lake_run.RUN.start()
 
