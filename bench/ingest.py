@@ -493,7 +493,9 @@ def ragfault_bin() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "ragfault.cli"]
 
 
-def start_ragfault(workdir: Path, config: dict[str, object]) -> tuple[subprocess.Popen, int, Path]:
+def start_ragfault(
+    workdir: Path, config: dict[str, object], command: list[str] | None = None
+) -> tuple[subprocess.Popen, int, Path]:
     port, grpc = free_port(), free_port()
     cfg = workdir / "ragfault.toml"
     sections: dict[str, list[str]] = {"server": []}
@@ -504,7 +506,7 @@ def start_ragfault(workdir: Path, config: dict[str, object]) -> tuple[subprocess
         "".join(f"[{name}]\n" + "".join(line + "\n" for line in lines) for name, lines in sections.items())
     )
     log = workdir / "ragfault.log"
-    cmd = ragfault_bin() + [
+    cmd = (command or ragfault_bin()) + [
         "serve", "--db", str(workdir / "bench.duckdb"), "--http-port", str(port), "--grpc-port", str(grpc),
         "--config", str(cfg),
     ]  # fmt: skip

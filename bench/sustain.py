@@ -8,7 +8,10 @@ stored backlog alone. A running server does both on the same cores, all the time
 knowledge base and a gold case for every trace (``ragfault load``, before the server starts), then
 sends the RAG-shaped traces of ``bench/evaluate.py`` (four spans each: root, retriever with 20
 documents, reranker keeping 5, LLM call) as OTLP/HTTP protobuf requests on a fixed schedule for
-``--seconds``, from request bodies built beforehand (the sender costs little CPU). Traces settle
+``--seconds``, from request bodies built beforehand (the sender costs little CPU). First, ``--warmup``
+seconds of the same traffic are sent and evaluated outside the measured window: what a running
+server does once (starting its decode and evaluation workers, their imports, their first look at the
+knowledge base) is not spread over the measured traces. Traces settle
 after ``--settle-seconds`` without new spans; ``[evaluation] workers`` runs the cheap tier. While it
 runs, ``/metrics`` is read every half second.
 
@@ -25,7 +28,7 @@ Per rate it prints:
   but not yet evaluated then;
 - **drain**: seconds from the last request until every trace was evaluated;
 - **CPU a trace**: the server's process tree (decode and evaluation workers included) over the
-  whole run, start of sending to the last trace evaluated.
+  measured window, start of its sending (after the warm-up) to the last trace evaluated.
 
 A rate is kept up with when the evaluated rate of the second half is at least 95 % of the sent rate,
 both lags at the end stay under ``--settle-seconds`` + 5 s and the traces behind at the end are no
@@ -43,6 +46,7 @@ Run from the project root:
     .venv/bin/python bench/sustain.py --rates 900,1000,1100 --seconds 60
     .venv/bin/python bench/sustain.py --rates 400 --profile
     .venv/bin/python bench/sustain.py --stages 2000
+    .venv/bin/python bench/sustain.py --rates 300 --server-python ../base/.venv/bin/python   # another tree
 
 Results are printed and written to bench/results/sustain.json.
 """
@@ -104,8 +108,9 @@ def start_pyspy(pid: int, out: Path, rate: int) -> subprocess.Popen | None:
 # within that kind of thread ("worker": a process under the server's, "writer", "settler",
 # "evaluator", or any other thread of the server). Function names as py-spy prints them.
 _STAGE_RULES: list[tuple[str, str, tuple[str, ...]]] = [
-    ("worker", "evaluate: workers (views, evaluators, rows)", ("_work",)),
+    # decode workers first: both pools' task functions are called ``_work``
     ("worker", "ingest: decode workers", ("decode_to_arrow",)),
+    ("worker", "evaluate: workers (views, evaluators, rows)", ("evaluate_tables",)),
     ("worker", "workers: other (start-up, IPC)", ()),
     ("writer", "writer: checkpoints", ("checkpoint_if_idle",)),
     ("writer", "ingest: span inserts (writer)", ("write_spans",)),
@@ -358,22 +363,41 @@ def at(samples: list[dict[str, float]], t: float) -> dict[str, float]:
     return best
 
 
+def server_bin(args: argparse.Namespace) -> list[str]:
+    """The ``ragfault`` command measured: this environment's, or that of ``--server-python``."""
+    if not args.server_python:
+        return ragfault_bin()
+    exe = Path(args.server_python).parent / "ragfault"
+    return [str(exe)] if exe.exists() else [args.server_python, "-m", "ragfault.cli"]
+
+
+def create_db(args: argparse.Namespace, db: Path) -> None:
+    """An empty database made by the server's own code (its migrations), not necessarily this tree's."""
+    python = args.server_python or sys.executable
+    subprocess.run(
+        [python, "-c", "import sys; from collector.store import Store; Store(sys.argv[1]).close()", str(db)],
+        check=True, capture_output=True, cwd=db.parent,
+    )  # fmt: skip
+
+
 def run_rate(args: argparse.Namespace, rate: float) -> dict:
-    n_traces = int(rate * args.seconds)
     per_request = max(1, int(round(rate * args.request_interval)))
+    # the warm-up's requests come first; its traces are all sent and evaluated before the measured
+    # window opens, so the workers have started and their caches hold the knowledge base
+    n_warm = int(round(rate * args.warmup / per_request)) * per_request
+    n_traces = int(rate * args.seconds)
     with tempfile.TemporaryDirectory(prefix="ragfault-sustain-") as tmp:
         work = Path(tmp)
         t = time.perf_counter()
-        bodies = build(n_traces, per_request, args.kb_docs, args.seed, work)
+        bodies = build(n_warm + n_traces, per_request, args.kb_docs, args.seed, work)
+        warm_bodies, bodies = bodies[: n_warm // per_request], bodies[n_warm // per_request :]
         build_s = time.perf_counter() - t
         db = work / "bench.duckdb"
-        from collector.store import Store
-
-        Store(db).close()  # `ragfault load` refuses a database file that does not exist (a mistyped --db)
+        create_db(args, db)  # `ragfault load` refuses a database file that does not exist (a mistyped --db)
         for kind in ("kb", "gold"):
             subprocess.run(
-                ragfault_bin() + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db),
-                                  "--server", "http://127.0.0.1:9"],  # never a server that happens to run
+                server_bin(args) + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db),
+                                    "--server", "http://127.0.0.1:9"],  # never a server that happens to run
                 check=True, capture_output=True, cwd=work,
             )  # fmt: skip
         config = {
@@ -382,9 +406,10 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "evaluation.workers": args.workers,
             "sampling.production_rate": 0.0,
         }
-        proc, port, log = start_ragfault(work, config)
+        proc, port, log = start_ragfault(work, config, server_bin(args))
         samples: list[dict[str, float]] = []
         stop = threading.Event()
+        base = {"stored": 0.0, "evaluated": 0.0}  # the counters when the measured window opened
 
         def poll() -> None:
             while not stop.is_set():
@@ -393,12 +418,20 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
                 except OSError:
                     s = None
                 if s is not None:
+                    for key, v in base.items():
+                        s[key] -= v
                     s["t"] = time.monotonic()
                     samples.append(s)
                 stop.wait(0.5)
 
         spy = None
         try:
+            if warm_bodies:
+                send_paced(port, warm_bodies, per_request / rate, args.threads)
+                deadline = time.monotonic() + args.drain_timeout
+                while time.monotonic() < deadline and read_metrics(port)["evaluated"] < n_warm:
+                    time.sleep(0.2)
+                base.update({k: read_metrics(port)[k] for k in base})
             watch = MemWatch(proc.pid).start()
             cpu = ThreadWatch(proc.pid).start()
             if args.profile:
@@ -437,6 +470,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         row = {
             "rate": rate,
             "traces": n_traces,
+            "warmup_traces": n_warm,
             "traces_per_request": per_request,
             "sent_tps": sent_tps,
             "held_back": sent.retries_503,
@@ -623,6 +657,16 @@ def main(argv: list[str] | None = None) -> int:
         "--request-interval", type=float, default=0.1, help="seconds between requests (sets their size)"
     )
     ap.add_argument("--threads", type=int, default=2, help="sender threads")
+    ap.add_argument(
+        "--warmup",
+        type=float,
+        default=10.0,
+        help="seconds of traffic at the rate, sent and evaluated before the measured window (0: none)",
+    )
+    ap.add_argument(
+        "--server-python",
+        help="the Python of another checkout's environment: its ragfault is measured (A B against this one)",
+    )
     ap.add_argument("--kb-docs", type=int, default=400)
     ap.add_argument(
         "--drain-timeout", type=float, default=300.0, help="seconds to wait for the backlog after sending"

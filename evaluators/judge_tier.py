@@ -9,6 +9,7 @@ import logging
 import queue
 import threading
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,7 +18,7 @@ from collector.store.base import Tx
 from collector.store.reader import Window
 from evaluators.clock import Clock
 from evaluators.eval_log import LogBuffer, write_log
-from evaluators.sampling import SamplingSettings, decide, load_facts
+from evaluators.sampling import SamplingSettings, WrittenFacts, decide, load_facts
 
 log = logging.getLogger("ragfault.evaluate")
 
@@ -59,13 +60,19 @@ class JudgeTier:
         return self.queue.empty() and not self.busy
 
     def schedule(
-        self, ids: list[str], buf: LogBuffer, hint: Window = None, written_since: datetime | None = None
+        self,
+        ids: list[str],
+        buf: LogBuffer,
+        hint: Window = None,
+        written_since: datetime | None = None,
+        written: Mapping[str, WrittenFacts] | None = None,
     ) -> None:
         """Decide the judge tier of these traces (their cheap verdicts are written): a decision row in
-        ``buf`` for each trace not judged, the rest queued for the judge thread."""
+        ``buf`` for each trace not judged, the rest queued for the judge thread. ``written``: the
+        facts their batches told (``evaluators.sampling.written_facts``), read back otherwise."""
         m = self.runtime.metrics
         now = self.clock.monotonic()
-        for facts in load_facts(self.cursor, ids, self.sampling, hint, written_since):
+        for facts in load_facts(self.cursor, ids, self.sampling, hint, written_since, written):
             d = decide(facts, self.sampling)
             if not d.selected:
                 buf.add(facts.trace_id, "judge", d.decision, d.reason, facts.generation)

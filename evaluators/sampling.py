@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from collector.config import explain, load_toml
@@ -34,6 +36,7 @@ from collector.errors import ConfigError
 from collector.store import sampling as store_sampling
 from collector.store.base import Tx
 from collector.store.reader import Window
+from collector.store.verdicts import TraceTables
 
 TRIGGERS = ("negative_feedback", "error_status", "empty_retrieval", "stale_document", "forbidden_document")
 
@@ -235,20 +238,148 @@ def _loads(raw: Any) -> dict[str, Any]:
     return out if isinstance(out, dict) else {}
 
 
+@dataclass(frozen=True)
+class WrittenFacts:
+    """What a trace's batch, as fetched and evaluated, tells the sampler once its cheap verdicts
+    are written (``written_facts``): every fact but negative feedback and the root attributes."""
+
+    service_name: str | None
+    run_id: str | None
+    route: str | None
+    error_count: int
+    empty_retrieval: bool
+    flagged: frozenset[str]  # the stale and forbidden metrics that counted something
+    generation: int  # the generation written
+
+
+_DOC_STAGES = pa.array(["candidate", "rerank_input"])  # a retrieval with none of these retrieved nothing
+
+
+def written_facts(
+    tables: TraceTables, evals: pa.Table, log: pa.Table, settings: SamplingSettings
+) -> dict[str, WrittenFacts]:
+    """The sampler's facts of a batch's traces from the rows it was evaluated from (``tables``) and
+    the rows written for it (``evals``, ``log``: ``evaluators.running.EvalTables``), so that
+    deciding the judge tier of a written batch reads only feedback (and root attributes) back.
+    The same facts as ``collector.store.sampling.fact_rows`` reads from the tables after the write:
+    the trace's row, whether a retrieval step has no candidate or reranker-input document, the
+    flagged metrics among its cheap verdicts just written, the generation written. Empty when the
+    tables carry no root spans (fetched by another path)."""
+    if tables.roots is None:
+        return {}
+    roots = dict(
+        zip(
+            tables.roots.column("trace_id").to_pylist(),
+            tables.roots.column("root_name").to_pylist(),
+            strict=True,
+        )
+    )
+    steps, docs = tables.steps, tables.docs
+    retrieving = set(
+        pc.filter(steps.column("trace_id"), pc.equal(steps.column("step_type"), "retrieval")).to_pylist()
+    )
+    stage = docs.column("stage")
+    if pa.types.is_dictionary(stage.type):
+        stage = stage.cast(pa.string())
+    retrieved = set(pc.filter(docs.column("trace_id"), pc.is_in(stage, value_set=_DOC_STAGES)).to_pylist())
+    flagged: dict[str, set[str]] = {}
+    metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
+    if metrics and evals.num_rows:
+        ok = pc.and_(
+            pc.and_(
+                pc.is_in(evals.column("metric"), value_set=pa.array(metrics, pa.string())),
+                pc.equal(evals.column("status"), "ok"),
+            ),
+            pc.greater(evals.column("numerator"), 0),
+        )
+        hits = evals.select(["trace_id", "metric"]).filter(ok)  # a NULL numerator is no hit, as in SQL
+        for tid, metric in zip(
+            hits.column("trace_id").to_pylist(), hits.column("metric").to_pylist(), strict=True
+        ):
+            flagged.setdefault(tid, set()).add(metric)
+    written = dict(zip(log.column("trace_id").to_pylist(), log.column("generation").to_pylist(), strict=True))
+    t = tables.traces
+    out = {}
+    for tid, service, run_id, errors in zip(
+        t.column("trace_id").to_pylist(),
+        t.column("service_name").to_pylist(),
+        t.column("run_id").to_pylist(),
+        t.column("error_count").to_pylist(),
+        strict=True,
+    ):
+        gen = written.get(tid)
+        if gen is None:  # not written with this batch
+            continue
+        out[tid] = WrittenFacts(
+            service_name=service,
+            run_id=run_id,
+            route=roots.get(tid),
+            error_count=int(errors or 0),
+            empty_retrieval=tid in retrieving and tid not in retrieved,
+            flagged=frozenset(flagged.get(tid, ())),
+            generation=int(gen),
+        )
+    return out
+
+
 def load_facts(
     con: Tx,
     trace_ids: list[str],
     settings: SamplingSettings,
     hint: Window = None,
     written_since: datetime | None = None,
+    written: Mapping[str, WrittenFacts] | None = None,
 ) -> list[TraceFacts]:
     """Facts of the given traces (after their cheap tier ran), in one pass per table. ``hint``:
     the range of the traces' ``first_received_at`` read with their ids (``traces_in_range``).
     ``written_since``: the caller wrote the traces' cheap verdicts after this time, so only
     ``evaluations`` rows written since are read (the table is in the order rows were written: the
-    scan skips the rest of it, which holds dozens of rows for every trace ever evaluated)."""
+    scan skips the rest of it, which holds dozens of rows for every trace ever evaluated).
+    ``written``: what the caller knows of some of them from their batches (``written_facts``);
+    of those, only feedback and root attributes are read."""
     if not trace_ids:
         return []
+    known = {t: written[t] for t in dict.fromkeys(trace_ids) if t in written} if written else {}
+    rest = [t for t in trace_ids if t not in known]
+    out = _read_facts(con, rest, settings, hint, written_since) if rest else []
+    if known:
+        negative, attribute_rows = store_sampling.feedback_rows(
+            con, list(known), list(settings.feedback_annotator_kinds), settings.needs_attributes()
+        )
+        attrs = _merged_attributes(attribute_rows)
+        stale_m, forbidden_m = set(settings.stale_metrics), set(settings.forbidden_metrics)
+        for tid, w in known.items():
+            out.append(
+                TraceFacts(
+                    trace_id=tid,
+                    service_name=w.service_name,
+                    run_id=w.run_id,
+                    route=w.route,
+                    attributes=attrs.get(tid, {}),
+                    error_count=w.error_count,
+                    empty_retrieval=w.empty_retrieval,
+                    stale=bool(w.flagged & stale_m),
+                    forbidden=bool(w.flagged & forbidden_m),
+                    negative_feedback=tid in negative,
+                    generation=w.generation,
+                )  # fmt: skip
+            )
+    return out
+
+
+def _merged_attributes(rows: Mapping[str, tuple[Any, Any]]) -> dict[str, dict[str, Any]]:
+    """Each trace's resource attributes, overridden by its root span's."""
+    attrs: dict[str, dict[str, Any]] = {}
+    for tid, (a, ra) in rows.items():
+        merged = _loads(ra)
+        merged.update(_loads(a))
+        attrs[tid] = merged
+    return attrs
+
+
+def _read_facts(
+    con: Tx, trace_ids: list[str], settings: SamplingSettings, hint: Window, written_since: datetime | None
+) -> list[TraceFacts]:
     metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
     found = store_sampling.fact_rows(
         con,
@@ -259,11 +390,7 @@ def load_facts(
         hint,
         written_since,
     )
-    attrs: dict[str, dict[str, Any]] = {}
-    for tid, (a, ra) in found.attributes.items():
-        merged = _loads(ra)
-        merged.update(_loads(a))
-        attrs[tid] = merged
+    attrs = _merged_attributes(found.attributes)
     rows, empty, flagged, negative = found.traces, found.empty_retrieval, found.flagged, found.negative
     stale_m, forbidden_m = set(settings.stale_metrics), set(settings.forbidden_metrics)
     out = []

@@ -12,7 +12,7 @@ import importlib
 import logging
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,6 +20,7 @@ from collector.config import settings_table
 from collector.store import verdicts
 from collector.store.base import Tx
 from collector.store.reader import Window, first_received_range
+from collector.store.verdicts import TraceTables
 from evaluators import feedback as feedback_mod
 from evaluators.clock import Clock, SystemClock
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
@@ -27,8 +28,8 @@ from evaluators.eval_log import LogBuffer, write_log
 from evaluators.judge_tier import JudgeItem, JudgeTier
 from evaluators.pool import EvalPool, default_workers
 from evaluators.registry import discover
-from evaluators.running import Runner, utcnow
-from evaluators.sampling import SamplingSettings, load_sampling_settings
+from evaluators.running import EvalTables, Runner, utcnow
+from evaluators.sampling import SamplingSettings, WrittenFacts, load_sampling_settings, written_facts
 from evaluators.store_runner import StoreRunner
 
 log = logging.getLogger("ragfault.evaluate")
@@ -254,6 +255,7 @@ class EvaluationService:
         picked: dict[str, int] = {}  # drawn, not yet written: trace id -> span count when drawn
         received: dict[str, datetime | None] = {}  # drawn: trace id -> first received (limits look-ups)
         written_: dict[str, int] = {}  # written, not yet logged
+        facts: dict[str, WrittenFacts] = {}  # written, not yet logged: what the batch told the sampler
         done = 0
 
         def chunks() -> Iterator[list[str]]:
@@ -276,9 +278,13 @@ class EvaluationService:
                 return
             snap = dict(written_)
             written_.clear()
+            known = {t: facts.pop(t) for t in snap if t in facts}
             buf = LogBuffer()
-            self.schedule_judge(list(snap), buf, first_received_range(received, snap), written_since)
+            self.schedule_judge(list(snap), buf, first_received_range(received, snap), written_since, known)
             self.runtime.writer.call(lambda con: write_log(con, buf, snap), timeout=300)
+
+        def on_tables(tables: TraceTables, out: EvalTables) -> None:
+            facts.update(written_facts(tables, out.evals, out.log, self.sampling))
 
         def on_written(ids: list[str]) -> None:
             nonlocal done
@@ -292,7 +298,9 @@ class EvaluationService:
                 self.observe()
 
         try:
-            self.runner.evaluate_chunks(chunks(), pool, on_written=on_written, received=received)
+            self.runner.evaluate_chunks(
+                chunks(), pool, on_written=on_written, received=received, on_tables=on_tables
+            )
             log_written()
         except Exception as exc:
             log.exception("cheap-tier evaluation of %d traces failed", len(picked))
@@ -357,10 +365,15 @@ class EvaluationService:
             self._wake.set()
 
     def schedule_judge(
-        self, ids: list[str], buf: LogBuffer, hint: Window = None, written_since: datetime | None = None
+        self,
+        ids: list[str],
+        buf: LogBuffer,
+        hint: Window = None,
+        written_since: datetime | None = None,
+        written: Mapping[str, WrittenFacts] | None = None,
     ) -> None:
         """Decide the judge tier of these traces (their cheap verdicts are written): ``JudgeTier.schedule``."""
-        self.judge_tier.schedule(ids, buf, hint, written_since)
+        self.judge_tier.schedule(ids, buf, hint, written_since, written)
 
     def judge_batch(self, items: list[JudgeItem]) -> None:
         self.judge_tier.judge_batch(items)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("ragfault.evaluate")
 
 WriteFn = Callable[[Callable[[Tx], Any]], Any]
+OnTables = Callable[[TraceTables, EvalTables], None]  # a batch's rows as fetched, and as written
 
 
 def write_job(out: EvalTables, now: datetime, window: Window = None) -> Callable[[Tx], None]:
@@ -67,22 +68,38 @@ class StoreRunner:
     ) -> tuple[list[EvalInput], dict[str, int], Window]:
         """The inputs of these traces, their generations and the range of their
         ``first_received_at`` (``fetch_with_window``); what ``evaluate`` runs the evaluators on."""
+        inputs, gens, window, _ = self._load(trace_ids, hint)
+        return inputs, gens, window
+
+    def _load(
+        self, trace_ids: list[str], hint: Window = None, prepare: bool = True
+    ) -> tuple[list[EvalInput], dict[str, int], Window, TraceTables]:
+        """``load``, and the rows fetched; ``prepare``: hand the inputs to ``prepare`` first."""
         self.refs.refresh(self.cursor)
         tables, window = fetch_with_window(self.cursor, trace_ids, hint)
         views, gens = views_from_tables(tables)
-        return make_inputs(self.refs, views, self.source_keys), gens, window
+        inputs = make_inputs(self.refs, views, self.source_keys)
+        return (self.prepare(inputs) if prepare else inputs), gens, window, tables
+
+    def prepare(self, inputs: list[EvalInput]) -> list[EvalInput]:
+        """The inputs as the evaluators get them (the judge tier's runner attaches its judge here)."""
+        return inputs
 
     def evaluate(
-        self, trace_ids: Iterable[str], received: Mapping[str, datetime | None] | None = None
+        self,
+        trace_ids: Iterable[str],
+        received: Mapping[str, datetime | None] | None = None,
+        on_tables: OnTables | None = None,
     ) -> int:
         """Evaluate these traces now; returns how many were evaluated. ``received``: their
         ``first_received_at`` as read with their ids, when the caller has it (it limits the look-ups
-        in ``traces``; see ``fetch_with_window``)."""
+        in ``traces``; see ``fetch_with_window``). ``on_tables``: called with the rows fetched and the
+        rows written, once they are written."""
         ids = list(dict.fromkeys(trace_ids))
         if not ids:
             return 0
         with gc_paused():
-            return self._evaluate(ids, first_received_range(received, ids))
+            return self._evaluate(ids, first_received_range(received, ids), on_tables)
 
     def evaluate_many(
         self,
@@ -112,16 +129,17 @@ class StoreRunner:
         on_batch: Callable[[int], None] | None = None,
         on_written: Callable[[list[str]], None] | None = None,
         received: Mapping[str, datetime | None] | None = None,
+        on_tables: OnTables | None = None,
     ) -> int:
         """``evaluate_many`` over batches drawn one at a time from ``chunks`` (which may be a generator
         that picks each batch when it is asked for: with a pool, that is when a worker can take it,
         so the workers need not wait for the batches before it to be written). ``on_written`` is
         called with the ids of each batch (as drawn) once its verdicts are written, in the order the
-        batches were drawn."""
+        batches were drawn; ``on_tables`` before it, with the batch's rows fetched and written."""
         total = 0
         if pool is None:
             for chunk in chunks:
-                n = self.evaluate(chunk, received)
+                n = self.evaluate(chunk, received, on_tables)
                 total += n
                 if on_batch is not None:
                     on_batch(n)
@@ -150,6 +168,8 @@ class StoreRunner:
             if out is None:
                 out = evaluate_tables(self.runner, self.refs, tables, now, self.source_keys)
             self._write(out, now, window)
+            if on_tables is not None:
+                on_tables(tables, out)
             total += out.done.num_rows
             if on_batch is not None:
                 on_batch(out.done.num_rows)
@@ -175,11 +195,13 @@ class StoreRunner:
             finish()
         return total
 
-    def _evaluate(self, ids: list[str], hint: Window) -> int:
-        inputs, gens, window = self.load(ids, hint)
+    def _evaluate(self, ids: list[str], hint: Window, on_tables: OnTables | None = None) -> int:
+        inputs, gens, window, tables = self._load(ids, hint)
         now = utcnow()
         out = build_tables(self.runner, inputs, gens, now)
         self._write(out, now, window)
+        if on_tables is not None:
+            on_tables(tables, out)
         return len(inputs)
 
     def _write(self, out: EvalTables, now: datetime, window: Window = None) -> None:

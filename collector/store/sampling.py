@@ -64,10 +64,31 @@ def fact_rows(
                 sql("sampling", "flagged") + since, {"m": flag_metrics, **since_params}
             ).fetchall():
                 out.flagged.setdefault(tid, set()).add(metric)
-        out.negative = {
-            r[0] for r in con.execute(sql("sampling", "negative_feedback"), {"k": annotator_kinds}).fetchall()
-        }
-        if with_attributes:
-            for tid, attrs, resource in con.execute(sql("sampling", "root_attributes")).fetchall():
-                out.attributes[tid] = (attrs, resource)
+        out.negative, out.attributes = _feedback_and_attributes(con, annotator_kinds, with_attributes)
     return out
+
+
+def feedback_rows(
+    con: Tx, trace_ids: list[str], annotator_kinds: list[str], with_attributes: bool
+) -> tuple[set[str], dict[str, tuple[Any, Any]]]:
+    """Of these traces: those with negative feedback from one of the annotator kinds, and (when
+    ``with_attributes``) each one's root attributes and resource attributes. What ``fact_rows``
+    reads that the write of a batch's verdicts does not tell: feedback arrives at any time, and the
+    fetched rows of a batch hold no attributes."""
+    if not trace_ids:
+        return set(), {}
+    with registered(con, {"_s_ids": ids_table(trace_ids)}):
+        return _feedback_and_attributes(con, annotator_kinds, with_attributes)
+
+
+def _feedback_and_attributes(
+    con: Tx, annotator_kinds: list[str], with_attributes: bool
+) -> tuple[set[str], dict[str, tuple[Any, Any]]]:
+    negative = {
+        r[0] for r in con.execute(sql("sampling", "negative_feedback"), {"k": annotator_kinds}).fetchall()
+    }
+    attributes: dict[str, tuple[Any, Any]] = {}
+    if with_attributes:
+        for tid, attrs, resource in con.execute(sql("sampling", "root_attributes")).fetchall():
+            attributes[tid] = (attrs, resource)
+    return negative, attributes

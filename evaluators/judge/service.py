@@ -24,7 +24,6 @@ import httpx
 from collector.config import settings_table
 from collector.store import judging
 from collector.store.base import Tx
-from collector.store.reader import Window
 from collector.textnorm import normalize
 from evaluators.base import EvalInput, EvaluatorSpec, Metric
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
@@ -69,7 +68,7 @@ class _JudgeStoreRunner(StoreRunner):
         self.last: list[tuple[EvalInput, Results]] = []
 
     def plain_inputs(self, trace_ids: list[str]) -> list[EvalInput]:
-        inputs = super().load(trace_ids)[0]  # without judging them (``load`` below does)
+        inputs = self._load(trace_ids, prepare=False)[0]  # without judging them (``prepare`` does)
         for inp in inputs:
             inp.judge = self.judge
         return inputs
@@ -80,16 +79,13 @@ class _JudgeStoreRunner(StoreRunner):
             results = list(pool.map(runner.run, inputs))
         return list(zip(inputs, results, strict=True))
 
-    def load(
-        self, trace_ids: list[str], hint: Window = None
-    ) -> tuple[list[EvalInput], dict[str, int], Window]:
-        inputs, gens, window = super().load(trace_ids, hint)
+    def prepare(self, inputs: list[EvalInput]) -> list[EvalInput]:
         for inp in inputs:
             inp.judge = self.judge
         self.last = self.judge_all(inputs)
         assert isinstance(self.runner, _Prefetched)
         self.runner.results = {id(i): r for i, r in self.last}
-        return inputs, gens, window
+        return inputs
 
 
 def verdict_rows(
