@@ -241,7 +241,8 @@ def _loads(raw: Any) -> dict[str, Any]:
 @dataclass(frozen=True)
 class WrittenFacts:
     """What a trace's batch, as fetched and evaluated, tells the sampler once its cheap verdicts
-    are written (``written_facts``): every fact but negative feedback and the root attributes."""
+    are written (``written_facts``), or the same read back from the tables: every fact but negative
+    feedback and the root attributes."""
 
     service_name: str | None
     run_id: str | None
@@ -346,25 +347,36 @@ def load_facts(
         negative, attribute_rows = store_sampling.feedback_rows(
             con, list(known), list(settings.feedback_annotator_kinds), settings.needs_attributes()
         )
-        attrs = _merged_attributes(attribute_rows)
-        stale_m, forbidden_m = set(settings.stale_metrics), set(settings.forbidden_metrics)
-        for tid, w in known.items():
-            out.append(
-                TraceFacts(
-                    trace_id=tid,
-                    service_name=w.service_name,
-                    run_id=w.run_id,
-                    route=w.route,
-                    attributes=attrs.get(tid, {}),
-                    error_count=w.error_count,
-                    empty_retrieval=w.empty_retrieval,
-                    stale=bool(w.flagged & stale_m),
-                    forbidden=bool(w.flagged & forbidden_m),
-                    negative_feedback=tid in negative,
-                    generation=w.generation,
-                )  # fmt: skip
-            )
+        out += _trace_facts(known, negative, attribute_rows, settings)
     return out
+
+
+def _trace_facts(
+    facts: Mapping[str, WrittenFacts],
+    negative: set[str],
+    attribute_rows: Mapping[str, tuple[Any, Any]],
+    settings: SamplingSettings,
+) -> list[TraceFacts]:
+    """The sampler's facts of each trace: what its batch (or the tables) told, its feedback and its
+    root attributes."""
+    attrs = _merged_attributes(attribute_rows)
+    stale_m, forbidden_m = set(settings.stale_metrics), set(settings.forbidden_metrics)
+    return [
+        TraceFacts(
+            trace_id=tid,
+            service_name=w.service_name,
+            run_id=w.run_id,
+            route=w.route,
+            attributes=attrs.get(tid, {}),
+            error_count=w.error_count,
+            empty_retrieval=w.empty_retrieval,
+            stale=bool(w.flagged & stale_m),
+            forbidden=bool(w.flagged & forbidden_m),
+            negative_feedback=tid in negative,
+            generation=w.generation,
+        )  # fmt: skip
+        for tid, w in facts.items()
+    ]
 
 
 def _merged_attributes(rows: Mapping[str, tuple[Any, Any]]) -> dict[str, dict[str, Any]]:
@@ -380,6 +392,7 @@ def _merged_attributes(rows: Mapping[str, tuple[Any, Any]]) -> dict[str, dict[st
 def _read_facts(
     con: Tx, trace_ids: list[str], settings: SamplingSettings, hint: Window, written_since: datetime | None
 ) -> list[TraceFacts]:
+    """The facts read back from the tables (``collector.store.sampling.fact_rows``)."""
     metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
     found = store_sampling.fact_rows(
         con,
@@ -390,25 +403,16 @@ def _read_facts(
         hint,
         written_since,
     )
-    attrs = _merged_attributes(found.attributes)
-    rows, empty, flagged, negative = found.traces, found.empty_retrieval, found.flagged, found.negative
-    stale_m, forbidden_m = set(settings.stale_metrics), set(settings.forbidden_metrics)
-    out = []
-    for tid, service, run_id, route, errors, _root, gen in rows:
-        f = flagged.get(tid, set())
-        out.append(
-            TraceFacts(
-                trace_id=tid,
-                service_name=service,
-                run_id=run_id,
-                route=route,
-                attributes=attrs.get(tid, {}),
-                error_count=int(errors),
-                empty_retrieval=tid in empty,
-                stale=bool(f & stale_m),
-                forbidden=bool(f & forbidden_m),
-                negative_feedback=tid in negative,
-                generation=int(gen),
-            )  # fmt: skip
+    facts = {
+        tid: WrittenFacts(
+            service_name=service,
+            run_id=run_id,
+            route=route,
+            error_count=int(errors),
+            empty_retrieval=tid in found.empty_retrieval,
+            flagged=frozenset(found.flagged.get(tid, ())),
+            generation=int(gen),
         )
-    return out
+        for tid, service, run_id, route, errors, _root, gen in found.traces
+    }
+    return _trace_facts(facts, found.negative, found.attributes, settings)

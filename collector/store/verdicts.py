@@ -54,7 +54,7 @@ def ids_table(trace_ids: list[str]) -> pa.Table:
 
 class TraceTables(NamedTuple):
     """The rows of a batch of traces as fetched: traces, steps and step documents (Arrow tables),
-    and each trace's root span (``roots``: trace_id, root_span_id, root_name), which the evaluators
+    and each trace's root span name (``roots``: trace_id, root_name), which the evaluators
     do not read and the judge tier's sampler does once the batch is written.
 
     Plain data: it is what a worker process receives to build the views itself."""
@@ -92,8 +92,8 @@ def fetch_traces(con: Tx, trace_ids: list[str], hint: Window = None) -> tuple[Tr
         window, params = window_sql(received_window(list(zip(first, last, strict=True))))
         steps = con.sql(sql("verdicts", "step_rows") + window, params=params or None).to_arrow_table()
         docs = con.sql(sql("verdicts", "document_rows") + window, params=params or None).to_arrow_table()
-        roots = traces.select(["trace_id", "root_span_id", "root_name"])
-        traces = traces.drop_columns(["first_received_at", "last_received_at", "root_span_id", "root_name"])
+        roots = traces.select(["trace_id", "root_name"])
+        traces = traces.drop_columns(["first_received_at", "last_received_at", "root_name"])
     for name in _DOC_DICT_COLS:
         i = docs.schema.get_field_index(name)
         docs = docs.set_column(i, name, pc.dictionary_encode(docs.column(i)))

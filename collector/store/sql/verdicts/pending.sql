@@ -2,8 +2,8 @@
 -- description: The oldest settled traces waiting for the cheap tier (their evaluated span count differs
 --   from the assembled one; none while it waits to be assembled again), with that count and when their first span was received.
 --   The waiting rows are found and ordered on the narrow columns first, and only theirs are read whole:
---   the one-pass form read every trace's id to filter and sort them, six times the CPU with a million
---   traces (bench/README.md, 2026-12-03).
+--   the one-pass form read every trace's id to filter and sort them, five to seven times the CPU with one
+--   to three million traces (bench/README.md, 2026-12-03).
 -- params: $n INTEGER
 -- returns: trace_id, assembled_spans, first_received_at
 WITH waiting AS (
