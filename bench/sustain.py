@@ -8,7 +8,11 @@ stored backlog alone. A running server does both on the same cores, all the time
 knowledge base and a gold case for every trace (``ragfault load``, before the server starts), then
 sends the RAG-shaped traces of ``bench/evaluate.py`` (four spans each: root, retriever with 20
 documents, reranker keeping 5, LLM call) as OTLP/HTTP protobuf requests on a fixed schedule for
-``--seconds``, from request bodies built beforehand (the sender costs little CPU). First, ``--warmup``
+``--seconds``, from request bodies built beforehand (the sender costs little CPU): one request every
+``--request-interval`` seconds, or requests of ``--per-request`` traces (128 is what an application
+exporting through the SDK's ``BatchSpanProcessor`` sends once traffic fills its 512-span batches, and
+the writer's fixed cost a commit is then shared by four times more traces than at 300 traces a second
+in requests a tenth of a second apart). First, ``--warmup``
 seconds of the same traffic are sent and evaluated outside the measured window: what a running
 server does once (starting its decode and evaluation workers, their imports, their first look at the
 knowledge base) is not spread over the measured traces. Traces settle
@@ -85,6 +89,7 @@ from bench.ingest import (  # noqa: E402
     Sampler,
     SendStats,
     _cpu_ticks,
+    _settings,
     _tree,
     ragfault_bin,
     start_ragfault,
@@ -381,7 +386,7 @@ def create_db(args: argparse.Namespace, db: Path) -> None:
 
 
 def run_rate(args: argparse.Namespace, rate: float) -> dict:
-    per_request = max(1, int(round(rate * args.request_interval)))
+    per_request = args.per_request or max(1, int(round(rate * args.request_interval)))
     # the warm-up's requests come first; its traces are all sent and evaluated before the measured
     # window opens, so the workers have started and their caches hold the knowledge base
     n_warm = int(round(rate * args.warmup / per_request)) * per_request
@@ -405,7 +410,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "log_level": "warning",
             "evaluation.workers": args.workers,
             "sampling.production_rate": 0.0,
-        }
+        } | _settings(args.set)
         proc, port, log = start_ragfault(work, config, server_bin(args))
         samples: list[dict[str, float]] = []
         stop = threading.Event()
@@ -656,6 +661,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--request-interval", type=float, default=0.1, help="seconds between requests (sets their size)"
     )
+    ap.add_argument(
+        "--per-request",
+        type=int,
+        default=0,
+        help="traces a request, whatever the rate (128: the 512 spans of the OpenTelemetry SDK's "
+        "BatchSpanProcessor, max_export_batch_size); 0: rate × --request-interval",
+    )
     ap.add_argument("--threads", type=int, default=2, help="sender threads")
     ap.add_argument(
         "--warmup",
@@ -666,6 +678,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--server-python",
         help="the Python of another checkout's environment: its ragfault is measured (A B against this one)",
+    )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a ragfault setting, [server] unless SECTION.KEY: --set checkpoint_wal_bytes=1073741824 (repeatable)",
     )
     ap.add_argument("--kb-docs", type=int, default=400)
     ap.add_argument(

@@ -152,6 +152,12 @@ class ServerSettings(BaseModel):
         le=256,
         description="DuckDB's worker threads; default the cores the decode workers leave (at least 1).",
     )
+    checkpoint_wal_bytes: int = Field(
+        256 << 20,
+        ge=1 << 20,
+        description="Under steady ingest, checkpoint once the WAL holds this many bytes (its data is "
+        "held in memory until then).",
+    )
     writer_threads: int = Field(
         1,
         ge=1,

@@ -128,6 +128,12 @@ IDLE_CHECKPOINT_BYTES = 16 << 20  # WAL size worth a checkpoint once the writer 
 # row groups being filled, so checkpointing every 16 MB there cost a 10,000-trace evaluation drain
 # about a tenth of its throughput (and a third of the server process's CPU a trace)
 JOBS_CHECKPOINT_BYTES = 256 << 20
+# ... and under steady ingest, which never pauses for an idle checkpoint: DuckDB holds the WAL's data
+# in memory until a checkpoint (the server process reached 2.1 GB with 790 MB in the WAL at 400
+# traces a second), and its own checkpoint at WAL_HARD_LIMIT runs inside a commit. Smaller costs CPU
+# for the same reason as above: at 400 a second, 64 MB took a third more CPU a trace and held
+# acknowledgements up to 6 s; 256 MB peaked at 1.3 GB, its CPU within the runs' spread
+BUSY_CHECKPOINT_BYTES = 256 << 20
 KNOWN_TRACES = 100_000  # trace ids the writer remembers, per generation (two generations)
 
 

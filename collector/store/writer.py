@@ -32,7 +32,7 @@ from collector.batch import ArrowBatch, SpanBatch
 from collector.errors import RetryableError
 from collector.metrics import Metrics
 from collector.store.base import SpanStore, Tx
-from collector.store.duck import IDLE_CHECKPOINT_BYTES, JOBS_CHECKPOINT_BYTES
+from collector.store.duck import BUSY_CHECKPOINT_BYTES, IDLE_CHECKPOINT_BYTES, JOBS_CHECKPOINT_BYTES
 from collector.store.schema import batch_to_arrow
 
 log = logging.getLogger("ragfault.writer")
@@ -94,6 +94,7 @@ class Writer:
         idle_checkpoint_seconds: float = 1.0,
         idle_checkpoint_bytes: int = IDLE_CHECKPOINT_BYTES,
         jobs_checkpoint_bytes: int = JOBS_CHECKPOINT_BYTES,
+        busy_checkpoint_bytes: int = BUSY_CHECKPOINT_BYTES,
         lanes: int = 1,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -101,11 +102,13 @@ class Writer:
             raise ValueError("the writer needs at least one lane")
         # checkpoint once nothing arrived for idle_checkpoint_seconds and the WAL holds
         # idle_checkpoint_bytes; while only jobs arrive (no ingest for that long), once it holds
-        # jobs_checkpoint_bytes
+        # jobs_checkpoint_bytes; under steady ingest (never a pause that long), once it holds
+        # busy_checkpoint_bytes: DuckDB keeps what the WAL holds in memory until a checkpoint
         self.clock = clock  # seconds, monotonic: waiting spells and the last write (tests drive it)
         self.idle_checkpoint_seconds = idle_checkpoint_seconds
         self.idle_checkpoint_bytes = idle_checkpoint_bytes
         self.jobs_checkpoint_bytes = jobs_checkpoint_bytes
+        self.busy_checkpoint_bytes = busy_checkpoint_bytes
         self._last_write = 0.0
         self.store = store
         self.metrics = metrics
@@ -232,15 +235,14 @@ class Writer:
             try:
                 item = self._q.get(timeout=idle)
             except queue.Empty:
-                self._idle(con, self.idle_checkpoint_bytes)
+                self._checkpoint(con, self.idle_checkpoint_bytes)
                 continue
             if item is _STOP:
                 break
             if not isinstance(item[0], ArrowBatch):
                 self._run_job(con, *item)
-                if lane == 0 and self.clock() - self._last_write >= self.idle_checkpoint_seconds:
-                    # only jobs (settling, evaluation) for a while: ingest is idle, but more jobs follow
-                    self._idle(con, self.jobs_checkpoint_bytes)
+                if lane == 0:
+                    self._after_work(con)
                 continue
             pending = [item]
             size = item[0].size
@@ -262,10 +264,25 @@ class Writer:
                 self._write(con, pending)
             for job in jobs:
                 self._run_job(con, *job)
+            if lane == 0:
+                self._after_work(con)
 
-    def _idle(self, con: duckdb.DuckDBPyConnection, min_bytes: int) -> None:
-        """Nothing arrived for a while: checkpoint now (once the WAL holds ``min_bytes``), off the
-        path of any waiting request."""
+    def _after_work(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Lane 0, after a commit or a job: checkpoint when the WAL has grown past what this state
+        of ingest allows. Only jobs (settling, evaluation) for a while: ingest is idle but more jobs
+        follow, so at ``jobs_checkpoint_bytes`` (each checkpoint rewrites the row groups being
+        filled). Ingest going on without a pause to checkpoint in: at
+        ``busy_checkpoint_bytes``, so the memory the WAL's data holds stays bounded and no single
+        checkpoint (DuckDB's own, at ``WAL_HARD_LIMIT``, inside a commit) stalls ingest for long."""
+        if self.clock() - self._last_write >= self.idle_checkpoint_seconds:
+            self._checkpoint(con, self.jobs_checkpoint_bytes)
+        elif self.busy_checkpoint_bytes and self.store.wal_bytes() >= self.busy_checkpoint_bytes:
+            self._checkpoint(con, self.busy_checkpoint_bytes)
+
+    def _checkpoint(self, con: duckdb.DuckDBPyConnection, min_bytes: int) -> None:
+        """Checkpoint now (once the WAL holds ``min_bytes``), between commits: when nothing arrived
+        for a while, off the path of any waiting request; under steady ingest, the requests that
+        arrive meanwhile wait for it (and are committed together after it)."""
         try:
             with self._gate.alone():
                 if self.store.checkpoint_if_idle(con, min_bytes):

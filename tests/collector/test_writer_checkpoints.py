@@ -1,16 +1,21 @@
 """When the writer checkpoints: soon once nothing arrives, rarely while only jobs (an evaluation
-backlog) keep it busy."""
+backlog) keep it busy, and at a bounded WAL size under ingest that never pauses."""
 
 from __future__ import annotations
 
+import random
 import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
+from collector.batch import ArrowBatch, flatten
 from collector.metrics import Metrics
 from collector.store.duck import Store
+from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
+from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
 
 KB = 1 << 10
 
@@ -65,6 +70,65 @@ def test_jobs_alone_checkpoint_only_past_their_larger_threshold(tmp_path: Path) 
         assert metrics.get("ragfault_checkpoints_total") == before + 1
         assert store.wal_bytes() < 256 * KB
         assert writer.call(lambda con: con.execute("SELECT count(*) FROM filler").fetchall()[0][0]) > 0
+    finally:
+        writer.stop()
+        store.close()
+
+
+def _traces(n: int) -> ArrowBatch:
+    """``n`` traces of two spans, each with a document of ~2 KB of incompressible text."""
+    spans = []
+    for _ in range(n):
+        tid, root = new_trace_id(), new_span_id()
+        text = "".join(f"{random.getrandbits(64):016x}" for _ in range(128))
+        docs = {"retrieval.documents.0.document.id": "d", "retrieval.documents.0.document.content": text}
+        spans.append(span(tid, span_id=root, name="query", attrs={"openinference.span.kind": "CHAIN"}))
+        spans.append(
+            span(tid, parent=root, name="retrieve", attrs={"openinference.span.kind": "RETRIEVER", **docs})
+        )
+    return batch_to_arrow(flatten(request(spans)))
+
+
+class _Clock:
+    """Time that never moves: ingest is never seen to pause (the test's clock)."""
+
+    def __call__(self) -> float:
+        return 1000.0
+
+
+@pytest.mark.parametrize("busy_bytes", [512 * KB, 0])
+def test_steady_ingest_checkpoints_once_the_wal_passes_its_threshold(tmp_path: Path, busy_bytes: int) -> None:
+    """Commits that follow each other without a pause (no idle checkpoint can run) checkpoint once
+    the WAL holds ``busy_checkpoint_bytes``, between commits: the WAL, and the memory its data holds,
+    stays near that size. With the threshold off, only DuckDB's hard cap would (not reached here)."""
+    store = Store(tmp_path / "busy.duckdb")
+    metrics = Metrics()
+    writer = Writer(
+        store,
+        metrics,
+        idle_checkpoint_seconds=3600,  # the queue never waits that long: no idle checkpoint
+        busy_checkpoint_bytes=busy_bytes,
+        clock=_Clock(),
+    )
+    writer.start()
+    try:
+        batches = [_traces(40) for _ in range(30)]  # ~200 KB of WAL each
+        largest = 0
+        for b in batches:
+            writer.submit(b).result(60)
+            largest = max(largest, writer.call(lambda con: store.wal_bytes(), timeout=60))
+        checkpoints = metrics.get("ragfault_checkpoints_total")
+        stored = writer.call(
+            lambda con: con.execute("SELECT count(*) FROM spans").fetchall()[0][0], timeout=60
+        )
+        assert stored == sum(len(b) for b in batches)
+        if busy_bytes:
+            assert checkpoints >= 3
+            # checked after every commit: never more than one commit's worth past the threshold
+            assert largest < busy_bytes + 400 * KB
+        else:
+            assert checkpoints == 0
+            assert largest > 4 * 512 * KB
     finally:
         writer.stop()
         store.close()
