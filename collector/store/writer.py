@@ -270,8 +270,8 @@ class Writer:
     def _after_work(self, con: duckdb.DuckDBPyConnection) -> None:
         """Lane 0, after a commit or a job: checkpoint when the WAL has grown past what this state
         of ingest allows. Only jobs (settling, evaluation) for a while: ingest is idle but more jobs
-        follow, so at ``jobs_checkpoint_bytes`` (each checkpoint rewrites the row groups being
-        filled). Ingest going on without a pause to checkpoint in: at
+        follow, so at ``jobs_checkpoint_bytes`` (frequent checkpoints cost more than their share:
+        see ``collector.store.duck``). Ingest going on without a pause to checkpoint in: at
         ``busy_checkpoint_bytes``, so the memory the WAL's data holds stays bounded and no single
         checkpoint (DuckDB's own, at ``WAL_HARD_LIMIT``, inside a commit) stalls ingest for long."""
         if self.clock() - self._last_write >= self.idle_checkpoint_seconds:

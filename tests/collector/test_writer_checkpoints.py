@@ -15,6 +15,7 @@ from collector.metrics import Metrics
 from collector.store.duck import Store
 from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
+from tests.clock import ManualClock
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
 
 KB = 1 << 10
@@ -89,13 +90,6 @@ def _traces(n: int) -> ArrowBatch:
     return batch_to_arrow(flatten(request(spans)))
 
 
-class _Clock:
-    """Time that never moves: ingest is never seen to pause (the test's clock)."""
-
-    def __call__(self) -> float:
-        return 1000.0
-
-
 @pytest.mark.parametrize("busy_bytes", [512 * KB, 0])
 def test_steady_ingest_checkpoints_once_the_wal_passes_its_threshold(tmp_path: Path, busy_bytes: int) -> None:
     """Commits that follow each other without a pause (no idle checkpoint can run) checkpoint once
@@ -108,7 +102,7 @@ def test_steady_ingest_checkpoints_once_the_wal_passes_its_threshold(tmp_path: P
         metrics,
         idle_checkpoint_seconds=3600,  # the queue never waits that long: no idle checkpoint
         busy_checkpoint_bytes=busy_bytes,
-        clock=_Clock(),
+        clock=ManualClock().monotonic,  # never advanced: ingest is never seen to pause
     )
     writer.start()
     try:
