@@ -296,17 +296,18 @@ def rag_trace(rng: random.Random, t0_ns: int, n: int, kb: list[dict]) -> tuple[l
 
 
 def export_requests(
-    rng: random.Random, kb: list[dict], n_traces: int, per_request: int, t0: int
+    rng: random.Random, kb: list[dict], n_traces: int, per_request: int, t0: int, start: int = 0
 ) -> Iterator[tuple[ExportTraceServiceRequest, list[dict]]]:
-    """Export requests of ``per_request`` traces each (``rag_trace``), with their gold cases."""
-    for first in range(0, n_traces, per_request):
+    """Export requests of ``per_request`` traces each (``rag_trace``), with their gold cases; the
+    traces are numbered from ``start`` (their case ids: ``case-{n:06d}``)."""
+    for first in range(start, start + n_traces, per_request):
         req = ExportTraceServiceRequest()
         rs = req.resource_spans.add()
         rs.resource.attributes.extend([_kv("service.name", "bench-rag")])
         ss = rs.scope_spans.add()
         ss.scope.name = "openinference.instrumentation.bench"
         cases = []
-        for n in range(first, min(first + per_request, n_traces)):
+        for n in range(first, min(first + per_request, start + n_traces)):
             spans, case = rag_trace(rng, t0 + n * 1_000_000, n, kb)
             ss.spans.extend(spans)
             cases.append(case)

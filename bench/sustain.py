@@ -38,6 +38,11 @@ A rate is kept up with when the evaluated rate of the second half is at least 95
 both lags at the end stay under ``--settle-seconds`` + 5 s and the traces behind at the end are no
 more than ``--settle-seconds`` + 3 s of traffic: the backlog is not growing, nor evaluated in bursts.
 
+A collector that has run for hours holds far more than one run sends: ``--prefill N`` starts each
+rate on a copy of a store that already holds N traces of the same shape (other trace ids and gold
+cases, the same registry), sent, stored and evaluated by the measured server itself beforehand and
+checkpointed as it stopped; it is built once a set of arguments and kept in ``--prefill-dir``.
+
 Where the CPU goes: ``--profile`` records the server and its workers with py-spy (installed into the
 venv) and prints CPU µs a trace by stage (each thread's CPU time from /proc, split over the stages of
 its samples); ``--stages N`` runs the server's path for N traces on one thread instead of a server
@@ -49,6 +54,7 @@ Run from the project root:
     .venv/bin/python bench/sustain.py                      # 400, 800, 1200 traces/s, 30 s each
     .venv/bin/python bench/sustain.py --rates 900,1000,1100 --seconds 60
     .venv/bin/python bench/sustain.py --rates 400 --profile
+    .venv/bin/python bench/sustain.py --rates 400 --per-request 128 --prefill 300000   # a store in use
     .venv/bin/python bench/sustain.py --stages 2000
     .venv/bin/python bench/sustain.py --rates 300 --server-python ../base/.venv/bin/python   # another tree
 
@@ -280,25 +286,109 @@ def stages(path: Path, cpu: ThreadWatch, n_traces: int) -> dict[str, float]:
     return {k: v * us for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
 
 
-def build(n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Path) -> list[bytes]:
-    """Request bodies of ``n_traces`` traces, and the registry and gold cases written as JSONL files
-    into ``workdir`` (kb.jsonl, gold.jsonl)."""
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+
+
+def build(
+    n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Path, start: int = 0
+) -> list[bytes]:
+    """Request bodies of ``n_traces`` traces (numbered from ``start``: after a prefilled store's), and
+    the registry and gold cases written as JSONL files into ``workdir`` (kb.jsonl, gold.jsonl)."""
     rng = random.Random(seed)
     kb = make_kb(rng, kb_docs)
     t0 = time.time_ns()
     bodies: list[bytes] = []
     cases: list[dict] = []
-    for req, req_cases in export_requests(rng, kb, n_traces, per_request, t0):
+    for req, req_cases in export_requests(rng, kb, n_traces, per_request, t0, start):
         bodies.append(req.SerializeToString())
         cases.extend(req_cases)
-    public = [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb]
-    (workdir / "kb.jsonl").write_text(
-        "\n".join(json.dumps(d, ensure_ascii=False) for d in public) + "\n", encoding="utf-8"
-    )
-    (workdir / "gold.jsonl").write_text(
-        "\n".join(json.dumps(c, ensure_ascii=False) for c in cases) + "\n", encoding="utf-8"
-    )
+    _write_jsonl(workdir / "kb.jsonl", [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb])
+    _write_jsonl(workdir / "gold.jsonl", cases)
     return bodies
+
+
+PREFILL_PER_REQUEST = 128
+
+
+def prefill_path(args: argparse.Namespace) -> Path:
+    """Where the prefilled store of these arguments is kept between runs (``--prefill-dir``)."""
+    tree = "this" if not args.server_python else re.sub(r"\W+", "_", str(Path(args.server_python).resolve()))
+    name = f"prefill-{args.prefill}-kb{args.kb_docs}-seed{args.seed}-{tree}.duckdb"
+    return Path(args.prefill_dir) / name
+
+
+def prefill(args: argparse.Namespace) -> Path:
+    """A store that already holds ``--prefill`` traces of the same shape (their own trace ids and gold
+    cases, the same registry), stored, settled and evaluated by the measured server itself and
+    checkpointed as it stopped: what a collector that has run for a while holds. Built once a set of
+    arguments and kept in ``--prefill-dir``; a run starts on a copy."""
+    path = prefill_path(args)
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kb = make_kb(random.Random(args.seed), args.kb_docs)
+    rng = random.Random(args.seed + 1_000_003)  # other trace ids than the measured traffic's
+    with tempfile.TemporaryDirectory(prefix="ragfault-prefill-", dir=path.parent) as tmp:
+        work = Path(tmp)
+        t = time.perf_counter()
+        bodies_file = work / "bodies.bin"  # length-prefixed request bodies: too many to hold in memory
+        cases: list[dict] = []
+        with bodies_file.open("wb") as fh:
+            for req, req_cases in export_requests(rng, kb, args.prefill, PREFILL_PER_REQUEST, time.time_ns()):
+                body = req.SerializeToString()
+                fh.write(len(body).to_bytes(4, "little") + body)
+                cases.extend(req_cases)
+        _write_jsonl(work / "kb.jsonl", [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb])
+        _write_jsonl(work / "gold.jsonl", cases)
+        db = work / "bench.duckdb"
+        create_db(args, db)
+        for kind in ("kb", "gold"):
+            subprocess.run(
+                server_bin(args) + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db),
+                                    "--server", "http://127.0.0.1:9"],
+                check=True, capture_output=True, cwd=work,
+            )  # fmt: skip
+        print(
+            f"prefill: {args.prefill:,} traces built and their cases loaded in {time.perf_counter() - t:.0f} s"
+        )
+        proc, port, log = start_ragfault(work, server_config(args), server_bin(args))
+        try:
+            t = time.perf_counter()
+            stats, lock = SendStats(), threading.Lock()
+            with bodies_file.open("rb") as fh:
+
+                def run() -> None:
+                    exporter = Exporter(port, stats, lock)
+                    while True:
+                        with lock:
+                            head = fh.read(4)
+                            body = fh.read(int.from_bytes(head, "little")) if head else b""
+                        if not body:
+                            break
+                        exporter.post(body)
+                    exporter.close()
+
+                pool = [threading.Thread(target=run, daemon=True) for _ in range(args.threads)]
+                for th in pool:
+                    th.start()
+                for th in pool:
+                    th.join()
+            sent_s = time.perf_counter() - t
+            deadline = time.monotonic() + max(args.drain_timeout, args.prefill / 100)
+            while time.monotonic() < deadline and read_metrics(port)["evaluated"] < args.prefill:
+                time.sleep(1.0)
+            done = read_metrics(port)["evaluated"]
+            if done < args.prefill:
+                raise SystemExit(f"prefill: only {done:,.0f} of {args.prefill:,} traces evaluated; see {log}")
+            print(f"prefill: sent in {sent_s:.0f} s, evaluated in {time.perf_counter() - t:.0f} s")
+        finally:
+            stop_process(proc, grace=600)  # a clean stop checkpoints the WAL into the file
+        if Path(str(db) + ".wal").exists():
+            raise SystemExit(f"prefill: the server left a WAL behind; see {log}")
+        shutil.move(str(db), path)
+    print(f"prefill: {path} ({path.stat().st_size / 2**20:,.0f} MiB)")
+    return path
 
 
 @dataclass
@@ -345,6 +435,9 @@ _WANTED = {
     "waiting": "ragfault_traces_waiting_evaluation",
     "lag": "ragfault_evaluation_lag_seconds",
     "settle_lag": "ragfault_settle_lag_seconds",
+    "checkpoints": "ragfault_checkpoint_seconds_count",
+    "checkpoint_s": "ragfault_checkpoint_seconds_sum",
+    "checkpoint_max_s": "ragfault_checkpoint_seconds_max",
 }
 
 
@@ -385,6 +478,15 @@ def create_db(args: argparse.Namespace, db: Path) -> None:
     )  # fmt: skip
 
 
+def server_config(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "settle_seconds": args.settle_seconds,
+        "log_level": "warning",
+        "evaluation.workers": args.workers,
+        "sampling.production_rate": 0.0,
+    } | _settings(args.set)
+
+
 def run_rate(args: argparse.Namespace, rate: float) -> dict:
     per_request = args.per_request or max(1, int(round(rate * args.request_interval)))
     # the warm-up's requests come first; its traces are all sent and evaluated before the measured
@@ -394,27 +496,27 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="ragfault-sustain-") as tmp:
         work = Path(tmp)
         t = time.perf_counter()
-        bodies = build(n_warm + n_traces, per_request, args.kb_docs, args.seed, work)
+        bodies = build(n_warm + n_traces, per_request, args.kb_docs, args.seed, work, args.prefill)
         warm_bodies, bodies = bodies[: n_warm // per_request], bodies[n_warm // per_request :]
         build_s = time.perf_counter() - t
         db = work / "bench.duckdb"
-        create_db(args, db)  # `ragfault load` refuses a database file that does not exist (a mistyped --db)
-        for kind in ("kb", "gold"):
+        if args.prefill:
+            shutil.copyfile(prefill(args), db)  # the registry is in it already
+        else:
+            create_db(
+                args, db
+            )  # `ragfault load` refuses a database file that does not exist (a mistyped --db)
+        for kind in ("gold",) if args.prefill else ("kb", "gold"):
             subprocess.run(
                 server_bin(args) + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db),
                                     "--server", "http://127.0.0.1:9"],  # never a server that happens to run
                 check=True, capture_output=True, cwd=work,
             )  # fmt: skip
-        config = {
-            "settle_seconds": args.settle_seconds,
-            "log_level": "warning",
-            "evaluation.workers": args.workers,
-            "sampling.production_rate": 0.0,
-        } | _settings(args.set)
-        proc, port, log = start_ragfault(work, config, server_bin(args))
+        proc, port, log = start_ragfault(work, server_config(args), server_bin(args))
         samples: list[dict[str, float]] = []
         stop = threading.Event()
-        base = {"stored": 0.0, "evaluated": 0.0}  # the counters when the measured window opened
+        # the counters when the measured window opened
+        base = {"stored": 0.0, "evaluated": 0.0, "checkpoints": 0.0, "checkpoint_s": 0.0}
 
         def poll() -> None:
             while not stop.is_set():
@@ -475,6 +577,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         row = {
             "rate": rate,
             "traces": n_traces,
+            "prefilled_traces": args.prefill,
             "warmup_traces": n_warm,
             "traces_per_request": per_request,
             "sent_tps": sent_tps,
@@ -493,6 +596,11 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "cpu_us_per_trace": watch.cpu_seconds / n_traces * 1e6,
             "cpu_main_us_per_trace": watch.cpu_main_seconds / n_traces * 1e6,
             "peak_rss_mb": watch.peak_mb,
+            # the writer's checkpoints from the window's start to the last sample (the longest: the
+            # server's whole run, the warm-up's included)
+            "checkpoints": samples[-1]["checkpoints"] if samples else 0,
+            "checkpoint_s": samples[-1]["checkpoint_s"] if samples else 0,
+            "checkpoint_max_s": samples[-1]["checkpoint_max_s"] if samples else 0,
             "build_s": build_s,
             "profile_us_per_trace": profile,
             "samples": [
@@ -505,6 +613,10 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             and max(s_end["lag"], s_end["settle_lag"]) <= args.settle_seconds + 5
             and row["behind_at_end"] <= sent_tps * (args.settle_seconds + 3)
         )
+        # what the server logged of its checkpoints (at ``--set log_level=info``)
+        row["checkpoint_log"] = [
+            ln for ln in log.read_text(errors="replace").splitlines() if "checkpoint:" in ln
+        ]
         if row["evaluated"] < n_traces:
             row["log_tail"] = log.read_text(errors="replace")[-2000:]
         return row
@@ -634,7 +746,8 @@ def _stage_run(args: argparse.Namespace) -> dict[str, float]:
 def table(rows: list[dict]) -> str:
     head = (
         "| offered traces/s | sent | stored spans/s | evaluated traces/s (2nd half) | lag at end (evaluation / settle) | behind at end "
-        "| drain | CPU a trace | peak RSS | kept up |\n|---|---|---|---|---|---|---|---|---|---|\n"
+        "| drain | CPU a trace | peak RSS | checkpoints (s, longest) | kept up |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
     for r in rows:
@@ -647,6 +760,7 @@ def table(rows: list[dict]) -> str:
             f"| {r['rate']:,.0f} | {r['sent_tps']:,.0f} | {r['stored_sps']:,.0f} | {r['evaluated_tps_second_half']:,.0f} "
             f"| {r['lag_at_end_s']:.1f} / {r['settle_lag_at_end_s']:.1f} s | {r['behind_at_end']:,.0f} | {drain} "
             f"| {r['cpu_us_per_trace']:,.0f} µs ({r['cpu_main_us_per_trace']:,.0f} server) | {r['peak_rss_mb']:,.0f} MB "
+            f"| {r.get('checkpoints', 0):.0f} ({r.get('checkpoint_s', 0):.1f} s, {r.get('checkpoint_max_s', 0):.1f} s) "
             f"| {'yes' if r['kept_up'] else 'no'} |"
         )
     return head + "\n".join(lines)
@@ -686,6 +800,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="a ragfault setting, [server] unless SECTION.KEY: --set checkpoint_wal_bytes=1073741824 (repeatable)",
     )
+    ap.add_argument(
+        "--prefill",
+        type=int,
+        default=0,
+        help="start each rate on a store that already holds this many traces of the same shape, stored "
+        "and evaluated (built once by the measured server, kept in --prefill-dir)",
+    )
+    ap.add_argument("--prefill-dir", default=str(RESULTS), help="where prefilled stores are kept")
     ap.add_argument("--kb-docs", type=int, default=400)
     ap.add_argument(
         "--drain-timeout", type=float, default=300.0, help="seconds to wait for the backlog after sending"

@@ -38,6 +38,14 @@ _HELP = {
     "ragfault_write_errors_total": ("counter", "Store writes that failed and were reported as retryable."),
     "ragfault_queue_spans": ("gauge", "Spans waiting for the writer."),
     "ragfault_write_seconds": ("summary", "Time to commit one coalesced batch."),
+    "ragfault_checkpoint_seconds": (
+        "summary",
+        "Time one checkpoint of the WAL into the database file held the writer (every write waits).",
+    ),
+    "ragfault_checkpoint_wait_seconds": (
+        "summary",
+        "Time a checkpoint waited for the other writer lanes' work in progress before it began.",
+    ),
 }
 
 

@@ -284,9 +284,21 @@ class Writer:
         for a while, off the path of any waiting request; under steady ingest, the requests that
         arrive meanwhile wait for it (and are committed together after it)."""
         try:
+            asked = time.perf_counter()
             with self._gate.alone():
+                began, cpu = time.perf_counter(), time.thread_time()
+                wal = self.store.wal_bytes()
                 if self.store.checkpoint_if_idle(con, min_bytes):
+                    took = time.perf_counter() - began
                     self.metrics.inc("ragfault_checkpoints_total")
+                    self.metrics.observe("ragfault_checkpoint_seconds", took)
+                    self.metrics.observe("ragfault_checkpoint_wait_seconds", began - asked)
+                    log.info(
+                        "checkpoint: %.1f MiB of WAL in %.2f s (%.2f s of the writer's CPU)",
+                        wal / 2**20,
+                        took,
+                        time.thread_time() - cpu,
+                    )
         except duckdb.Error as exc:  # e.g. a long read holds a transaction: retried at the next pause
             self.store.note_failure(exc)  # or the disk is full
             log.debug("idle checkpoint skipped: %s", exc)

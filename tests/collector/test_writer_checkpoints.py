@@ -116,6 +116,8 @@ def test_steady_ingest_checkpoints_once_the_wal_passes_its_threshold(tmp_path: P
             lambda con: con.execute("SELECT count(*) FROM spans").fetchall()[0][0], timeout=60
         )
         assert stored == sum(len(b) for b in batches)
+        # every checkpoint's time is in the summary that /metrics shows
+        assert f"ragfault_checkpoint_seconds_count {checkpoints:g}" in metrics.render()
         if busy_bytes:
             assert checkpoints >= 3
             # checked after every commit: never more than one commit's worth past the threshold
