@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -134,6 +135,16 @@ JOBS_CHECKPOINT_BYTES = 256 << 20
 # for the same reason as above: at 400 a second, 64 MB took a third more CPU a trace and held
 # acknowledgements up to 6 s; 256 MB peaked at 1.3 GB, its CPU within the runs' spread
 BUSY_CHECKPOINT_BYTES = 256 << 20
+# Rows a row group of the file's tables holds (DuckDB's default is 122,880). The checkpoint that
+# completes a row group compresses all of it: with 122,880 rows of spans (about 30,000 four-span
+# traces of attributes JSON) that one checkpoint held every write for 8-15 s on two cores, and the
+# checkpoints before it rewrote ever more of the group being filled. At 16,384 the one that
+# completes a group costs about a second, and the checkpoints of the same appends cost 8.7 s in all
+# against 14.0; the bench's file takes a fifth more bytes a trace (dictionaries are kept per smaller
+# segment), 0.30 of the raw OTLP against 0.25 (bench/README.md, 2026-12-04). DuckDB takes the size
+# as an option of ATTACH, not of the file: every open of the store must give it (``_connect``), and
+# a checkpoint by a process that did not merges the groups back.
+ROW_GROUP_ROWS = 16_384
 KNOWN_TRACES = 100_000  # trace ids the writer remembers, per generation (two generations)
 
 
@@ -243,6 +254,42 @@ class _KnownTraces:
             self._old, self._new = self._new, set()
 
 
+def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A new connection to ``con``'s instance, in the database ``con`` uses (a DuckDB cursor starts in
+    the instance's first database, not in the one a ``USE`` chose)."""
+    row = con.execute("SELECT current_database()").fetchone()
+    cur = con.cursor()
+    if row is not None:
+        cur.execute(f'USE "{row[0]}"')
+    return cur
+
+
+def _connect(path: str, read_only: bool, config: dict[str, Any]) -> duckdb.DuckDBPyConnection:
+    """A connection whose default database is the store's file, attached with ``ROW_GROUP_ROWS``
+    rows a row group (its catalog named after the file, as ``duckdb.connect(path)`` names it)."""
+    if path == ":memory:":
+        return duckdb.connect(path, config=config)
+    con = duckdb.connect(":memory:", config=config)
+    options = (
+        f"READ_ONLY, ROW_GROUP_SIZE {ROW_GROUP_ROWS}" if read_only else f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
+    )
+    quoted = path.replace("'", "''")
+    try:
+        try:
+            con.execute(f"ATTACH '{quoted}' ({options})")
+        except duckdb.BinderException:  # the file is named like a database DuckDB has ("memory.duckdb")
+            con.execute(f"ATTACH '{quoted}' AS store ({options})")
+        row = con.execute(
+            "SELECT database_name FROM duckdb_databases() WHERE NOT internal AND path IS NOT NULL"
+        ).fetchone()
+        assert row is not None
+        con.execute(f'USE "{row[0]}"')
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 class Store(Faults):
     """A DuckDB file opened by this process. ``read_only`` opens for the CLI when no server runs."""
 
@@ -268,7 +315,13 @@ class Store(Faults):
         # the database after a failed write (only a new process can open it again)
         Faults.__init__(self)
         try:
-            self.con = duckdb.connect(self.path, read_only=read_only, config=config)
+            self.con = _connect(self.path, read_only, config)
+            # the file's catalog, which every cursor must USE (None: in memory, the default)
+            self._database: str | None = (
+                None
+                if self.path == ":memory:"
+                else self.con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+            )
         except duckdb.IOException as exc:
             if disk_full(exc):
                 raise StoreUnavailable(_full_message(self.path, exc)) from exc
@@ -317,8 +370,11 @@ class Store(Faults):
         return True
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A new connection to the same instance (for a reader thread)."""
-        return self.con.cursor()
+        """A new connection to the same instance (for a reader thread), in the store's database."""
+        cur = self.con.cursor()
+        if self._database is not None:
+            cur.execute(f'USE "{self._database}"')
+        return cur
 
     def close(self) -> None:
         try:

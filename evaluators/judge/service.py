@@ -24,6 +24,7 @@ import httpx
 from collector.config import settings_table
 from collector.store import judging
 from collector.store.base import Tx
+from collector.store.duck import sibling
 from collector.textnorm import normalize
 from evaluators.base import EvalInput, EvaluatorSpec, Metric
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
@@ -165,7 +166,7 @@ class JudgeRunner:
         self.client = JudgeClient(
             settings, record=self._record, budget=self.budget, sleep=sleep, transport=transport
         )
-        self.cache = JudgeCache(cursor.cursor())
+        self.cache = JudgeCache(sibling(cursor))
         self.judge = Judge(settings, self.client, self.cache)
         self.cursor = cursor
         self.store_runner = _JudgeStoreRunner(
