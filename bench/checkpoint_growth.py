@@ -24,6 +24,10 @@ alone (the process's CPU from ``os.times``; DuckDB's threads are counted). Run f
 
     .venv/bin/python bench/checkpoint_growth.py bench/results/prefill-300000-kb400-seed7-this.duckdb
     .venv/bin/python bench/checkpoint_growth.py STORE.duckdb --traces 8192 --kinds appends --repeat 3
+    .venv/bin/python bench/checkpoint_growth.py STORE.duckdb --traces 8192 --row-group-rows 122880   # as before
+
+The copy is attached as the store attaches its file, with ``--row-group-rows`` (the store's by
+default); the figures of bench/README.md's 2026-12-04 table were taken with DuckDB's default, 122,880.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ import time
 from pathlib import Path
 
 import duckdb
+
+from collector.store.duck import ROW_GROUP_ROWS
 
 TABLES = ("spans", "steps", "step_documents", "traces", "evaluations", "eval_log")
 
@@ -81,22 +87,29 @@ def _no_keys(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CHECKPOINT")
 
 
-def measure(store: Path, work: Path, kind: str, n: int) -> tuple[float, float, int]:
+def _open(path: Path, row_group_rows: int, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """The file attached as the store attaches it (``ROW_GROUP_SIZE``: an option of ATTACH only)."""
+    con = duckdb.connect(config={"threads": 2})
+    con.execute(f"ATTACH '{path}' AS s ({'READ_ONLY, ' if read_only else ''}ROW_GROUP_SIZE {row_group_rows})")
+    con.execute("USE s")
+    return con
+
+
+def measure(store: Path, work: Path, kind: str, n: int, row_group_rows: int) -> tuple[float, float, int]:
     copy = work / "copy.duckdb"
     shutil.copyfile(store, copy)
-    con = duckdb.connect(str(copy), config={"threads": 2})
+    con = _open(copy, row_group_rows)
     con.execute("SET checkpoint_threshold = '100GB'")  # only the timed statement checkpoints
     try:
-        if kind == "no-keys":
-            _no_keys(con)
-        wal = Path(str(copy) + ".wal")
         if kind == "appends":
             _append(con, n, "cg-")
         elif kind == "updates":
             _append(con, n, "cg-")
             _update(con, "cg-")
         elif kind == "no-keys":
+            _no_keys(con)
             _append(con, n, "cg-", "_nk")
+        wal = Path(str(copy) + ".wal")
         wal_bytes = wal.stat().st_size if wal.exists() else 0
         c0, t0 = _cpu(), time.perf_counter()
         con.execute("FORCE CHECKPOINT")
@@ -115,13 +128,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--kinds", default="nothing,appends,updates,no-keys", help="which writes, comma-separated"
     )
+    ap.add_argument(
+        "--row-group-rows",
+        type=int,
+        default=ROW_GROUP_ROWS,
+        help=f"rows a row group of the copy's new rows (the store's: {ROW_GROUP_ROWS:,}; DuckDB's default: 122,880)",
+    )
     ap.add_argument("--work-dir", default=None, help="where the copies go (default: beside the store)")
     args = ap.parse_args(argv)
     unknown = set(args.kinds.split(",")) - {"nothing", "appends", "updates", "no-keys"}
     if unknown:
         ap.error(f"unknown --kinds: {', '.join(sorted(unknown))}")
     store = Path(args.store)
-    con = duckdb.connect(str(store), read_only=True)
+    con = _open(store, args.row_group_rows, read_only=True)
     rows = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
     con.close()
     print(
@@ -132,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="ragfault-cpgrowth-", dir=args.work_dir or store.parent) as tmp:
         for kind in args.kinds.split(","):
-            got = [measure(store, Path(tmp), kind, args.traces) for _ in range(args.repeat)]
+            got = [
+                measure(store, Path(tmp), kind, args.traces, args.row_group_rows) for _ in range(args.repeat)
+            ]
             wall = statistics.median(g[0] for g in got)
             cpu = statistics.median(g[1] for g in got)
             print(

@@ -290,6 +290,22 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
 
 
+def _write_refs(workdir: Path, kb: list[dict], cases: list[dict]) -> None:
+    """The registry (its public fields) and the gold cases as ``kb.jsonl`` and ``gold.jsonl``."""
+    _write_jsonl(workdir / "kb.jsonl", [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb])
+    _write_jsonl(workdir / "gold.jsonl", cases)
+
+
+def _load_refs(args: argparse.Namespace, workdir: Path, db: Path, kinds: tuple[str, ...]) -> None:
+    """``ragfault load`` of ``workdir``'s JSONL files (``kb``, ``gold``) into ``db``."""
+    for kind in kinds:
+        subprocess.run(
+            server_bin(args) + ["load", kind, str(workdir / f"{kind}.jsonl"), "--db", str(db),
+                                "--server", "http://127.0.0.1:9"],  # never a server that happens to run
+            check=True, capture_output=True, cwd=workdir,
+        )  # fmt: skip
+
+
 def build(
     n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Path, start: int = 0
 ) -> list[bytes]:
@@ -303,8 +319,7 @@ def build(
     for req, req_cases in export_requests(rng, kb, n_traces, per_request, t0, start):
         bodies.append(req.SerializeToString())
         cases.extend(req_cases)
-    _write_jsonl(workdir / "kb.jsonl", [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb])
-    _write_jsonl(workdir / "gold.jsonl", cases)
+    _write_refs(workdir, kb, cases)
     return bodies
 
 
@@ -339,16 +354,10 @@ def prefill(args: argparse.Namespace) -> Path:
                 body = req.SerializeToString()
                 fh.write(len(body).to_bytes(4, "little") + body)
                 cases.extend(req_cases)
-        _write_jsonl(work / "kb.jsonl", [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb])
-        _write_jsonl(work / "gold.jsonl", cases)
+        _write_refs(work, kb, cases)
         db = work / "bench.duckdb"
         create_db(args, db)
-        for kind in ("kb", "gold"):
-            subprocess.run(
-                server_bin(args) + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db),
-                                    "--server", "http://127.0.0.1:9"],
-                check=True, capture_output=True, cwd=work,
-            )  # fmt: skip
+        _load_refs(args, work, db, ("kb", "gold"))
         print(
             f"prefill: {args.prefill:,} traces built and their cases loaded in {time.perf_counter() - t:.0f} s"
         )
@@ -502,16 +511,11 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         db = work / "bench.duckdb"
         if args.prefill:
             shutil.copyfile(prefill(args), db)  # the registry is in it already
+            _load_refs(args, work, db, ("gold",))
         else:
-            create_db(
-                args, db
-            )  # `ragfault load` refuses a database file that does not exist (a mistyped --db)
-        for kind in ("gold",) if args.prefill else ("kb", "gold"):
-            subprocess.run(
-                server_bin(args) + ["load", kind, str(work / f"{kind}.jsonl"), "--db", str(db),
-                                    "--server", "http://127.0.0.1:9"],  # never a server that happens to run
-                check=True, capture_output=True, cwd=work,
-            )  # fmt: skip
+            # `ragfault load` refuses a database file that does not exist (a mistyped --db)
+            create_db(args, db)
+            _load_refs(args, work, db, ("kb", "gold"))
         proc, port, log = start_ragfault(work, server_config(args), server_bin(args))
         samples: list[dict[str, float]] = []
         stop = threading.Event()

@@ -264,15 +264,16 @@ def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     return cur
 
 
-def _connect(path: str, read_only: bool, config: dict[str, Any]) -> duckdb.DuckDBPyConnection:
+def _connect(
+    path: str, read_only: bool, config: dict[str, Any]
+) -> tuple[duckdb.DuckDBPyConnection, str | None]:
     """A connection whose default database is the store's file, attached with ``ROW_GROUP_ROWS``
-    rows a row group (its catalog named after the file, as ``duckdb.connect(path)`` names it)."""
+    rows a row group, and that database's name (named after the file, as ``duckdb.connect(path)``
+    names it), which every cursor must ``USE``; None in memory, where the default is the store."""
     if path == ":memory:":
-        return duckdb.connect(path, config=config)
+        return duckdb.connect(path, config=config), None
     con = duckdb.connect(":memory:", config=config)
-    options = (
-        f"READ_ONLY, ROW_GROUP_SIZE {ROW_GROUP_ROWS}" if read_only else f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
-    )
+    options = ("READ_ONLY, " if read_only else "") + f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
     quoted = path.replace("'", "''")
     try:
         try:
@@ -287,7 +288,7 @@ def _connect(path: str, read_only: bool, config: dict[str, Any]) -> duckdb.DuckD
     except BaseException:
         con.close()
         raise
-    return con
+    return con, row[0]
 
 
 class Store(Faults):
@@ -315,13 +316,7 @@ class Store(Faults):
         # the database after a failed write (only a new process can open it again)
         Faults.__init__(self)
         try:
-            self.con = _connect(self.path, read_only, config)
-            # the file's catalog, which every cursor must USE (None: in memory, the default)
-            self._database: str | None = (
-                None
-                if self.path == ":memory:"
-                else self.con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
-            )
+            self.con, self._database = _connect(self.path, read_only, config)
         except duckdb.IOException as exc:
             if disk_full(exc):
                 raise StoreUnavailable(_full_message(self.path, exc)) from exc
