@@ -58,10 +58,32 @@ class Postgres:
         """``sql`` run by psql in database ``db``; its unaligned, tuples-only output."""
         return self._psql(db, sql)
 
-    def _psql(self, db: str, sql: str) -> str:
+    @contextmanager
+    def session(self, db: str) -> Iterator[subprocess.Popen[str]]:
+        """An interactive psql on ``db`` (statements written to its stdin, output read from its
+        stdout, line by line): a transaction held open while another client runs. Ended on leaving."""
+        proc = subprocess.Popen(
+            [*self._psql_args(db), "-f", "-"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+        )  # fmt: skip
+        try:
+            yield proc
+        finally:
+            if proc.stdin:
+                proc.stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def _psql_args(self, db: str) -> list[str]:
         psql = self._bindir / "psql"
         cmd = [str(psql) if psql.exists() else "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1"]
-        cmd += ["-h", self.host, "-p", str(self.port), "-U", self.user, "-d", db, "-At", "-c", sql]
+        return cmd + ["-h", self.host, "-p", str(self.port), "-U", self.user, "-d", db, "-At"]
+
+    def _psql(self, db: str, sql: str) -> str:
+        cmd = [*self._psql_args(db), "-c", sql]
         return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=60).stdout
 
 

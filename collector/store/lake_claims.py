@@ -45,6 +45,7 @@ _CREATE = (
 SETTLE = "settle"
 EVALUATE = "evaluate"
 JUDGE = "judge"  # a write of the judge tier's verdicts (``lake_work.write_verdicts``)
+CREATE_ATTEMPTS = 3
 MAX_TRACES = 500  # a round's claims at most (``lake_claim_max_traces``)
 
 
@@ -74,12 +75,27 @@ def attach(
         raise ValueError("a round claims a positive number of traces")
     holder = holder or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     con.execute(f"ATTACH '{conninfo.replace(chr(39), chr(39) * 2)}' AS {CATALOG_DB} (TYPE postgres)")
-    _execute(con, _CREATE)
+    _create(con)
     con.execute(
         f"CREATE OR REPLACE TABLE {_ME} AS SELECT $h AS holder, $s::DOUBLE AS seconds, $m::BIGINT AS max_traces",
         {"h": holder, "s": seconds, "m": max_traces},
     )
     return holder
+
+
+def _create(con: duckdb.DuckDBPyConnection) -> None:
+    """Make the claims table. ``CREATE TABLE IF NOT EXISTS`` is not safe against itself in
+    PostgreSQL: collectors that start on a new catalog together all miss the table, one creates it and
+    the others fail on the unique index of type names once it commits; those create again, and then
+    find it."""
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            _execute(con, _CREATE)
+            return
+        except duckdb.Error as exc:
+            if "pg_type_typname_nsp_index" not in str(exc) or attempt == CREATE_ATTEMPTS - 1:
+                raise
+            log.info("claims table being created by another collector; creating again")
 
 
 def round_cap(tx: Tx) -> int:

@@ -6,6 +6,8 @@ not waited for)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -102,6 +104,46 @@ def test_a_dead_collectors_claims_are_taken_over_once_they_expire(
     assert _settler(b).run_once(now=T0 + SETTLE) == 4
     con = b.cursor()
     assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM trace_settles").fetchall() == [(6, 6)]
+
+
+def test_collectors_that_start_together_on_a_new_catalog_all_make_the_claims_table(
+    lake: Lake, postgres: Postgres
+) -> None:
+    """PostgreSQL's ``CREATE TABLE IF NOT EXISTS`` fails on its unique index of type names when
+    another session creates the same table and commits meanwhile: the moment two collectors start on
+    a new catalog. Here the other session holds the table uncommitted while a store opens, and commits
+    once the store's create waits on it; the store opens, on the table the other made."""
+    db = lake.catalog.rsplit("/", 1)[1]
+    with postgres.session(db) as other:
+        assert other.stdin is not None and other.stdout is not None
+        other.stdin.write(f"BEGIN;\n{lake_claims._CREATE};\n\\echo created\n")
+        assert other.stdout.readline().strip() == "created"
+        opened: list[LakeStore | BaseException] = []
+
+        def open_store() -> None:
+            try:
+                opened.append(LakeStore(lake.catalog, lake.data_path, extension_repository=False))
+            except BaseException as exc:
+                opened.append(exc)
+
+        thread = threading.Thread(target=open_store)
+        thread.start()
+        waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        deadline = time.monotonic() + 60
+        while postgres.query(db, waiting).strip() != "1" and thread.is_alive():
+            assert time.monotonic() < deadline, "the store's create never waited on the other session"
+            time.sleep(0.05)
+        other.stdin.write("COMMIT;\n")
+        other.stdin.flush()
+        thread.join(60)
+    assert len(opened) == 1
+    store = opened[0]
+    assert isinstance(store, LakeStore), store
+    try:
+        assert lake_claims.me(store.cursor()) is not None
+        assert postgres.query(db, f"SELECT count(*) FROM {lake_claims.TABLE}").strip() == "0"
+    finally:
+        store.close()
 
 
 def _evaluate(store: LakeStore, n: int) -> list[str]:
