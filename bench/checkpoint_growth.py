@@ -19,12 +19,19 @@ A checkpoint that completes a row group of ``spans`` and ``steps`` costs ten tim
 not (bench/README.md, 2026-12-04): ``--traces`` decides whether the appends cross the boundary of the
 store's last row group (122,880 rows; four spans a bench trace).
 
+The appends commit ``--per-commit`` traces a transaction (128 by default, the SDK's batch of 512
+spans), as a collector's requests do: one transaction larger than a row group would be written
+straight into row groups and leave the checkpoint nothing to compress. ``--rounds R`` instead
+appends ``--traces`` and checkpoints R times on one copy and prints each checkpoint: the sequence a
+steady collector meets, in which the checkpoint that completes a row group stands out.
+
 Each is run ``--repeat`` times; the figures are wall and CPU seconds of the checkpoint statement
 alone (the process's CPU from ``os.times``; DuckDB's threads are counted). Run from the project root:
 
     .venv/bin/python bench/checkpoint_growth.py bench/results/prefill-300000-kb400-seed7-this.duckdb
     .venv/bin/python bench/checkpoint_growth.py STORE.duckdb --traces 8192 --kinds appends --repeat 3
     .venv/bin/python bench/checkpoint_growth.py STORE.duckdb --traces 8192 --row-group-rows 122880   # as before
+    .venv/bin/python bench/checkpoint_growth.py STORE.duckdb --traces 2048 --rounds 16
 
 The copy is attached as the store attaches its file, with ``--row-group-rows`` (the store's by
 default); the figures of bench/README.md's 2026-12-04 table were taken with DuckDB's default, 122,880.
@@ -52,22 +59,43 @@ def _cpu() -> float:
     return t.user + t.system
 
 
-def _append(con: duckdb.DuckDBPyConnection, n: int, prefix: str, suffix: str = "") -> None:
+def _append(
+    con: duckdb.DuckDBPyConnection, n: int, prefix: str, suffix: str = "", per_commit: int = 0
+) -> None:
     """Copy the rows of ``n`` stored traces under new trace ids (``prefix`` + the old id) into each
-    table (``table`` + ``suffix``), in one transaction, as ingest would have written them."""
-    con.execute("BEGIN")
+    table (``table`` + ``suffix``), as ingest would have written them: ``per_commit`` traces a
+    transaction (0: all in one). The rows are staged in temporary tables first, so each commit
+    inserts only its own.
+
+    The size of a commit matters: DuckDB writes an insert of more than a row group's rows straight
+    into the file's row groups, compressed, and logs only where they are, so one transaction of
+    8,192 traces leaves 4-6 MiB of WAL with row groups of 16,384 or 32,768 rows and the checkpoint
+    after it has almost nothing to do. A collector's commits hold one request or a few (128 traces
+    from the SDK's batches), which go through the WAL and are compressed by the checkpoint."""
     con.execute(
-        f"CREATE TEMP TABLE pick AS SELECT trace_id FROM traces{suffix} ORDER BY rowid LIMIT {int(n)}"
+        f"CREATE TEMP TABLE pick AS SELECT trace_id, (row_number() OVER (ORDER BY rowid) - 1) AS n "
+        f"FROM traces{suffix} QUALIFY n < {int(n)}"
     )
+    chunk = per_commit if per_commit > 0 else n
+    selects = {}
     for table in TABLES:
         cols = [r[0] for r in con.execute(f"DESCRIBE {table}{suffix}").fetchall()]
-        select = ", ".join(f"'{prefix}' || trace_id" if c == "trace_id" else c for c in cols)
+        selects[table] = ", ".join(f"'{prefix}' || trace_id" if c == "trace_id" else c for c in cols)
         con.execute(
-            f"INSERT INTO {table}{suffix} SELECT {select} FROM {table}{suffix} "
-            f"WHERE trace_id IN (SELECT trace_id FROM pick)"
+            f"CREATE TEMP TABLE stage_{table} AS SELECT t.*, p.n // {chunk} AS stage_chunk "
+            f"FROM {table}{suffix} t JOIN pick p ON t.trace_id = p.trace_id"
         )
+    for c in range((n + chunk - 1) // chunk):
+        con.execute("BEGIN")
+        for table in TABLES:
+            con.execute(
+                f"INSERT INTO {table}{suffix} SELECT {selects[table]} FROM temp.main.stage_{table} "
+                f"WHERE stage_chunk = {c}"
+            )
+        con.execute("COMMIT")
+    for table in TABLES:
+        con.execute(f"DROP TABLE temp.main.stage_{table}")
     con.execute("DROP TABLE pick")
-    con.execute("COMMIT")
 
 
 def _update(con: duckdb.DuckDBPyConnection, prefix: str) -> None:
@@ -95,20 +123,22 @@ def _open(path: Path, row_group_rows: int, read_only: bool = False) -> duckdb.Du
     return con
 
 
-def measure(store: Path, work: Path, kind: str, n: int, row_group_rows: int) -> tuple[float, float, int]:
+def measure(
+    store: Path, work: Path, kind: str, n: int, row_group_rows: int, per_commit: int
+) -> tuple[float, float, int]:
     copy = work / "copy.duckdb"
     shutil.copyfile(store, copy)
     con = _open(copy, row_group_rows)
     con.execute("SET checkpoint_threshold = '100GB'")  # only the timed statement checkpoints
     try:
         if kind == "appends":
-            _append(con, n, "cg-")
+            _append(con, n, "cg-", per_commit=per_commit)
         elif kind == "updates":
-            _append(con, n, "cg-")
+            _append(con, n, "cg-", per_commit=per_commit)
             _update(con, "cg-")
         elif kind == "no-keys":
             _no_keys(con)
-            _append(con, n, "cg-", "_nk")
+            _append(con, n, "cg-", "_nk", per_commit=per_commit)
         wal = Path(str(copy) + ".wal")
         wal_bytes = wal.stat().st_size if wal.exists() else 0
         c0, t0 = _cpu(), time.perf_counter()
@@ -118,6 +148,36 @@ def measure(store: Path, work: Path, kind: str, n: int, row_group_rows: int) -> 
         con.close()
         copy.unlink(missing_ok=True)
         Path(str(copy) + ".wal").unlink(missing_ok=True)
+
+
+def rounds(store: Path, work: Path, n: int, count: int, row_group_rows: int, per_commit: int) -> None:
+    """On one copy, ``count`` times: append ``n`` traces, then checkpoint; each checkpoint printed
+    (a steady collector's sequence: the one that completes a row group stands out)."""
+    copy = work / "copy.duckdb"
+    shutil.copyfile(store, copy)
+    con = _open(copy, row_group_rows)
+    con.execute("SET checkpoint_threshold = '100GB'")
+    wal = Path(str(copy) + ".wal")
+    print(f"\n| round ({n:,} traces each) | spans after | WAL | wall s | CPU s |")
+    print("|---|---|---|---|---|")
+    walls = []
+    try:
+        for r in range(count):
+            _append(con, n, f"cg{r}-", per_commit=per_commit)
+            wal_bytes = wal.stat().st_size if wal.exists() else 0
+            spans = con.execute("SELECT count(*) FROM spans").fetchone()[0]  # type: ignore[index]
+            c0, t0 = _cpu(), time.perf_counter()
+            con.execute("FORCE CHECKPOINT")
+            wall, cpu = time.perf_counter() - t0, _cpu() - c0
+            walls.append(wall)
+            print(
+                f"| {r + 1} | {spans:,} | {wal_bytes / 2**20:,.1f} MiB | {wall:.2f} | {cpu:.2f} |", flush=True
+            )
+    finally:
+        con.close()
+        copy.unlink(missing_ok=True)
+        wal.unlink(missing_ok=True)
+    print(f"\n{count} checkpoints: {sum(walls):.2f} s in all, the longest {max(walls):.2f} s")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,6 +194,15 @@ def main(argv: list[str] | None = None) -> int:
         default=ROW_GROUP_ROWS,
         help=f"rows a row group of the copy's new rows (the store's: {ROW_GROUP_ROWS:,}; DuckDB's default: 122,880)",
     )
+    ap.add_argument(
+        "--per-commit", type=int, default=128, help="traces a transaction of the appends (0: one transaction)"
+    )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="instead: this many rounds of appends and a checkpoint on one copy",
+    )
     ap.add_argument("--work-dir", default=None, help="where the copies go (default: beside the store)")
     args = ap.parse_args(argv)
     unknown = set(args.kinds.split(",")) - {"nothing", "appends", "updates", "no-keys"}
@@ -147,12 +216,20 @@ def main(argv: list[str] | None = None) -> int:
         f"{store.name}: {store.stat().st_size / 2**20:,.0f} MiB; "
         + ", ".join(f"{t} {c:,}" for t, c in rows.items())
     )
+    print(f"row groups of {args.row_group_rows:,} rows; {args.per_commit or args.traces:,} traces a commit")
+    if args.rounds:
+        with tempfile.TemporaryDirectory(
+            prefix="ragfault-cpgrowth-", dir=args.work_dir or store.parent
+        ) as tmp:
+            rounds(store, Path(tmp), args.traces, args.rounds, args.row_group_rows, args.per_commit)
+        return 0
     print(f"\n| write before the checkpoint ({args.traces:,} traces) | WAL | wall s | CPU s |")
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="ragfault-cpgrowth-", dir=args.work_dir or store.parent) as tmp:
         for kind in args.kinds.split(","):
             got = [
-                measure(store, Path(tmp), kind, args.traces, args.row_group_rows) for _ in range(args.repeat)
+                measure(store, Path(tmp), kind, args.traces, args.row_group_rows, args.per_commit)
+                for _ in range(args.repeat)
             ]
             wall = statistics.median(g[0] for g in got)
             cpu = statistics.median(g[1] for g in got)

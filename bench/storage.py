@@ -143,7 +143,8 @@ def ragfault_file(bodies: list[bytes], n_traces: int, work: Path, keep: Path | N
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
         for f in db.parent.glob(db.name + "*"):
-            (keep / f.name).write_bytes(f.read_bytes())
+            if f.is_file():  # the database and its WAL (the UI's facts cache is a directory)
+                (keep / f.name).write_bytes(f.read_bytes())
     return {
         "bytes": total,
         "bytes_before_traces": references,
