@@ -321,6 +321,11 @@ class MemWatch(Sampler):
         return max(sum(self.hwm.values()), self.peak_rss_sum_kb) / 1024
 
     @property
+    def server_peak_mb(self) -> float:
+        """Peak resident memory of the process watched alone (its high-water mark), no workers."""
+        return self.hwm.get(self.pid, 0) / 1024
+
+    @property
     def cpu_seconds(self) -> float:
         base = self.cpu_base or {}
         return sum(v - base.get(p, 0) for p, v in self.cpu_last.items()) / os.sysconf("SC_CLK_TCK")

@@ -600,6 +600,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "cpu_us_per_trace": watch.cpu_seconds / n_traces * 1e6,
             "cpu_main_us_per_trace": watch.cpu_main_seconds / n_traces * 1e6,
             "peak_rss_mb": watch.peak_mb,
+            "server_peak_rss_mb": watch.server_peak_mb,
             # the writer's checkpoints from the window's start to the last sample (the longest: the
             # server's whole run, the warm-up's included)
             "checkpoints": samples[-1]["checkpoints"] if samples else 0,
@@ -750,7 +751,7 @@ def _stage_run(args: argparse.Namespace) -> dict[str, float]:
 def table(rows: list[dict]) -> str:
     head = (
         "| offered traces/s | sent | stored spans/s | evaluated traces/s (2nd half) | lag at end (evaluation / settle) | behind at end "
-        "| drain | CPU a trace | peak RSS | checkpoints (s, longest) | kept up |\n"
+        "| drain | CPU a trace | peak RSS of the tree (server process) | checkpoints (s, longest) | kept up |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
@@ -763,7 +764,8 @@ def table(rows: list[dict]) -> str:
         lines.append(
             f"| {r['rate']:,.0f} | {r['sent_tps']:,.0f} | {r['stored_sps']:,.0f} | {r['evaluated_tps_second_half']:,.0f} "
             f"| {r['lag_at_end_s']:.1f} / {r['settle_lag_at_end_s']:.1f} s | {r['behind_at_end']:,.0f} | {drain} "
-            f"| {r['cpu_us_per_trace']:,.0f} µs ({r['cpu_main_us_per_trace']:,.0f} server) | {r['peak_rss_mb']:,.0f} MB "
+            f"| {r['cpu_us_per_trace']:,.0f} µs ({r['cpu_main_us_per_trace']:,.0f} server) "
+            f"| {r['peak_rss_mb']:,.0f} MB ({r.get('server_peak_rss_mb', 0):,.0f} server) "
             f"| {r.get('checkpoints', 0):.0f} ({r.get('checkpoint_s', 0):.1f} s, {r.get('checkpoint_max_s', 0):.1f} s) "
             f"| {'yes' if r['kept_up'] else 'no'} |"
         )
