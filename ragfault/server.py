@@ -16,6 +16,7 @@ from collector.config import ServerSettings
 from collector.connections import uvicorn_options
 from collector.errors import ConfigError, StoreUnavailable
 from collector.gcpolicy import collect_rarely
+from collector.mallocpolicy import keep_freed_memory
 from collector.runtime import Runtime
 from ragfault.settings import Settings, tree_for
 
@@ -151,6 +152,7 @@ def serve(tree: ServerSettings | Settings) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    keep_freed_memory()  # before the store allocates: a checkpoint's buffers reuse freed pages
     runtime, app = build(tree)
     config = uvicorn.Config(
         app,
