@@ -23,7 +23,6 @@ is left as it is; other C libraries (musl, macOS) are left alone.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import os
 
@@ -40,10 +39,8 @@ def keep_freed_memory() -> bool:
     if "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", ""):
         log.info("malloc thresholds left to GLIBC_TUNABLES")
         return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.gnu_get_libc_version  # noqa: B018  (glibc only)
-    except (OSError, AttributeError):
+    libc = ctypes.CDLL(None)  # the symbols already loaded into the process: its C library's among them
+    if not hasattr(libc, "gnu_get_libc_version"):  # glibc only
         return False
     mallopt = libc.mallopt
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
