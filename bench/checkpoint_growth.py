@@ -45,6 +45,8 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -123,14 +125,35 @@ def _open(path: Path, row_group_rows: int, read_only: bool = False) -> duckdb.Du
     return con
 
 
-def measure(
-    store: Path, work: Path, kind: str, n: int, row_group_rows: int, per_commit: int
-) -> tuple[float, float, int]:
+@contextmanager
+def _copy(store: Path, work: Path, row_group_rows: int) -> Iterator[tuple[duckdb.DuckDBPyConnection, Path]]:
+    """A fresh copy of ``store``, opened as the store opens it, checkpointing only when told to; its
+    connection and WAL path. The copy is removed on leaving."""
     copy = work / "copy.duckdb"
+    wal = Path(str(copy) + ".wal")
     shutil.copyfile(store, copy)
     con = _open(copy, row_group_rows)
     con.execute("SET checkpoint_threshold = '100GB'")  # only the timed statement checkpoints
     try:
+        yield con, wal
+    finally:
+        con.close()
+        copy.unlink(missing_ok=True)
+        wal.unlink(missing_ok=True)
+
+
+def _checkpoint(con: duckdb.DuckDBPyConnection, wal: Path) -> tuple[float, float, int]:
+    """``FORCE CHECKPOINT`` timed: wall seconds, CPU seconds, and the WAL's bytes before it."""
+    wal_bytes = wal.stat().st_size if wal.exists() else 0
+    c0, t0 = _cpu(), time.perf_counter()
+    con.execute("FORCE CHECKPOINT")
+    return time.perf_counter() - t0, _cpu() - c0, wal_bytes
+
+
+def measure(
+    store: Path, work: Path, kind: str, n: int, row_group_rows: int, per_commit: int
+) -> tuple[float, float, int]:
+    with _copy(store, work, row_group_rows) as (con, wal):
         if kind == "appends":
             _append(con, n, "cg-", per_commit=per_commit)
         elif kind == "updates":
@@ -139,44 +162,24 @@ def measure(
         elif kind == "no-keys":
             _no_keys(con)
             _append(con, n, "cg-", "_nk", per_commit=per_commit)
-        wal = Path(str(copy) + ".wal")
-        wal_bytes = wal.stat().st_size if wal.exists() else 0
-        c0, t0 = _cpu(), time.perf_counter()
-        con.execute("FORCE CHECKPOINT")
-        return time.perf_counter() - t0, _cpu() - c0, wal_bytes
-    finally:
-        con.close()
-        copy.unlink(missing_ok=True)
-        Path(str(copy) + ".wal").unlink(missing_ok=True)
+        return _checkpoint(con, wal)
 
 
 def rounds(store: Path, work: Path, n: int, count: int, row_group_rows: int, per_commit: int) -> None:
     """On one copy, ``count`` times: append ``n`` traces, then checkpoint; each checkpoint printed
     (a steady collector's sequence: the one that completes a row group stands out)."""
-    copy = work / "copy.duckdb"
-    shutil.copyfile(store, copy)
-    con = _open(copy, row_group_rows)
-    con.execute("SET checkpoint_threshold = '100GB'")
-    wal = Path(str(copy) + ".wal")
     print(f"\n| round ({n:,} traces each) | spans after | WAL | wall s | CPU s |")
     print("|---|---|---|---|---|")
     walls = []
-    try:
+    with _copy(store, work, row_group_rows) as (con, wal):
         for r in range(count):
             _append(con, n, f"cg{r}-", per_commit=per_commit)
-            wal_bytes = wal.stat().st_size if wal.exists() else 0
             spans = con.execute("SELECT count(*) FROM spans").fetchone()[0]  # type: ignore[index]
-            c0, t0 = _cpu(), time.perf_counter()
-            con.execute("FORCE CHECKPOINT")
-            wall, cpu = time.perf_counter() - t0, _cpu() - c0
+            wall, cpu, wal_bytes = _checkpoint(con, wal)
             walls.append(wall)
             print(
                 f"| {r + 1} | {spans:,} | {wal_bytes / 2**20:,.1f} MiB | {wall:.2f} | {cpu:.2f} |", flush=True
             )
-    finally:
-        con.close()
-        copy.unlink(missing_ok=True)
-        wal.unlink(missing_ok=True)
     print(f"\n{count} checkpoints: {sum(walls):.2f} s in all, the longest {max(walls):.2f} s")
 
 
