@@ -1,5 +1,5 @@
-"""What user SQL costs on a store: every bundled query, the attribution view, and the point reads of one
-trace that the UI and the API make, timed on one or more stores in turn (A B A B).
+"""What user SQL costs on a store: every bundled query (the attribution view among them) and a user's
+reads of one trace by id, timed on one or more stores in turn (A B A B).
 
 Each statement runs on each store, one store after the other, ``--repeat`` times; the figures are the
 median wall time and CPU time (the process's, DuckDB's threads included) of a run. Each bundled query
@@ -7,7 +7,9 @@ is wrapped in ``SELECT count(*), bit_xor(hash(q)) FROM (…) q``, so what is tim
 not the fetch into Python, and the count and the digest (which does not depend on row order) say
 whether the stores gave the same rows. The point reads are ``--points`` trace ids picked from the
 first store's ``traces`` (every ``n``-th by id), each read as ``SELECT attributes FROM spans``,
-``SELECT * FROM evaluations`` and ``SELECT * FROM step_documents`` for that id.
+``SELECT * FROM evaluations`` and ``SELECT * FROM step_documents`` for that id, with no time bound
+(the UI's and the API's reads of a trace bound theirs by its ``verdicts_since``); their rows are
+fetched, and compared between stores by count.
 
 ``--copy-row-groups 16384,32768`` first makes copies of the first store whose tables are written
 with row groups of that many rows (``ATTACH … (ROW_GROUP_SIZE n)`` and ``COPY FROM DATABASE``), beside
@@ -70,7 +72,7 @@ def copy_with_row_groups(source: Path, rows: int) -> Path:
 
 
 def _run_params(store: Store) -> dict[str, Any]:
-    """run_diff's two runs: the two with the most traces (None when the store has fewer)."""
+    """run_diff's two runs: the two with the most traces (none when the store has fewer)."""
     rows = (
         store.cursor()
         .execute(
@@ -125,11 +127,7 @@ def _same(results: dict[str, list[Any]], paths: list[Path]) -> str:
     if all(runs == first for runs in results.values()):
         return "yes"
     varies = any(len({repr(r) for r in runs}) > 1 for runs in results.values())
-    counts = {
-        repr([[row[0] for row in rows] if isinstance(rows, list) else rows for rows in run])
-        for runs in results.values()
-        for run in runs
-    }
+    counts = {repr([got[0] for got in run]) for runs in results.values() for run in runs}
     if varies and len(counts) == 1:
         return "counts only (a store's own runs differ)"
     return "NO"
@@ -163,7 +161,8 @@ def main() -> int:
                     for params in param_sets:
                         w, c, rows = _timed(con, text, params)
                         wall, cpu = wall + w, cpu + c
-                        got.append(rows if len(param_sets) == 1 else len(rows))
+                        # a bundled query's one row (count, digest); a point read's row count
+                        got.append(rows[0] if len(param_sets) == 1 else (len(rows),))
                     timings[name][str(path)].append((wall, cpu))
                     results[name][str(path)].append(got)
     finally:
