@@ -444,6 +444,7 @@ _WANTED = {
     "waiting": "ragfault_traces_waiting_evaluation",
     "lag": "ragfault_evaluation_lag_seconds",
     "settle_lag": "ragfault_settle_lag_seconds",
+    "waiting_settle": "ragfault_traces_waiting_settle",
     "checkpoints": "ragfault_checkpoint_seconds_count",
     "checkpoint_s": "ragfault_checkpoint_seconds_sum",
     "checkpoint_max_s": "ragfault_checkpoint_seconds_max",
@@ -621,6 +622,11 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         # what the server logged of its checkpoints (at ``--set log_level=info``)
         row["checkpoint_log"] = [
             ln for ln in log.read_text(errors="replace").splitlines() if "checkpoint:" in ln
+        ]
+        # lines that tell of traces the evaluation loop was not woken for (its idle poll found them;
+        # at ``--set log_level=info``)
+        row["wake_log"] = [
+            ln for ln in log.read_text(errors="replace").splitlines() if "without a wake-up" in ln
         ]
         if row["evaluated"] < n_traces:
             row["log_tail"] = log.read_text(errors="replace")[-2000:]

@@ -184,10 +184,16 @@ class EvaluationService:
             ):
                 self._observe_and_retire()
                 continue
+            polled = not woken and found_none_at is not None  # the idle poll, not a wake-up
             found_none_at = None
             try:
-                while not self._stop.is_set() and self.run_once() > 0:
-                    pass
+                found = 0
+                while not self._stop.is_set() and (n := self.run_once()) > 0:
+                    found += n
+                # whatever made them wait did not wake the loop (on a lake, also: traces another
+                # collector settled and left)
+                if polled and found:
+                    log.info("evaluation: %d traces were found waiting without a wake-up", found)
                 found_none_at = self.clock.monotonic()
             except Exception:
                 log.exception("evaluation round failed")

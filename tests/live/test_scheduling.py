@@ -265,6 +265,30 @@ def test_an_idle_loop_does_not_scan_for_waiting_traces_until_woken(live, monkeyp
     assert len(looked) > 1 and srv.status(t, "cheap") == ("evaluated", None)
 
 
+def test_the_idle_poll_evaluates_what_waited_without_a_wake_up_and_says_so(live, caplog) -> None:
+    """Every path that makes a trace wait wakes the loop; one that did not would leave the trace
+    for up to IDLE_POLL_SECONDS, and the poll that finds it logs that it happened."""
+    import logging
+
+    from evaluators import scheduler
+
+    clock = ManualClock()
+    srv = live(NO_SAMPLE, clock=clock)
+    tr = srv.tracer()
+    t = rag_trace(tr, query="q", answer="a", candidates=DOCS)
+    srv.drain()
+    srv.parked()
+    caplog.set_level(logging.INFO, logger="ragfault.evaluate")
+    requeue = "UPDATE traces SET evaluated_spans = NULL WHERE trace_id = $t"  # behind the loop's back
+    srv.runtime.writer.call(lambda con: con.execute(requeue, {"t": t}), timeout=60)
+    clock.tick(scheduler.IDLE_TICK_SECONDS)
+    assert srv.scalar("SELECT eval_generation FROM traces WHERE trace_id = $t", t=t) == 1
+    assert "without a wake-up" not in caplog.text
+    clock.tick(scheduler.IDLE_POLL_SECONDS)
+    assert srv.scalar("SELECT eval_generation FROM traces WHERE trace_id = $t", t=t) == 2
+    assert "1 traces were found waiting without a wake-up" in caplog.text
+
+
 def test_the_api_reevaluates_the_traces_a_filter_selects(live) -> None:
     srv = live(NO_SAMPLE)
     tr = srv.tracer()
