@@ -146,7 +146,8 @@ def sizes(store: Path, work: Path) -> tuple[int, dict[str, dict[str, float]]]:
 def write_cost(
     store: Path, work: Path, batch: int, batches: int, checkpoint_every: int = 0
 ) -> dict[str, dict[str, float]]:
-    """DuckDB's CPU µs a trace to insert batches of verdicts in each shape, and the checkpoint after."""
+    """DuckDB's CPU µs a trace to insert batches of verdicts in each shape and to checkpoint them
+    (after every ``checkpoint_every`` batches, and after the last), and the bytes a trace written."""
     src = duckdb.connect(str(store), read_only=True)
     ids = [
         r[0]
