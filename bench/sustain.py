@@ -864,6 +864,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {us:8,.0f}  {stage}")
         if "log_tail" in row:
             print(row["log_tail"], file=sys.stderr)
+        if row["drain_s"] is not None and row["drain_s"] > args.settle_seconds + 5:
+            # a backlog that took this long once sending ended waited for something: say what the
+            # server logged of traces its evaluation loop was not woken for
+            print(f"  the drain took {row['drain_s']:.1f} s; missed wake-ups logged:", file=sys.stderr)
+            for ln in row["wake_log"] or ["(none; they are logged at --set log_level=info)"]:
+                print(f"    {ln}", file=sys.stderr)
     print()
     print(table(rows))
     RESULTS.mkdir(exist_ok=True)
