@@ -23,7 +23,8 @@ The appends commit ``--per-commit`` traces a transaction (128 by default, the SD
 spans), as a collector's requests do: one transaction larger than a row group would be written
 straight into row groups and leave the checkpoint nothing to compress. ``--rounds R`` instead
 appends ``--traces`` and checkpoints R times on one copy and prints each checkpoint: the sequence a
-steady collector meets, in which the checkpoint that completes a row group stands out.
+steady collector meets, in which the checkpoint that completes a row group stands out; and what the
+file's used blocks grew by, a trace appended (more often a checkpoint, more bytes for the same rows).
 
 Each is run ``--repeat`` times; the figures are wall and CPU seconds of the checkpoint statement
 alone (the process's CPU from ``os.times``; DuckDB's threads are counted). Run from the project root:
@@ -165,6 +166,14 @@ def measure(
         return _checkpoint(con, wal)
 
 
+def _used_bytes(con: duckdb.DuckDBPyConnection) -> int:
+    """The bytes of the copy's used blocks (its free blocks not counted)."""
+    used, block = con.execute(
+        "SELECT used_blocks, block_size FROM pragma_database_size() WHERE database_name = 's'"
+    ).fetchall()[0]
+    return int(used) * int(block)
+
+
 def rounds(store: Path, work: Path, n: int, count: int, row_group_rows: int, per_commit: int) -> None:
     """On one copy, ``count`` times: append ``n`` traces, then checkpoint; each checkpoint printed
     (a steady collector's sequence: the one that completes a row group stands out)."""
@@ -172,6 +181,7 @@ def rounds(store: Path, work: Path, n: int, count: int, row_group_rows: int, per
     print("|---|---|---|---|---|")
     walls = []
     with _copy(store, work, row_group_rows) as (con, wal):
+        before = _used_bytes(con)
         for r in range(count):
             _append(con, n, f"cg{r}-", per_commit=per_commit)
             spans = con.execute("SELECT count(*) FROM spans").fetchone()[0]  # type: ignore[index]
@@ -180,7 +190,13 @@ def rounds(store: Path, work: Path, n: int, count: int, row_group_rows: int, per
             print(
                 f"| {r + 1} | {spans:,} | {wal_bytes / 2**20:,.1f} MiB | {wall:.2f} | {cpu:.2f} |", flush=True
             )
+        grown = _used_bytes(con) - before
     print(f"\n{count} checkpoints: {sum(walls):.2f} s in all, the longest {max(walls):.2f} s")
+    # what the file's used blocks grew by: the more often a checkpoint runs, the more partly filled
+    # blocks the same rows take (bench/README.md, verdict_shapes.py --checkpoint-every)
+    print(
+        f"the file's used blocks grew by {grown / 2**20:,.1f} MiB, {grown / (n * count):,.0f} B a trace appended"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,7 +32,9 @@ Per rate it prints:
   but not yet evaluated then;
 - **drain**: seconds from the last request until every trace was evaluated;
 - **CPU a trace**: the server's process tree (decode and evaluation workers included) over the
-  measured window, start of its sending (after the warm-up) to the last trace evaluated.
+  measured window, start of its sending (after the warm-up) to the last trace evaluated;
+- **the store**: the file's bytes after the server stopped, over every trace it holds (printed under
+  the row; the registry and the gold cases are in it too).
 
 A rate is kept up with when the evaluated rate of the second half is at least 95 % of the sent rate,
 both lags at the end stay under ``--settle-seconds`` + 5 s and the traces behind at the end are no
@@ -567,6 +569,9 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
                 spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
                 spy.wait(60)
             stop_process(proc)
+        # the file after the server stopped (it checkpoints as it stops): what every trace stored
+        # costs on disk, the registry's and the gold cases' bytes and a prefilled store's included
+        store_bytes = db.stat().st_size if db.exists() else 0
         spans = 4 * n_traces
         profile = stages(out, cpu, n_traces) if spy is not None else None
         window = max(sent.last_ack - sent.first, 1e-9)
@@ -602,6 +607,8 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "cpu_main_us_per_trace": watch.cpu_main_seconds / n_traces * 1e6,
             "peak_rss_mb": watch.peak_mb,
             "server_peak_rss_mb": watch.server_peak_mb,
+            "store_bytes": store_bytes,
+            "store_bytes_per_trace": store_bytes / (args.prefill + n_warm + n_traces),
             # the writer's checkpoints from the window's start to the last sample (the longest: the
             # server's whole run, the warm-up's included)
             "checkpoints": samples[-1]["checkpoints"] if samples else 0,
@@ -857,6 +864,10 @@ def main(argv: list[str] | None = None) -> int:
         row = run_rate(args, rate)
         rows.append(row)
         print(table([row]).splitlines()[-1], flush=True)
+        print(
+            f"  the store after the server stopped: {row['store_bytes'] / 2**20:,.1f} MiB, "
+            f"{row['store_bytes_per_trace']:,.0f} B a trace stored"
+        )
         if row.get("profile_us_per_trace"):
             prof = row["profile_us_per_trace"]
             print(f"  CPU µs a trace by stage (total {sum(prof.values()):,.0f}):")

@@ -158,6 +158,11 @@ class ServerSettings(BaseModel):
         description="Under steady ingest, checkpoint once the WAL holds this many bytes (its data is "
         "held in memory until then).",
     )
+    idle_checkpoint_wal_bytes: int = Field(
+        64 << 20,
+        ge=1 << 20,
+        description="Once ingest has paused for a second, checkpoint if the WAL holds this many bytes.",
+    )
     writer_threads: int = Field(
         1,
         ge=1,

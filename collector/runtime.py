@@ -74,6 +74,7 @@ class Runtime:
             max_queue_spans=settings.max_queue_spans,
             max_batch_spans=settings.max_batch_spans,
             busy_checkpoint_bytes=settings.checkpoint_wal_bytes,
+            idle_checkpoint_bytes=settings.idle_checkpoint_wal_bytes,
             lanes=settings.writer_threads,
         )
         self.pipeline = Pipeline(

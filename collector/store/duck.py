@@ -124,7 +124,14 @@ _APPEND = {
 
 WAL_HARD_LIMIT = "1GB"
 CONFLICT_RETRIES = 6  # a batch that keeps conflicting with concurrent writers fails retryably (503)
-IDLE_CHECKPOINT_BYTES = 16 << 20  # WAL size worth a checkpoint once the writer has nothing to do
+# WAL size worth a checkpoint once the writer has nothing to do. Each checkpoint writes what it
+# changed into blocks of its own, so the same rows take more disk the more often one runs: the
+# bench's traces appended 256 at a time with a checkpoint after each took 7,552 B a trace, 1,024 at
+# a time 6,208, 4,096 at a time 5,984 (bench/checkpoint_growth.py --rounds). At 16 MiB (about 240
+# of those traces) an application sending a request every few seconds met one checkpoint every
+# other request; 64 MiB is a quarter of BUSY_CHECKPOINT_BYTES, so neither the WAL's memory nor its
+# replay after a crash grows past what steady ingest already allows (bench/README.md, 2026-12-04)
+IDLE_CHECKPOINT_BYTES = 64 << 20
 # ... and while it runs only jobs (an evaluation backlog, no ingest): every checkpoint rewrites the
 # row groups being filled, so checkpointing every 16 MB there cost a 10,000-trace evaluation drain
 # about a tenth of its throughput (and a third of the server process's CPU a trace)

@@ -128,3 +128,34 @@ def test_steady_ingest_checkpoints_once_the_wal_passes_its_threshold(tmp_path: P
     finally:
         writer.stop()
         store.close()
+
+
+def test_the_servers_checkpoint_thresholds_are_its_settings(tmp_path: Path) -> None:
+    """``[server] checkpoint_wal_bytes`` and ``idle_checkpoint_wal_bytes`` are the writer's busy and
+    idle thresholds; by default the store's own, and under 1 MiB a clear error at start."""
+    from collector.config import build_settings
+    from collector.errors import ConfigError
+    from collector.runtime import Runtime
+    from collector.store.duck import BUSY_CHECKPOINT_BYTES, IDLE_CHECKPOINT_BYTES
+
+    defaults = build_settings()
+    assert (defaults.checkpoint_wal_bytes, defaults.idle_checkpoint_wal_bytes) == (
+        BUSY_CHECKPOINT_BYTES,
+        IDLE_CHECKPOINT_BYTES,
+    )
+    cfg = tmp_path / "ragfault.toml"
+    cfg.write_text(
+        f'[server]\ndb = "{tmp_path / "s.duckdb"}"\ncheckpoint_wal_bytes = {3 << 20}\n'
+        f"idle_checkpoint_wal_bytes = {2 << 20}\ndecode_workers = 0\n"
+    )
+    runtime = Runtime(build_settings(cfg))
+    try:
+        assert (runtime.writer.busy_checkpoint_bytes, runtime.writer.idle_checkpoint_bytes) == (
+            3 << 20,
+            2 << 20,
+        )
+    finally:
+        runtime.store.close()
+    cfg.write_text("[server]\nidle_checkpoint_wal_bytes = 1000\n")
+    with pytest.raises(ConfigError, match="idle_checkpoint_wal_bytes"):
+        build_settings(cfg)
