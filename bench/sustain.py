@@ -626,17 +626,14 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             and max(s_end["lag"], s_end["settle_lag"]) <= args.settle_seconds + 5
             and row["behind_at_end"] <= sent_tps * (args.settle_seconds + 3)
         )
-        # what the server logged of its checkpoints (at ``--set log_level=info``)
-        row["checkpoint_log"] = [
-            ln for ln in log.read_text(errors="replace").splitlines() if "checkpoint:" in ln
-        ]
-        # lines that tell of traces the evaluation loop was not woken for (its idle poll found them;
-        # at ``--set log_level=info``)
-        row["wake_log"] = [
-            ln for ln in log.read_text(errors="replace").splitlines() if "without a wake-up" in ln
-        ]
+        logged = log.read_text(errors="replace")
+        lines = logged.splitlines()
+        # what the server logged (at ``--set log_level=info``) of its checkpoints, and of traces the
+        # evaluation loop was not woken for (its idle poll found them)
+        row["checkpoint_log"] = [ln for ln in lines if "checkpoint:" in ln]
+        row["wake_log"] = [ln for ln in lines if "without a wake-up" in ln]
         if row["evaluated"] < n_traces:
-            row["log_tail"] = log.read_text(errors="replace")[-2000:]
+            row["log_tail"] = logged[-2000:]
         return row
 
 
