@@ -143,11 +143,9 @@ def sizes(store: Path, work: Path) -> tuple[int, dict[str, dict[str, float]]]:
     return traces, out
 
 
-def write_cost(
-    store: Path, work: Path, batch: int, batches: int, checkpoint_every: int = 0
-) -> dict[str, dict[str, float]]:
-    """DuckDB's CPU µs a trace to insert batches of verdicts in each shape and to checkpoint them
-    (after every ``checkpoint_every`` batches, and after the last), and the bytes a trace written."""
+def verdict_batches(store: Path, batch: int, batches: int) -> dict[str, list[pa.Table]]:
+    """The verdicts of ``batches`` batches of ``batch`` stored traces (the first evaluated), as
+    Arrow tables in each shape, in the order they were written."""
     src = duckdb.connect(str(store), read_only=True)
     ids = [
         r[0]
@@ -167,8 +165,16 @@ def write_cost(
         tables["folded"].append(src.sql(f"SELECT * EXCLUDE (r) FROM ({fold('b')})").to_arrow_table())
         src.unregister("_ids")
     src.close()
+    return tables
+
+
+def write_cost(
+    tables: dict[str, list[pa.Table]], traces: int, work: Path, checkpoint_every: int = 0
+) -> dict[str, dict[str, float]]:
+    """DuckDB's CPU µs a trace to insert the batches of ``verdict_batches`` (``traces`` traces in
+    all) in each shape and to checkpoint them (after every ``checkpoint_every`` batches, and after
+    the last), and the bytes a trace written."""
     out: dict[str, dict[str, float]] = {}
-    n = batch * batches
     for shape, parts in tables.items():
         path = work / f"write-{shape}.duckdb"
         path.unlink(missing_ok=True)
@@ -197,10 +203,10 @@ def write_cost(
         path.unlink()
         rows = sum(p.num_rows for p in parts)
         out[shape] = {
-            "rows a trace": rows / n,
-            "insert µs a trace": inserts / n * 1e6,
-            "checkpoint µs a trace": checkpoint / n * 1e6,
-            "bytes a trace": stored / n,
+            "rows a trace": rows / traces,
+            "insert µs a trace": inserts / traces * 1e6,
+            "checkpoint µs a trace": checkpoint / traces * 1e6,
+            "bytes a trace": stored / traces,
         }
     return out
 
@@ -259,8 +265,9 @@ def main() -> int:
     print(f"\nwriting {args.batches} batches of {args.batch} traces (DuckDB's CPU, the bytes written)\n")
     print("| shape | checkpoint | rows a trace | insert µs a trace | checkpoint µs a trace | bytes a trace |")
     print("|---|---|---|---|---|---|")
+    batches = verdict_batches(args.store, args.batch, args.batches)
     for every in (int(x) for x in args.checkpoint_every.split(",")):
-        costs = write_cost(args.store, work, args.batch, args.batches, every)
+        costs = write_cost(batches, args.batch * args.batches, work, every)
         when = f"every {every} batches" if every else "at the end"
         for shape, c in costs.items():
             print(
