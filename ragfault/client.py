@@ -19,6 +19,14 @@ DB_HELP = f"database file (default {DEFAULT_DB}); given, it is opened even while
 SERVER_HELP = f"server URL (default $RAGFAULT_SERVER or {DEFAULT_SERVER}); given, it must answer"
 
 
+# how long /healthz may take to answer: a server named with --server must answer, and a busy one
+# (its event loop serving a burst of exports on a loaded machine) can take longer than the half
+# second that suits guessing whether one runs at the default address; a refused connection fails
+# at once either way
+NAMED_SERVER_PROBE_SECONDS = 10.0
+GUESS_PROBE_SECONDS = 0.5
+
+
 def server_url(explicit: str | None = None) -> str:
     return (explicit or os.environ.get("RAGFAULT_SERVER") or DEFAULT_SERVER).rstrip("/")
 
@@ -32,7 +40,7 @@ def target(server: str | None, db: str | None) -> tuple[str | None, str]:
     the default URL when it answers, else the default file."""
     if server:
         url = server_url(server)
-        if server_up(url):
+        if server_up(url, NAMED_SERVER_PROBE_SECONDS):
             return url, db or DEFAULT_DB
         if not db:
             raise ConfigError(f"no ragfault server answers at {url}")
@@ -40,7 +48,7 @@ def target(server: str | None, db: str | None) -> tuple[str | None, str]:
     if db:
         return None, db
     url = server_url()
-    return (url if server_up(url) else None), DEFAULT_DB
+    return (url if server_up(url, GUESS_PROBE_SECONDS) else None), DEFAULT_DB
 
 
 def require_database(db: str) -> None:
@@ -72,7 +80,7 @@ def _headers(token: str | None) -> dict[str, str]:
     return h
 
 
-def server_up(url: str, timeout: float = 0.5) -> bool:
+def server_up(url: str, timeout: float = GUESS_PROBE_SECONDS) -> bool:
     try:
         with urllib.request.urlopen(url + "/healthz", timeout=timeout) as resp:
             return resp.status == 200
