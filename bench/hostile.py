@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -277,6 +277,108 @@ def grpc_messages(srv: Server) -> str:
         return counts(list(pool.map(one, range(12))))
 
 
+def api_bodies(srv: Server) -> str:
+    """300 MB bodies to the API routes that load data, eight at once: four streamed without a
+    Content-Length (chunked), four announcing their length."""
+    routes = ("/api/v1/feedback", "/api/v1/kb", "/api/v1/gold", "/api/v1/labels")
+
+    def chunks() -> Iterator[bytes]:
+        block = b"x" * MB
+        for _ in range(300):
+            yield block
+
+    def one(i: int) -> str:
+        headers = {"Content-Type": "application/json"}
+        if i >= len(routes):
+            headers["Content-Length"] = str(300 * MB)
+        try:
+            url = srv.url + routes[i % len(routes)]
+            return str(httpx.post(url, content=chunks(), headers=headers, timeout=120).status_code)
+        except httpx.HTTPError as exc:
+            return type(exc).__name__
+
+    with ThreadPoolExecutor(8) as pool:
+        return counts(list(pool.map(one, range(8))))
+
+
+def _amplified() -> dict[str, tuple[str, Any]]:
+    """(signal, request) of each amplified request: a few KB that copy 1 MB into thousands of rows."""
+    sys.path.insert(0, str(ROOT))
+    from tests.collector.test_amplification import AMPLIFIED
+
+    return {name: (signal, build()) for name, (signal, build) in AMPLIFIED.items()}
+
+
+def amplified_http(srv: Server) -> str:
+    """The three amplified requests (a 1 MB resource attribute for 6,000 log records, a 1 MB
+    description for 3,000 points, a 1 MB resource for 6,000 spans), gzip, each sent twice at once."""
+    import gzip
+
+    headers = {**PROTOBUF, "Content-Encoding": "gzip"}
+    bodies = [(sig, gzip.compress(req.SerializeToString(), 9)) for sig, req in _amplified().values()]
+
+    def one(i: int) -> str:
+        sig, body = bodies[i % len(bodies)]
+        t0 = time.perf_counter()
+        try:
+            r = httpx.post(f"{srv.url}/v1/{sig}", content=body, headers=headers, timeout=120)
+            return f"{sig} {r.status_code} ({len(body) // 1024} KB, {time.perf_counter() - t0:.1f} s)"
+        except httpx.HTTPError as exc:
+            return type(exc).__name__
+
+    with ThreadPoolExecutor(6) as pool:
+        return counts(list(pool.map(one, range(6))))
+
+
+def amplified_grpc(srv: Server) -> str:
+    """The same three requests over gRPC, gzip."""
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
+    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
+
+    stubs = {
+        "traces": trace_service_pb2_grpc.TraceServiceStub,
+        "logs": logs_service_pb2_grpc.LogsServiceStub,
+        "metrics": metrics_service_pb2_grpc.MetricsServiceStub,
+    }
+    out = []
+    opts = [("grpc.max_send_message_length", 64 * MB)]
+    with grpc.insecure_channel(f"127.0.0.1:{srv.grpc_port}", options=opts) as ch:
+        for sig, req in _amplified().values():
+            try:
+                stubs[sig](ch).Export(req, timeout=120, compression=grpc.Compression.Gzip)
+                out.append(f"{sig} OK")
+            except grpc.RpcError as exc:
+                out.append(f"{sig} {exc.code().name}")
+    return counts(out)
+
+
+def million_rows(signal: str) -> Callable[[Server], str]:
+    """One request of 1,000,000 log records or gauge points (16-20 MB of protobuf, gzip)."""
+
+    def load(srv: Server) -> str:
+        import gzip
+
+        sys.path.insert(0, str(ROOT))
+        from tests.collector.test_amplification import logs_request, metrics_request
+
+        req = logs_request(1_000_000) if signal == "logs" else metrics_request(1_000_000)
+        body = gzip.compress(req.SerializeToString(), 1)
+        del req
+        t0 = time.perf_counter()
+        try:
+            r = httpx.post(
+                f"{srv.url}/v1/{signal}",
+                content=body,
+                headers={**PROTOBUF, "Content-Encoding": "gzip"},
+                timeout=300,
+            )
+            return f"{r.status_code} in {time.perf_counter() - t0:.0f} s"
+        except httpx.HTTPError as exc:
+            return f"{type(exc).__name__} after {time.perf_counter() - t0:.0f} s"
+
+    return load
+
+
 def stalled_connections(srv: Server) -> str:
     socks = []
     for _ in range(1100):
@@ -316,6 +418,11 @@ LOADS: list[tuple[str, Callable[[Server], str]]] = [
     ("HTTP: 6 gzip bodies of 120 KB (120 MB inflated)", gzip_bodies),
     ("gRPC: 12 x 60 MB messages at once", grpc_messages),
     ("1,100 stalled request heads, fd limit 1,024", stalled_connections),
+    ("API: 8 x 300 MB bodies (feedback, kb, gold, labels)", api_bodies),
+    ("amplified: 1 MB copied to 3-6k rows, HTTP x6", amplified_http),
+    ("amplified: 1 MB copied to 3-6k rows, gRPC x3", amplified_grpc),
+    ("1,000,000 log records in one request", million_rows("logs")),
+    ("1,000,000 metric points in one request", million_rows("metrics")),
 ]
 
 

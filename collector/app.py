@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 
 from collector.api import api_router, health_router, install_error_handlers
+from collector.bodies import BodyLimit
 from collector.docs import docs_router
 from collector.receivers.otlp_http import make_router
 from collector.runtime import Runtime
@@ -39,6 +40,15 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # FastAPI's pages load their scripts from a CDN: /docs is collector.docs's
         redoc_url=None,
+    )
+    # every route's body is bounded (collector.bodies), inside the guard: a request the guard
+    # refuses (host, origin, token) has none of its body read
+    app.add_middleware(
+        BodyLimit,
+        limits=runtime.settings.api_body_bytes,
+        idle_timeout=runtime.settings.body_timeout_seconds,
+        metrics=runtime.metrics,
+        budget=runtime.pipeline.budget,
     )
     # every route, including those added below by other packages, is behind the guard
     app.add_middleware(WebGuard, settings=runtime.settings, metrics=runtime.metrics)

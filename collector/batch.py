@@ -12,8 +12,8 @@ import base64
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 
 import orjson
 import pyarrow as pa
@@ -22,6 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from collector.normalize import DEFAULT_SOURCE_KEYS, normalize_span
 from collector.normalize.common import key_blob
 from collector.normalize.genai_events import CONTENT_EVENTS, span_content_events, with_content
+from collector.normalize.mapping import Mappings
 
 SPAN_KIND = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUS_CODE = ("UNSET", "OK", "ERROR")
@@ -139,6 +140,7 @@ class SpanBatch:
     docs: list[tuple[Any, ...]] = field(default_factory=list)
     rejected: int = 0
     errors: list[str] = field(default_factory=list)
+    clamped: int = 0  # spans dated past the grace period (``flatten``'s future_grace_seconds)
 
     def __len__(self) -> int:
         return len(self.spans)
@@ -165,6 +167,8 @@ class ArrowBatch:
     # log records and metric data points (``collector.signals``): OTLP logs and metrics requests
     logs: pa.Table | None = None
     points: pa.Table | None = None
+    # rows dated past the grace period, stored with the receive time in their TIMESTAMP columns
+    clamped: int = 0
 
     def __len__(self) -> int:
         return int(self.spans.num_rows)
@@ -200,9 +204,11 @@ class ArrowBatch:
             pa.concat_tables([b.steps for b in batches]),
             pa.concat_tables([b.docs for b in batches]),
             sum(b.rejected for b in batches),
+            [e for b in batches for e in b.errors][:20],
             traces=pa.concat_tables([b.trace_table() for b in batches]),
             logs=pa.concat_tables(logs) if logs else None,
             points=pa.concat_tables(points) if points else None,
+            clamped=sum(b.clamped for b in batches),
         )
 
 
@@ -219,29 +225,85 @@ def _reject(batch: SpanBatch, reason: str) -> None:
         batch.errors.append(reason)
 
 
+class RowSink(Protocol):
+    """Where ``flatten`` hands its rows in chunks, so that a large request never holds all of its
+    rows as Python objects at once, and its size is checked before its rows are built
+    (``collector.build``)."""
+
+    chunk_rows: int  # rows of a chunk at most
+    chunk_bytes: int  # planned bytes of a chunk at most
+
+    def plan(self, rows: int, nbytes: int, copied: int) -> None:
+        """Before any row is built: the request's rows and the bytes they will hold at least."""
+
+    def flush(self, batch: SpanBatch, planned: int) -> None:
+        """Take the rows of ``batch`` (and empty its row lists); ``planned`` of the plan were for them."""
+
+
+# The Arrow bytes a span's rows (``spans`` and ``steps``) take at least besides the text they carry:
+# ids, times, counts and the offsets of every string column (measured on spans without attributes:
+# about 560; the plan counts what a row is sure to take).
+SPAN_ROW_BYTES = 400
+
+
+def future_limit_ns(now: datetime, grace_seconds: float | None) -> int | None:
+    """The latest time a request's data may claim, ``grace_seconds`` after ``now`` (a naive UTC
+    datetime) in nanoseconds since the epoch; None when there is no limit."""
+    if grace_seconds is None:
+        return None
+    return _ns_since_epoch(now) + int(grace_seconds * 1e9)
+
+
+def _ns_since_epoch(t: datetime) -> int:
+    return (t - _EPOCH) // timedelta(microseconds=1) * 1000
+
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+def clamp_note(n: int, unit: str, grace_seconds: float | None, columns: str) -> str:
+    """The ``partial_success`` note for ``n`` rows dated past the grace period."""
+    return (
+        f"{n} {unit} dated more than {grace_seconds:g} s in the future: {columns} set to the time "
+        "they were received (the *_unix_nano columns keep what was sent)"
+    )
+
+
 def flatten(
     req: ExportTraceServiceRequest,
     received_at: datetime | None = None,
     source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS,
+    *,
+    out: RowSink | None = None,
+    future_grace_seconds: float | None = None,
+    mappings: Mappings = (),
 ) -> SpanBatch:
-    """Flatten an export request into a SpanBatch. Never raises on span content."""
+    """Flatten an export request into a SpanBatch. Never raises on span content.
+
+    With ``out``, the request's size is planned before any row is built (``RowSink.plan``: every
+    span copies its resource's and scope's attributes) and its rows are handed over in chunks; the
+    batch returned then holds only what was rejected. With ``future_grace_seconds``, a span dated
+    later than that after ``received_at`` keeps its times in ``*_unix_nano`` but is stored with
+    ``start_time`` and ``end_time`` at ``received_at``, so no client can date data past retention.
+    ``mappings``: the compiled ``[[conventions.mapping]]`` entries (``collector.normalize.mapping``)."""
     batch = SpanBatch()
     now = received_at or datetime.now(UTC).replace(tzinfo=None)
+    latest = future_limit_ns(now, future_grace_seconds)
+    now_ns = _ns_since_epoch(now)
     add_span, add_step, add_doc = batch.spans.append, batch.steps.append, batch.docs.append
-    for rs in req.resource_spans:
-        res_attrs = attributes(rs.resource.attributes)
-        res_json = _json(res_attrs)
-        service = res_attrs.get("service.name")
-        service = str(service) if service is not None else None
-        res_schema = rs.schema_url or None
-        for ss in rs.scope_spans:
-            scope = ss.scope
-            scope_json = _json(attributes(scope.attributes)) if len(scope.attributes) else None
-            scope_name, scope_version, scope_schema = (
-                scope.name or None,
-                scope.version or None,
-                ss.schema_url or None,
-            )
+    groups = _span_groups(req)
+    chunk_rows = chunk_bytes = 0
+    if out is not None:
+        rows = sum(len(ss.spans) for g in groups for ss, _, _ in g[4])
+        planned = sum(len(ss.spans) * (SPAN_ROW_BYTES + copied) for g in groups for ss, _, copied in g[4])
+        most = max((copied for g in groups for _, _, copied in g[4]), default=0)
+        out.plan(rows, planned, most)
+        chunk_rows, chunk_bytes = out.chunk_rows, out.chunk_bytes
+    chunk_planned = chunk_size = 0  # the plan's share of the chunk's rows; that and their attributes
+    clamped = 0
+    for _rs, res_json, service, res_schema, scopes in groups:
+        for ss, (scope_json, scope_name, scope_version, scope_schema), copied in scopes:
+            row_planned = SPAN_ROW_BYTES + copied
             for span in ss.spans:
                 tid, sid, pid = span.trace_id, span.span_id, span.parent_span_id
                 if len(tid) != 16 or tid == _ZERO16:
@@ -263,7 +325,10 @@ def flatten(
                     read = with_content(attrs, span_content_events(span.events))
                     read_keys = key_blob(read)
                 try:
-                    step = normalize_span(read, source_keys, read_keys)
+                    if mappings:
+                        step = normalize_span(read, source_keys, read_keys, mappings, span.name, scope_name)
+                    else:
+                        step = normalize_span(read, source_keys, read_keys)
                 except Exception as exc:  # a convention reader must never lose a span
                     from collector.normalize.common import Step
 
@@ -272,6 +337,11 @@ def flatten(
                 name = span.name
                 start_ns, end_ns = span.start_time_unix_nano, span.end_time_unix_nano
                 duration = (end_ns - start_ns) / 1e6 if start_ns and end_ns >= start_ns else None
+                start_at, end_at = start_ns, end_ns  # what the TIMESTAMP columns hold
+                if latest is not None and (start_ns > latest or end_ns > latest):
+                    clamped += 1
+                    start_at = now_ns if start_ns > latest else start_ns
+                    end_at = now_ns if end_ns > latest else end_ns
                 st = span.status
                 code = st.code
                 status = STATUS_CODE[code] if 0 <= code < 3 else str(code)
@@ -285,16 +355,17 @@ def flatten(
                     step.case_id,
                     step.run_id,
                 )
+                attrs_json = _json_bytes(attrs)
                 add_span((
                     trace_id, span_id, parent, span.trace_state or None, span.flags, name, kind,
-                    start_ns, end_ns, start_ns, end_ns, duration, status, st.message or None, _json_bytes(attrs),
+                    start_at, end_at, start_ns, end_ns, duration, status, st.message or None, attrs_json,
                     events, links, span.dropped_attributes_count, span.dropped_events_count,
                     span.dropped_links_count, res_json, res_schema, scope_name, scope_version, scope_json,
                     scope_schema, service, session_id, user_id, case_id, run_id, step_type, convention, now,
                     carries_feedback(attrs, span.events, keys),
                 ))  # fmt: skip
                 add_step((
-                    trace_id, span_id, parent, step_type, convention, name, service, start_ns, end_ns,
+                    trace_id, span_id, parent, step_type, convention, name, service, start_at, end_at,
                     duration, status, step.model, step.input_tokens, step.output_tokens, step.total_tokens,
                     step.query_text, step.input_text, step.output_text, step.tool_name, step.tool_arguments,
                     step.tool_result, step.top_k, case_id, run_id, session_id, user_id, step.user_scope,
@@ -306,7 +377,48 @@ def flatten(
                         trace_id, span_id, d.stage, d.position, d.doc_id, d.chunk_id, d.content, d.score,
                         d.metadata_json or (_json(meta) if meta is not None else None), "span", now,
                     ))  # fmt: skip
+                if out is not None:
+                    chunk_planned += row_planned
+                    chunk_size += row_planned + len(attrs_json)
+                    if len(batch.spans) >= chunk_rows or chunk_size >= chunk_bytes:
+                        out.flush(batch, chunk_planned)
+                        chunk_planned = chunk_size = 0
+    if out is not None and batch.spans:
+        out.flush(batch, chunk_planned)
+    if clamped:
+        batch.clamped = clamped
+        batch.errors.insert(0, clamp_note(clamped, "spans", future_grace_seconds, "start_time and end_time"))
     return batch
+
+
+# (resource, attributes JSON, service.name, schema URL, [(scope spans, (scope attributes JSON, name,
+# version, schema URL), bytes a span of it copies)]) of each resource of a request
+_Group = tuple[Any, str, str | None, str | None, list[tuple[Any, tuple[str | None, ...], int]]]
+
+
+def _span_groups(req: ExportTraceServiceRequest) -> list[_Group]:
+    """Each resource's and scope's columns, encoded once, and the bytes that every span of them copies
+    (``spans`` holds the resource and the scope, ``steps`` the service name again)."""
+    groups: list[_Group] = []
+    for rs in req.resource_spans:
+        res_attrs = attributes(rs.resource.attributes)
+        res_json = _json(res_attrs)
+        service = res_attrs.get("service.name")
+        service = str(service) if service is not None else None
+        res_schema = rs.schema_url or None
+        res_copied = len(res_json) + 2 * len(service or "") + len(res_schema or "")
+        scopes: list[tuple[Any, tuple[str | None, ...], int]] = []
+        for ss in rs.scope_spans:
+            scope = ss.scope
+            cols: tuple[str | None, ...] = (
+                _json(attributes(scope.attributes)) if len(scope.attributes) else None,
+                scope.name or None,
+                scope.version or None,
+                ss.schema_url or None,
+            )
+            scopes.append((ss, cols, res_copied + sum(len(c) for c in cols if c)))
+        groups.append((rs, res_json, service, res_schema, scopes))
+    return groups
 
 
 def _events(events: Any) -> str:

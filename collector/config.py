@@ -6,6 +6,7 @@ environment variables ``RAGFAULT_<FIELD>`` (e.g. ``RAGFAULT_HTTP_PORT``), comman
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from collector.bodies import ApiBodyLimits
 from collector.errors import ConfigError
 from collector.normalize import DEFAULT_SOURCE_KEYS
 
@@ -52,8 +54,8 @@ class ServerSettings(BaseModel):
     lake_claim_seconds: float = Field(
         120,
         gt=0,
-        description="How long a lake collector's claim to settle or evaluate a trace lasts: a killed "
-        "collector's traces are taken over by another after this (store = ducklake).",
+        description="How long a lake collector's claim to settle or evaluate a trace lasts; a killed "
+        "collector's claims are free at once, this is the fallback for one alive but stuck (store = ducklake).",
     )
     lake_claim_max_traces: int = Field(
         500,
@@ -70,8 +72,33 @@ class ServerSettings(BaseModel):
     max_trace_wait_seconds: float = Field(
         300.0, gt=0, description="Settle a trace whose root never arrived after this long."
     )
+    max_resettles_per_minute: int = Field(
+        10,
+        ge=1,
+        description="A settled trace re-opened (late spans, content events) is settled and evaluated "
+        "again at most this often a minute; beyond it it waits until the minute has passed.",
+    )
+    trusted_content_sources: tuple[str, ...] = Field(
+        (),
+        description="service.name values whose GenAI content events (log records) may fill spans of "
+        "any service; by default a record fills only a span of its own service.",
+    )
     max_body_bytes: int = Field(32 << 20, gt=0, description="Largest compressed request body.")
     max_decompressed_bytes: int = Field(128 << 20, gt=0, description="Largest body after inflating.")
+    max_decoded_bytes: int | None = Field(
+        None,
+        gt=0,
+        description="Largest request once decoded into rows (Arrow bytes: every copy of its resource, "
+        "scope and metric descriptions included); a request over it is refused with 413 before its "
+        "rows are built. At most max_inflight_bytes, which is the default.",
+    )
+    future_grace_seconds: float | None = Field(
+        600.0,
+        ge=0,
+        description="Spans, log records and data points dated more than this after they were received "
+        "are stored with the receive time in their TIMESTAMP columns (the *_unix_nano columns keep "
+        "what was sent, partial_success says so); unset to store times as sent.",
+    )
     max_queue_spans: int = Field(200_000, gt=0, description="Spans waiting for the writer before 503.")
     max_inflight_bytes: int = Field(
         256 << 20,
@@ -83,7 +110,13 @@ class ServerSettings(BaseModel):
         4, ge=1, le=256, description="gRPC calls served at once (threads); beyond it RESOURCE_EXHAUSTED."
     )
     body_timeout_seconds: float = Field(
-        30.0, gt=0, description="An OTLP/HTTP body that sends nothing for this long ends with 408."
+        30.0, gt=0, description="An OTLP/HTTP or API body that sends nothing for this long ends with 408."
+    )
+    api_body_bytes: ApiBodyLimits = Field(
+        default_factory=ApiBodyLimits,
+        description="Largest request body of each API route (kb, gold, labels, evaluate, feedback, "
+        "default); beyond it 413 naming the limit, refused before the body is held "
+        "(collector.bodies.ApiBodyLimits has the defaults).",
     )
     header_timeout_seconds: float = Field(
         10.0, gt=0, description="A connection that has not sent a complete request head by then is closed."
@@ -183,6 +216,8 @@ class ServerSettings(BaseModel):
             raise ValueError(
                 "max_inflight_bytes must be at least max_decompressed_bytes (one request must fit)"
             )
+        if self.max_decoded_bytes is not None and self.max_decoded_bytes > self.max_inflight_bytes:
+            raise ValueError("max_decoded_bytes must be at most max_inflight_bytes (one request must fit)")
         if self.http_port and self.http_port == self.grpc_port:
             raise ValueError("http_port and grpc_port must differ")
         if self.store == "ducklake" and not (self.catalog and self.data_path):
@@ -235,6 +270,12 @@ def env_values(model: type[BaseModel], prefix: str = "RAGFAULT_") -> dict[str, A
         if raw is None:
             continue
         ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):  # a table of its own: JSON
+            try:
+                out[name] = json.loads(raw)
+            except ValueError as exc:
+                raise ConfigError(f"{prefix}{name.upper()} must be a JSON object: {exc}") from exc
+            continue
         is_list = ann in (tuple[str, ...], tuple[str, ...] | None)
         out[name] = tuple(s.strip() for s in raw.split(",") if s.strip()) if is_list else raw
     return out

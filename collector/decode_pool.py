@@ -24,24 +24,36 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import shutil
+import tempfile
 import threading
 import time
+import uuid
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime
+from pathlib import Path
 
 import pyarrow as pa
 
 from collector.batch import ArrowBatch
+from collector.build import TRACES, UNITS
 from collector.errors import RetryableError
 from collector.gcpolicy import collect_rarely
+from collector.inflight import Meter, batch_bytes
+from collector.normalize.mapping import Mappings
 from collector.procpool import WorkerPool
 
 log = logging.getLogger("ragfault.decode")
 
-# What a worker sends back: (spans, steps, docs, per-trace summary) as IPC bytes, rejected count,
-# error reasons.
-WorkerResult = tuple[bytes, bytes, bytes, bytes, int, list[str]]
+# What a worker sends back: the batch's tables as IPC bytes by name (spans, steps, docs, traces,
+# logs, points: those it has), the rejected count, error reasons, and the rows dated past the grace
+# period.
+WorkerResult = tuple[dict[str, bytes | str], int, list[str], int]
+# A batch of at least this many bytes comes back through files in the pool's spool directory (the
+# system's temporary directory, ``TMPDIR``), written by the worker and mapped by the server.
+SPOOL_MIN_BYTES = 16 << 20
+_TABLES = ("spans", "steps", "docs", "traces", "logs", "points")
 
 
 def usable_cores() -> int:
@@ -82,14 +94,36 @@ def decode_to_arrow(
     max_bytes: int,
     source_keys: tuple[str, ...],
     received_at: datetime | None = None,
+    *,
+    signal: str = TRACES,
+    meter: Meter | None = None,
+    future_grace_seconds: float | None = None,
+    mappings: Mappings = (),
 ) -> ArrowBatch:
-    """Body bytes -> ArrowBatch, in whatever process calls it. Raises PermanentError subclasses."""
-    from collector.batch import flatten
-    from collector.receivers.payload import decode
-    from collector.store.schema import batch_to_arrow
+    """Body bytes -> ArrowBatch, in whatever process calls it. Raises PermanentError subclasses and,
+    with a ``meter``, ``NeedsBudget``; without one the build is not bounded (tests, tools)."""
+    from collector.build import decode_and_build
 
-    req, _ = decode(body, content_type, content_encoding, max_bytes)
-    return batch_to_arrow(flatten(req, received_at=received_at, source_keys=source_keys))
+    return decode_and_build(
+        signal,
+        body,
+        content_type,
+        content_encoding,
+        max_bytes,
+        meter if meter is not None else Meter(1 << 62, 1 << 62),
+        received_at=received_at,
+        source_keys=source_keys,
+        future_grace_seconds=future_grace_seconds,
+        mappings=mappings,
+    )
+
+
+def _spool(table: pa.Table, spool_dir: str) -> str:
+    """``table`` as an IPC stream in a new file of ``spool_dir``; its path."""
+    path = os.path.join(spool_dir, f"{uuid.uuid4().hex}.arrows")
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return path
 
 
 def _work(
@@ -98,10 +132,42 @@ def _work(
     content_encoding: str | None,
     max_bytes: int,
     source_keys: tuple[str, ...],
-    received_at: datetime | None = None,
+    signal: str,
+    allowance: int,
+    limit: int,
+    future_grace_seconds: float | None,
+    spool_dir: str | None = None,
+    mappings: Mappings = (),
 ) -> WorkerResult:
-    b = decode_to_arrow(body, content_type, content_encoding, max_bytes, source_keys, received_at)
-    return _ipc(b.spans), _ipc(b.steps), _ipc(b.docs), _ipc(b.trace_table()), b.rejected, b.errors
+    meter = Meter(allowance, limit, UNITS[signal])
+    b = decode_to_arrow(
+        body,
+        content_type,
+        content_encoding,
+        max_bytes,
+        source_keys,
+        signal=signal,
+        meter=meter,
+        future_grace_seconds=future_grace_seconds,
+        mappings=mappings,
+    )
+    del body
+    b.trace_table()
+    # a large batch goes through files: pickled through the pipe it would be copied twice here
+    # (its IPC bytes, their pickle) and twice in the server (what it reads, what it unpickles)
+    spool = spool_dir if spool_dir is not None and batch_bytes(b) >= SPOOL_MIN_BYTES else None
+    tables: dict[str, bytes | str] = {}
+    try:
+        for name in _TABLES:  # each table's IPC form, the table itself let go once written
+            table = getattr(b, name)
+            if table is not None:
+                setattr(b, name, None)
+                tables[name] = _ipc(table) if spool is None else _spool(table, spool)
+                del table
+    except BaseException:
+        _unlink(tables)
+        raise
+    return tables, b.rejected, b.errors, b.clamped
 
 
 def process_start_time(pid: int) -> str | None:
@@ -148,14 +214,56 @@ def _noop() -> int:
 # --- in the server ---------------------------------------------------------------------------
 
 
-def _read_ipc(data: bytes) -> pa.Table:
-    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+def _read_ipc(data: bytes | str) -> pa.Table:
+    """A table from its IPC bytes, or from the spool file they were written to: mapped, its
+    buffers read in place, and the file unlinked at once (the mapping keeps its pages until the
+    table is let go)."""
+    if isinstance(data, bytes | bytearray):
+        return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    try:
+        with pa.memory_map(data) as source:
+            return pa.ipc.open_stream(source).read_all()
+    finally:
+        os.unlink(data)
+
+
+def _unlink(tables: dict[str, bytes | str]) -> None:
+    for data in tables.values():
+        if isinstance(data, str):
+            try:
+                os.unlink(data)
+            except OSError:
+                pass
+
+
+SPOOL_PREFIX = "ragfault-spool-"
+
+
+def _remove_orphan_spools() -> None:
+    """Remove the spool directories of servers that are gone (killed before their shutdown)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{SPOOL_PREFIX}*"):
+        pid = path.name[len(SPOOL_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and process_start_time(int(pid)) is None:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _from_result(res: WorkerResult) -> ArrowBatch:
-    spans, steps, docs, traces, rejected, errors = res
+    tables, rejected, errors, clamped = res
+    try:
+        t = {name: _read_ipc(data) for name, data in tables.items()}
+    except BaseException:
+        _unlink(tables)
+        raise
     return ArrowBatch(
-        _read_ipc(spans), _read_ipc(steps), _read_ipc(docs), rejected, list(errors), _read_ipc(traces)
+        t["spans"],
+        t["steps"],
+        t["docs"],
+        rejected,
+        list(errors),
+        t.get("traces"),
+        logs=t.get("logs"),
+        points=t.get("points"),
+        clamped=clamped,
     )
 
 
@@ -173,12 +281,16 @@ class DecodePool:
         self.max_pending = 2 * workers
         self._ctx = multiprocessing.get_context("forkserver")
         self._ctx.set_forkserver_preload(
-            ["collector.decode_pool", "collector.batch", "collector.store.schema"]
+            ["collector.decode_pool", "collector.batch", "collector.signals", "collector.store.schema"]
         )
         self._lock = threading.Lock()
         self._pool: WorkerPool | None = None
         self._closed = False
         self.restarts = 0
+        # where large batches come back (``SPOOL_MIN_BYTES``); removed at shutdown, and by the next
+        # server when this one was killed
+        _remove_orphan_spools()
+        self.spool_dir = tempfile.mkdtemp(prefix=f"{SPOOL_PREFIX}{os.getpid()}-")
 
     def _executor(self) -> WorkerPool:
         with self._lock:
@@ -211,12 +323,21 @@ class DecodePool:
         content_encoding: str | None,
         max_bytes: int,
         source_keys: tuple[str, ...],
+        *,
+        signal: str = TRACES,
+        allowance: int = 1 << 62,
+        limit: int = 1 << 62,
+        future_grace_seconds: float | None = None,
+        mappings: Mappings = (),
     ) -> Future[ArrowBatch]:
-        """Decode in a worker; the future gives an ArrowBatch or raises PermanentError / RetryableError."""
+        """Decode in a worker; the future gives an ArrowBatch or raises PermanentError /
+        RetryableError / ``NeedsBudget`` (a build past ``allowance``, under ``limit``). ``mappings``
+        (``collector.normalize.mapping``) are plain picklable data, sent with each request."""
         pool = self._executor()
         out: Future[ArrowBatch] = Future()
+        args = (signal, allowance, limit, future_grace_seconds, self.spool_dir, mappings)
         try:
-            inner = pool.submit(_work, body, content_type, content_encoding, max_bytes, source_keys)
+            inner = pool.submit(_work, body, content_type, content_encoding, max_bytes, source_keys, *args)
         except (BrokenProcessPool, RuntimeError) as exc:  # broken, or shut down by a concurrent _replace
             self._replace(pool)
             raise RetryableError(f"decode worker unavailable: {type(exc).__name__}", retry_after=1) from exc
@@ -247,3 +368,4 @@ class DecodePool:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self.spool_dir, ignore_errors=True)

@@ -7,6 +7,11 @@ streamed in Arrow record batches from a cursor and written by pyarrow (the datab
 sandboxed without file access). Each export adds new files and never overwrites old ones. Metric
 points and log records of no stored trace, which retention deletes by their own age
 (``export_old_signals``), are partitioned by the day of their own time.
+
+Every directory written to is resolved, each of its components, and must lie inside ``OUT``
+resolved: a table's or a day's directory that is a symbolic link leading elsewhere is refused
+(``PermanentError``) before anything is written there, so an export confined to a directory (the
+API's ``export_dir``) cannot be led out of it.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from collector.errors import PermanentError
 from collector.store import export as store_export
 from collector.store.base import Tx
 from collector.store.export import KEEP_OUT, select_traces, trace_tables
@@ -53,18 +60,48 @@ def export_old_signals(
     return _write(store_export.old_signal_rows(con, service, before, batch_rows), Path(out_dir), batch_rows)
 
 
+def confined(path: Path, root: Path) -> Path:
+    """``path`` with every component resolved (symbolic links followed), which must lie inside
+    ``root`` (itself resolved); else ``PermanentError``."""
+    real = path.resolve()
+    if real != root and root not in real.parents:
+        raise PermanentError(
+            f"the export's directory {path} leads outside {root} (a symbolic link): nothing was written there"
+        )
+    return real
+
+
+def _days(batches: list[pa.RecordBatch]) -> set[str]:
+    """The ``day`` partition values of these rows."""
+    days: set[str] = set()
+    for b in batches:
+        i = b.schema.get_field_index("day")
+        if i >= 0:
+            # pyarrow names a NULL day's directory as Hive does
+            days.update(
+                "__HIVE_DEFAULT_PARTITION__" if d is None else str(d)
+                for d in pc.unique(b.column(i)).to_pylist()
+            )
+    return days
+
+
 def _write(tables: Iterable[tuple[str, list[pa.RecordBatch]]], out: Path, batch_rows: int) -> dict[str, int]:
     stamp = uuid.uuid4().hex[:12]
     written: dict[str, int] = {}
+    root = out.resolve()
     for table, rows in tables:
         batches = [_stringify_json(b) for b in rows]
         n = sum(b.num_rows for b in batches)
         written[table] = n
         if not n:
             continue
+        # the table's directory and each of its days' (pyarrow creates them, or writes into them)
+        target = confined(root / table, root)
+        for day in _days(batches):
+            confined(target / f"day={day}", root)
         ds.write_dataset(
             pa.Table.from_batches(batches).to_batches(max_chunksize=batch_rows),
-            out / table,
+            target,
             schema=batches[0].schema,
             format="parquet",
             partitioning=ds.partitioning(pa.schema([("day", pa.string())]), flavor="hive"),

@@ -34,6 +34,16 @@ _HELP = {
         "Data points rejected as invalid (partial success).",
     ),
     "ragfault_requests_total": ("counter", "OTLP export requests by transport and outcome."),
+    "ragfault_future_timestamps_clamped_total": (
+        "counter",
+        "Spans, log records and data points dated past future_grace_seconds, stored with the receive "
+        "time (by signal).",
+    ),
+    "ragfault_ingest_rebuilds_total": (
+        "counter",
+        "Export requests decoded again with a larger share of the ingest budget (their rows needed "
+        "more than their reservation).",
+    ),
     "ragfault_ingest_throttled_total": ("counter", "Export requests refused because the queue was full."),
     "ragfault_write_errors_total": ("counter", "Store writes that failed and were reported as retryable."),
     "ragfault_queue_spans": ("gauge", "Spans waiting for the writer."),

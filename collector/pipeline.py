@@ -3,8 +3,10 @@
 Traces, logs and metrics all go this way: the same writer queue (bounded, 503 when full), the same
 group commit, the same acknowledgement after COMMIT.
 
-Decoding and flattening run in a pool of worker processes when ``decode_workers`` > 0 (the Python
-work of ingest then uses more than one core), else in the calling thread.
+Decoding and building the rows run in a pool of worker processes when ``decode_workers`` > 0 (the
+Python work of ingest then uses more than one core), else in a thread, for all three signals; either
+way a request holds its body's bytes, then what its rows may build, then its batch's exact bytes in
+one ``ByteBudget`` until its commit (``collector.inflight``).
 """
 
 from __future__ import annotations
@@ -16,13 +18,23 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from collector.batch import ArrowBatch
+from collector.build import TRACES, UNITS
 from collector.decode_pool import DecodePool, decode_to_arrow
-from collector.inflight import ByteBudget, batch_bytes
+from collector.errors import PayloadTooLarge
+from collector.inflight import ByteBudget, Meter, NeedsBudget, batch_bytes, build_reservation
 from collector.metrics import Metrics
 from collector.normalize import DEFAULT_SOURCE_KEYS
-from collector.store.writer import Writer
+from collector.normalize.mapping import Mappings
+from collector.receivers.payload import inflated_size
+from collector.store.writer import Writer, signal_slices
 
 log = logging.getLogger("ragfault.pipeline")
+
+# times a request is decoded again with more of the budget (``Meter``): the last time with
+# ``max_decoded_bytes``, beyond which it is refused with 413
+REBUILDS = 3
+# the metric names' unit of each signal (``ragfault_<unit>_received_total``)
+_METRIC_UNITS = {TRACES: "spans", "logs": "log_records", "metrics": "metric_points"}
 
 
 @dataclass(frozen=True)
@@ -41,13 +53,20 @@ class Pipeline:
         commit_timeout: float = 60.0,
         decode_workers: int = 0,
         max_inflight_bytes: int = 1 << 62,
+        max_decoded_bytes: int = 1 << 62,
+        future_grace_seconds: float | None = None,
+        mappings: Mappings = (),
     ) -> None:
         self.writer = writer
         self.metrics = metrics
         # the ingest bytes held at once, both receivers together (``collector.inflight``)
         self.budget = ByteBudget(max_inflight_bytes, lambda n: metrics.set("ragfault_inflight_bytes", n))
         self.source_keys = source_keys
+        self.mappings = mappings  # [[conventions.mapping]], compiled (collector.normalize.mapping)
         self.commit_timeout = commit_timeout
+        # what one request's rows may take once built (413 beyond), and a body once inflated
+        self.max_decoded_bytes = min(max_decoded_bytes, max_inflight_bytes)
+        self.future_grace_seconds = future_grace_seconds
         self.pool: DecodePool | None = None
         self.set_decode_workers(decode_workers)
 
@@ -77,86 +96,161 @@ class Pipeline:
         if self.pool is not None:
             self.pool.shutdown()
 
-    def received(self, batch: ArrowBatch) -> ArrowBatch:
+    def received(self, batch: ArrowBatch, signal: str = TRACES) -> ArrowBatch:
         """Count a decoded request in the metrics; returns it."""
-        self.metrics.inc("ragfault_spans_received_total", len(batch) + batch.rejected)
-        if batch.rejected:
-            self.metrics.inc("ragfault_spans_rejected_total", batch.rejected)
-        return batch
-
-    def decode_here(
-        self, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
-    ) -> ArrowBatch:
-        """Decode + flatten a request body in this thread (no pool)."""
-        return self.received(decode_to_arrow(body, content_type, encoding, max_bytes, self.source_keys))
-
-    def decode_in_pool(
-        self, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
-    ) -> Future[ArrowBatch]:
-        """Decode + flatten a request body in a worker process (``self.pool`` must be set); the
-        caller passes the result through ``received``."""
-        assert self.pool is not None
-        return self.pool.submit(body, content_type, encoding, max_bytes, self.source_keys)
-
-    def decode_signal_here(
-        self, signal: str, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
-    ) -> ArrowBatch:
-        """Decode + flatten a logs or metrics request body in this thread (``collector.signals``).
-
-        These requests are small next to trace exports, so they are not handed to the decode pool."""
-        from collector.receivers.payload import LOGS, decode_signal
-        from collector.signals import flatten_logs, flatten_metrics
-
-        req = decode_signal(signal, body, content_type, encoding, max_bytes)
-        batch = flatten_logs(req) if signal == LOGS else flatten_metrics(req)
-        unit = "log_records" if signal == LOGS else "metric_points"
+        unit = _METRIC_UNITS[signal]
         self.metrics.inc(f"ragfault_{unit}_received_total", batch.size + batch.rejected)
         if batch.rejected:
             self.metrics.inc(f"ragfault_{unit}_rejected_total", batch.rejected)
+        if batch.clamped:
+            self.metrics.inc("ragfault_future_timestamps_clamped_total", batch.clamped, signal=signal)
         return batch
+
+    def decode_here(
+        self,
+        body: bytes,
+        content_type: str | None,
+        encoding: str | None,
+        max_bytes: int,
+        signal: str = TRACES,
+        allowance: int = 1 << 62,
+    ) -> ArrowBatch:
+        """Decode + build a request body in this thread (no pool), metered against ``allowance``."""
+        meter = Meter(allowance, self.max_decoded_bytes, UNITS[signal])
+        batch = decode_to_arrow(
+            body,
+            content_type,
+            encoding,
+            max_bytes,
+            self.source_keys,
+            signal=signal,
+            meter=meter,
+            future_grace_seconds=self.future_grace_seconds,
+            mappings=self.mappings,
+        )
+        return self.received(batch, signal)
+
+    def decode_in_pool(
+        self,
+        body: bytes,
+        content_type: str | None,
+        encoding: str | None,
+        max_bytes: int,
+        signal: str = TRACES,
+        allowance: int = 1 << 62,
+    ) -> Future[ArrowBatch]:
+        """Decode + build a request body in a worker process (``self.pool`` must be set); the caller
+        passes the result through ``received``."""
+        assert self.pool is not None
+        return self.pool.submit(
+            body,
+            content_type,
+            encoding,
+            max_bytes,
+            self.source_keys,
+            signal=signal,
+            allowance=allowance,
+            limit=self.max_decoded_bytes,
+            future_grace_seconds=self.future_grace_seconds,
+            mappings=self.mappings,
+        )
+
+    def reserve(self, held: list[int], inflated: int) -> None:
+        """Hold what a request of ``inflated`` body bytes may build before it is decoded
+        (``collector.inflight.build_reservation``); ``held[0]`` is what it holds so far."""
+        self._hold(held, build_reservation(inflated, self.max_decoded_bytes))
+
+    def _hold(self, held: list[int], n: int) -> None:
+        if n > held[0]:
+            self.budget.take(n - held[0])
+            held[0] = n
+
+    def _more(self, held: list[int], exc: NeedsBudget, attempt: int) -> None:
+        """After a build asked for more than the request holds: hold what it asked for (the limit
+        at the second time), or raise ``IngestBusy`` when that is not free now."""
+        self.metrics.inc("ragfault_ingest_rebuilds_total")
+        if attempt == 0:
+            self._hold(held, exc.needed)
+        else:  # the estimate fell short: twice as much, and the limit the third time
+            self._hold(
+                held, self.max_decoded_bytes if attempt > 1 else min(self.max_decoded_bytes, 2 * exc.needed)
+            )
+
+    def decode_blocking(
+        self,
+        signal: str,
+        body: bytes,
+        content_type: str | None,
+        encoding: str | None,
+        max_bytes: int,
+        held: list[int],
+    ) -> ArrowBatch:
+        """Decode + build a request body (in the pool when there is one, waiting for it here) while
+        its bytes are held in ``budget``: ``held[0]`` is what the request holds, reserved here for
+        the build first (``max_bytes``, what the body may inflate to, is its size for that) and the
+        batch's exact bytes once built. A build that needs more than the request holds takes it and
+        runs again (``NeedsBudget``); ``IngestBusy`` when it is not free, 413 past
+        ``max_decoded_bytes``."""
+        self.reserve(held, max_bytes)
+        for attempt in range(REBUILDS + 1):
+            try:
+                if self.pool is None:
+                    batch = self.decode_here(body, content_type, encoding, max_bytes, signal, held[0])
+                else:
+                    fut = self.decode_in_pool(body, content_type, encoding, max_bytes, signal, held[0])
+                    batch = self.received(fut.result(self.commit_timeout), signal)
+                break
+            except NeedsBudget as exc:
+                if attempt == REBUILDS:  # the last attempt had max_decoded_bytes: not reached
+                    raise PayloadTooLarge(f"the request's rows need {exc.needed} bytes once decoded") from exc
+                self._more(held, exc, attempt)
+        n = batch_bytes(batch)
+        self.budget.swap(held[0], n)
+        held[0] = n
+        return batch
+
+    def export_body(
+        self,
+        box: list[bytes],
+        content_type: str | None,
+        encoding: str | None,
+        max_bytes: int,
+        signal: str = TRACES,
+    ) -> ExportResult:
+        """Blocking export of a request body, handed over in ``box`` (emptied here). The body's
+        bytes, what it may build, then its batch's bytes are held in ``budget`` until the commit
+        (``IngestBusy`` when they do not fit)."""
+        held = [len(box[0])]
+        self.budget.take(held[0])
+        try:
+            body = box.pop()
+            inflated = max(inflated_size(body, encoding, max_bytes), 1)  # as OTLP/HTTP counts it
+            batch = self.decode_blocking(signal, body, content_type, encoding, inflated, held)
+            del body
+            return self.commit(batch)
+        finally:
+            self.budget.give(held[0])
 
     def export_signal_body(
         self, signal: str, body: bytes, content_type: str | None, encoding: str | None, max_bytes: int
     ) -> ExportResult:
-        """Blocking export of a logs or metrics request body (gRPC worker threads); its bytes are held
-        in ``budget`` until the commit, as a trace body's are."""
-        held = len(body)
-        self.budget.take(held)
-        try:
-            return self.commit(self.decode_signal_here(signal, body, content_type, encoding, max_bytes))
-        finally:
-            self.budget.give(held)
-
-    def export_body(
-        self, box: list[bytes], content_type: str | None, encoding: str | None, max_bytes: int
-    ) -> ExportResult:
-        """Blocking export of a request body, handed over in ``box`` (emptied here, so that the
-        decoder holds the only reference: with a pool the body is freed once a worker has it, not
-        when the commit is done). The body's bytes, then its batch's, are held in ``budget`` until
-        the commit (``IngestBusy`` when they do not fit)."""
-        held = len(box[0])
-        self.budget.take(held)
-        try:
-            if self.pool is None:
-                batch = self.decode_here(box.pop(), content_type, encoding, max_bytes)
-            else:
-                fut = self.decode_in_pool(box.pop(), content_type, encoding, max_bytes)
-                batch = self.received(fut.result(self.commit_timeout))
-            n = batch_bytes(batch)
-            self.budget.swap(held, n)
-            held = n
-            return self.commit(batch)
-        finally:
-            self.budget.give(held)
+        """``export_body`` of a logs or metrics request body."""
+        return self.export_body([body], content_type, encoding, max_bytes, signal)
 
     def commit(self, batch: ArrowBatch) -> ExportResult:
-        if batch.size:
-            self.writer.submit(batch).result(self.commit_timeout)
+        """Queue ``batch`` for the writer and wait for its commit. A request of more log records or
+        points than a slice (``SIGNAL_SLICE_ROWS``) is queued a slice at a time, each after the one
+        before is committed: it never holds the writer's queue past ``max_queue_spans`` alone,
+        whatever else is waiting, nor keeps other clients' requests out while it is written."""
+        for part in signal_slices(batch):
+            if part.size:
+                self.writer.submit(part).result(self.commit_timeout)
         return ExportResult(batch.size, batch.rejected, batch.error_message())
 
     async def export_batch(self, batch: ArrowBatch) -> ExportResult:
-        """Async export of an already flattened batch (HTTP event loop)."""
-        if batch.size:
-            fut = self.writer.submit(batch)
-            await asyncio.wait_for(asyncio.wrap_future(fut), self.commit_timeout)
+        """Async export of an already flattened batch (HTTP event loop), as ``commit``."""
+        for part in signal_slices(batch):
+            if part.size:
+                fut = self.writer.submit(part)
+                await asyncio.wait_for(asyncio.wrap_future(fut), self.commit_timeout)
         return ExportResult(batch.size, batch.rejected, batch.error_message())

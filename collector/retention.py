@@ -19,9 +19,14 @@ step_documents, evaluations, evaluation_history, eval_log, feedback, judge verdi
 time are never deleted by size, only by age.
 
 Metric data points have no trace, and log records need not have one: they are deleted by their own
-age (their time, else when they were received) under their service's ``max_age_days`` — points
-always, log records when no stored trace is theirs (a trace's records go with it). With
-``export_before_delete`` they are exported first, partitioned by the day of their time.
+age under their service's ``max_age_days`` — points always, log records when no stored trace is
+theirs (a trace's records go with it). With ``export_before_delete`` they are exported first,
+partitioned by the day of their time.
+
+Age and order are the time ragfault received the data (``traces.first_received_at``, the
+``received_at`` of records and points), never a time the client sent: a client's clock is not to be
+trusted, and a trace, record or point dated in the future would otherwise outlive every age limit
+and, by size, count as newer than all the traces received after it, pushing them out.
 """
 
 from __future__ import annotations
@@ -52,10 +57,12 @@ WriteFn = Callable[[Callable[[Tx], Any]], Any]
 class ServiceRetention(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_age_days: float | None = Field(None, gt=0, description="Delete traces that started longer ago.")
-    max_traces: int | None = Field(None, gt=0, description="Keep at most this many traces (newest first).")
+    max_age_days: float | None = Field(None, gt=0, description="Delete traces first received longer ago.")
+    max_traces: int | None = Field(
+        None, gt=0, description="Keep at most this many traces, the last received."
+    )
     max_spans: int | None = Field(
-        None, gt=0, description="Keep at most this many spans (whole traces, newest first)."
+        None, gt=0, description="Keep at most this many spans (whole traces, the last received)."
     )
 
 

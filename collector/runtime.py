@@ -11,12 +11,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from collector.config import ServerSettings
+from collector.config import ServerSettings, settings_table
 from collector.decode_pool import default_duckdb_threads, default_workers
 from collector.metrics import Metrics
+from collector.normalize.mapping import compile_mappings, load_convention_settings
 from collector.pipeline import Pipeline
 from collector.settle import Settler
 from collector.store import Store
+from collector.store.content import ContentSources
 from collector.store.lake import LakeStore
 from collector.store.writer import Writer
 
@@ -68,6 +70,13 @@ class Runtime:
             )
         else:
             self.store = Store(settings.db, memory_limit=settings.memory_limit, threads=threads)
+        # whose GenAI content events fill a span: its own service's, and trusted ones; the records
+        # refused, at ingest (Store.write_signals) and at a trace's first settle, are counted
+        self.content_sources = ContentSources(
+            frozenset(settings.trusted_content_sources),
+            lambda n: self.metrics.inc("ragfault_content_events_refused_total", n),
+        )
+        self.store.content_sources = self.content_sources
         self.writer = Writer(
             self.store,
             self.metrics,
@@ -82,7 +91,10 @@ class Runtime:
             self.metrics,
             settings.source_keys,
             decode_workers=workers,
+            mappings=compile_mappings(settings_table(self, "conventions", load_convention_settings)),
             max_inflight_bytes=settings.max_inflight_bytes,
+            max_decoded_bytes=settings.max_decoded_bytes or settings.max_inflight_bytes,
+            future_grace_seconds=settings.future_grace_seconds,
         )
         # on a lake every collector settles: each trace by the one that claimed it (store.lake_work)
         self.settler: Settler | None = Settler(
@@ -92,6 +104,8 @@ class Runtime:
             settle_seconds=settings.settle_seconds,
             max_wait_seconds=settings.max_trace_wait_seconds,
             metrics=self.metrics,
+            max_resettles=settings.max_resettles_per_minute,
+            content_sources=self.content_sources,
         )
         if self.settler is not None:
             self.settler.listen(self.writer.listeners)

@@ -11,6 +11,11 @@ burst. Steady traffic that the writer keeps up with is no pressure, so live trac
 never skips for longer than ``max_backoff_seconds`` in a row: under endless overload a round still
 runs at least that often, and it catches up on everything ready. What waits meanwhile shows on the
 gauges of ``SETTLE_METRICS``.
+
+Each settle of a trace settled before is evaluated again, and anyone who can send spans or logs can
+re-open a trace. So a trace is settled again at most ``max_resettles`` times a minute (``ResettleLimit``,
+on the loop's ``clock``): beyond it, it waits, still ready, until the minute has passed, and each
+such deferral is counted (``ragfault_resettles_deferred_total``). A forced round is not limited.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from collector.assemble import DOC_FIELDS, assemble
-from collector.content_events import load_fills
+from collector.content_events import ContentSources, load_fills
 from collector.metrics import Metrics
 from collector.search_stages import search_stages
 from collector.store import settling
@@ -32,7 +38,10 @@ from collector.store.reader import received_window
 from collector.store.settling import load_trace_parts
 from collector.textnorm import normalize
 
-__all__ = ["FULL_SWEEP_SECONDS", "RECENT_MARGIN", "SETTLE_METRICS", "Settler", "load_trace_parts", "utcnow"]
+__all__ = [
+    "FULL_SWEEP_SECONDS", "RECENT_MARGIN", "RESETTLE_WINDOW_SECONDS", "SETTLE_METRICS", "ResettleLimit", "Settler",
+    "load_trace_parts", "utcnow",
+]  # fmt: skip
 
 log = logging.getLogger("ragfault.settle")
 
@@ -59,7 +68,18 @@ SETTLE_METRICS = {
         "Traces complete (settle time passed) but not assembled yet: held back while ingest is under pressure.",
     ),
     "ragfault_settle_lag_seconds": ("gauge", "Now minus the time the oldest of those became complete."),
+    "ragfault_resettles_deferred_total": (
+        "counter",
+        "Times a re-opened trace was held back: it had been settled again max_resettles_per_minute "
+        "times in the last minute (it settles once the minute has passed).",
+    ),
+    "ragfault_content_events_refused_total": (
+        "counter",
+        "GenAI content events (log records) kept from their span: sent by another service than the "
+        "span's, not one of trusted_content_sources.",
+    ),
 }
+RESETTLE_WINDOW_SECONDS = 60.0  # the window of ``max_resettles``
 OBSERVE_SECONDS = 1.0  # how often the settle loop refreshes its gauges
 
 
@@ -69,6 +89,39 @@ def utcnow() -> datetime:
 
 def _wait(event: threading.Event, seconds: float) -> bool:
     return event.wait(seconds)
+
+
+class ResettleLimit:
+    """How often each trace was settled again within the last ``window`` seconds, and whether it may
+    be once more (at most ``limit`` times). Only re-settles are remembered, each until it leaves the
+    window, so the memory is that of the traces re-opened lately (one queue for all, oldest first)."""
+
+    def __init__(self, limit: int, window: float = RESETTLE_WINDOW_SECONDS) -> None:
+        self.limit = limit
+        self.window = window
+        self._order: deque[tuple[float, str]] = deque()
+        self._counts: dict[str, int] = {}
+        self.deferred: set[str] = set()  # held back now (each counted once until it settles again)
+
+    def _expire(self, now: float) -> None:
+        while self._order and self._order[0][0] <= now - self.window:
+            _, trace_id = self._order.popleft()
+            n = self._counts[trace_id] - 1
+            if n:
+                self._counts[trace_id] = n
+            else:
+                del self._counts[trace_id]
+        if self.deferred:  # a trace deferred but gone since (deleted) is not kept
+            self.deferred &= self._counts.keys()
+
+    def allows(self, trace_id: str, now: float) -> bool:
+        self._expire(now)
+        return self._counts.get(trace_id, 0) < self.limit
+
+    def record(self, trace_id: str, now: float) -> None:
+        self._order.append((now, trace_id))
+        self._counts[trace_id] = self._counts.get(trace_id, 0) + 1
+        self.deferred.discard(trace_id)
 
 
 class Settler:
@@ -87,6 +140,8 @@ class Settler:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] | None = None,
         wait: Callable[[threading.Event, float], bool] | None = None,
+        max_resettles: int | None = None,
+        content_sources: ContentSources | None = None,
     ) -> None:
         # time comes from these: ``clock`` (seconds, monotonic) for the loop's own timing (back-off,
         # sweeps, gauges), ``wall_clock`` (naive UTC) for what is complete, ``wait`` for the loop's
@@ -114,6 +169,9 @@ class Settler:
         self._round = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="ragfault-settler", daemon=True)
         self.settled_total = 0
+        # re-settles of one trace a minute (None: no limit), and whose content events fill a span
+        self.resettles = ResettleLimit(max_resettles) if max_resettles is not None else None
+        self.content_sources = content_sources or ContentSources()
         self.metrics = metrics  # the settle backlog's gauges (SETTLE_METRICS), when given
         self._observed_at = float("-inf")
         if metrics is not None:
@@ -241,9 +299,13 @@ class Settler:
         return now - timedelta(seconds=self.max_wait_seconds) - RECENT_MARGIN
 
     def ready(self, now: datetime | None = None) -> list[tuple[str, int]]:
-        return [(r[0], r[1]) for r in self._ready(now)]
+        """The traces ready now (re-opened ones too, however often they settled lately)."""
+        return [(r[0], r[1]) for r in self._ready(now, limited=False)]
 
-    def _ready(self, now: datetime | None = None) -> list[settling.Waiting]:
+    def _ready(self, now: datetime | None = None, limited: bool = True) -> list[settling.Waiting]:
+        """The ready traces a round settles: with ``limited``, those ``max_resettles`` allows (each
+        re-settle it lets through is remembered)."""
+        limit = self.resettles if limited else None
         sweep = now is not None or self.clock() - self._swept_at >= FULL_SWEEP_SECONDS
         now = now or self.wall_clock()
         started = self.clock()
@@ -252,10 +314,30 @@ class Settler:
             **self._complete_params(now),
             limit=self.batch_limit,
             recent=None if sweep else self._recent(now),
+            keep=self._may_settle if limit is not None else None,
+            spare=len(limit.deferred) if limit is not None else 0,
         )
         if sweep and len(rows) < self.batch_limit:
             self._swept_at = started  # (with a full batch, the next round looks at everything again)
         return rows
+
+    def _may_settle(self, row: settling.Waiting) -> bool:
+        """Whether this ready trace is settled in this round: a first settle always, a re-settle
+        while the trace was settled again fewer than ``max_resettles`` times in the last minute
+        (else it waits, and its deferral is counted once)."""
+        limit = self.resettles
+        if limit is None or not row.settled_before:
+            return True
+        now = self.clock()
+        if limit.allows(row.trace_id, now):
+            limit.record(row.trace_id, now)
+            return True
+        if row.trace_id not in limit.deferred:
+            limit.deferred.add(row.trace_id)
+            if self.metrics is not None:
+                self.metrics.inc("ragfault_resettles_deferred_total")
+            log.debug("trace %s re-opened too often: held back for up to a minute", row.trace_id)
+        return False
 
     def run_once(self, now: datetime | None = None, force: bool = False) -> int:
         """Assemble every ready trace (all unassembled ones with ``force``); returns how many."""
@@ -271,7 +353,9 @@ class Settler:
         last_received = {r[0]: r[3] for r in found}
         window = received_window([(r[2], r[3]) for r in found])
         steps, docs = load_trace_parts(self.cursor, ids, window)
-        fills = load_fills(self.cursor, ids, steps, window)  # GenAI content sent as log records
+        first = {r.trace_id for r in found if not r.settled_before}
+        # GenAI content sent as log records, by the span's own service or a trusted one
+        fills = load_fills(self.cursor, ids, steps, window, self.content_sources, first)
         asm_rows: dict[str, list[Any]] = {k: [] for k in settling.ASSEMBLY_SCHEMA.names}
         ctx: dict[str, list[Any]] = {k: [] for k in settling.CONTEXT_SCHEMA.names}
         for trace_id, count in ready:

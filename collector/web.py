@@ -12,6 +12,15 @@ and a DNS-rebinding page can even read the answers. Every route gets, without de
   as coming from another origin (``Origin`` not this server, ``Origin: null``, or
   ``Sec-Fetch-Site`` other than ``same-origin`` / ``none``) is refused (403). Clients that are not
   browsers send neither header.
+- **Fetch metadata on reads**: a GET, HEAD or OPTIONS of the API or ``/metrics`` that a browser
+  marks ``Sec-Fetch-Site: cross-site`` or ``same-site`` is refused (403) too: its answer would be
+  unreadable to the page, but the work is done (a ``compare`` costs a third of a second), so any
+  page could keep the server busy. ``same-site`` is refused as well because every port of
+  ``localhost`` is the same site: another local web app is not this server. On the pages only a
+  top-level navigation (``Sec-Fetch-Mode: navigate`` to a document) may come from elsewhere, so
+  a link to a trace still opens. ``same-origin`` (the UI's own calls), ``none`` (an address typed
+  or bookmarked) and requests without the header (curl, SDKs) pass; a read of the API carrying
+  another ``Origin`` (a cross-origin ``fetch`` from a browser that sends no fetch metadata) does not.
 - **Content-Type**: a state-changing request must say JSON (``application/json``, ``+json``, or
   JSONL: ``application/x-ndjson``, ``application/jsonl``); under ``/v1/`` (OTLP) protobuf too.
   Anything else is 415: a cross-site form can only send ``text/plain``, ``multipart/form-data`` or
@@ -168,7 +177,9 @@ class WebGuard:
                     f"Host {host!r} is not one of trusted_hosts ({', '.join(self.trusted)}); "
                     "set trusted_hosts to the names clients use"
                 )
-        if method not in SAFE_METHODS:
+        if method in SAFE_METHODS:
+            self.check_read(part, headers)
+        else:
             self.check_origin(headers)
             ctype = next(iter(headers.get("content-type") or ()), None)
             # no Content-Type at all: accepted from clients that are not browsers (curl, httpx,
@@ -191,17 +202,34 @@ class WebGuard:
         }.get(part)
         check_token(headers.get("authorization", []), token)
 
-    def check_origin(self, headers: dict[str, list[str]]) -> None:
+    def check_read(self, part: str, headers: dict[str, list[str]]) -> None:
+        """Refuse a read a browser sent from another site (see the module docstring)."""
+        if part in ("otlp", "health"):
+            return
+        fetch_site = (headers.get("sec-fetch-site") or [""])[0].strip().lower()
+        if fetch_site and fetch_site not in ("same-origin", "none"):
+            if part == "page":
+                mode = (headers.get("sec-fetch-mode") or [""])[0].strip().lower()
+                dest = (headers.get("sec-fetch-dest") or [""])[0].strip().lower()
+                if mode == "navigate" and dest in ("document", ""):
+                    return
+            raise CrossOrigin(f"a {fetch_site} request may not read this server's {part}")
+        if part != "page" and "origin" in headers:  # a CORS read from a browser without fetch metadata
+            self.check_origin(headers, f"read this server's {part}")
+
+    def check_origin(
+        self, headers: dict[str, list[str]], action: str = "change state on this server"
+    ) -> None:
         fetch_site = (headers.get("sec-fetch-site") or [""])[0].lower()
         if fetch_site and fetch_site not in ("same-origin", "none"):
-            raise CrossOrigin(f"a {fetch_site} request may not change state on this server")
+            raise CrossOrigin(f"a {fetch_site} request may not {action}")
         origin = next(iter(headers.get("origin") or ()), None)
         if origin is None:
             return
         host = (headers.get("host") or [""])[0].strip().lower()
         netloc = urlsplit(origin.strip().lower()).netloc if origin.strip().lower() != "null" else ""
         if not netloc or netloc != host:
-            raise CrossOrigin(f"Origin {origin!r} may not change state on this server")
+            raise CrossOrigin(f"Origin {origin!r} may not {action}")
 
     async def refuse(self, exc: RagfaultError, part: str, headers: dict[str, list[str]], send: Send) -> None:
         st = status_of(exc)

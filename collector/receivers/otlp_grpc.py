@@ -97,7 +97,7 @@ class SignalService:
         box = t.message(requests, context)
         try:
             limit = t.settings.max_decompressed_bytes
-            result = t.pipeline.export_signal_body(self.signal, box.pop(), PROTOBUF, None, limit)
+            result = t.pipeline.export_body(box, PROTOBUF, None, limit, self.signal)
         except (RagfaultError, futures.TimeoutError) as exc:
             st = status_of(exc)
             outcome = "unavailable" if st.grpc == GRPC_UNAVAILABLE else "invalid"

@@ -10,17 +10,17 @@ can never succeed, 413 when the body is too large, 415 for an unknown content ty
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import cast
 
 import anyio
 from fastapi import APIRouter, Request, Response
 
 from collector.auth import check_token
-from collector.batch import ArrowBatch
+from collector.build import TRACES
 from collector.config import ServerSettings
 from collector.errors import PayloadTooLarge, PermanentError, RagfaultError, RetryableError, status_of
-from collector.inflight import ByteBudget, batch_bytes
+from collector.inflight import ByteBudget
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
 from collector.receivers.payload import (
@@ -35,9 +35,6 @@ from collector.receivers.payload import (
 )
 
 __all__ = ["check_bearer", "make_router"]
-
-# body, Content-Type, Content-Encoding, inflated size limit -> the flattened batch
-Decode = Callable[[bytes, str | None, str | None, int], Awaitable[ArrowBatch]]
 
 
 class BodyTimeout(PermanentError):
@@ -113,26 +110,7 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
     # requests decoding at once: threads in-process, or bodies handed to the worker pool
     limiter = anyio.CapacityLimiter(pipeline.pool.max_pending if pipeline.pool is not None else 4)
 
-    async def decode_traces(body: bytes, ctype: str | None, cenc: str | None, limit: int) -> ArrowBatch:
-        async with limiter:  # decode + flatten off the event loop
-            if pipeline.pool is not None:
-                fut = pipeline.decode_in_pool(body, ctype, cenc, limit)
-                del body  # the worker has its own copy once it is sent: this one need not wait
-                return pipeline.received(await asyncio.wrap_future(fut))
-            return await anyio.to_thread.run_sync(pipeline.decode_here, body, ctype, cenc, limit)
-
-    def decode_signal(signal: str) -> Decode:
-        async def decode(body: bytes, ctype: str | None, cenc: str | None, limit: int) -> ArrowBatch:
-            async with limiter:
-                return await anyio.to_thread.run_sync(
-                    pipeline.decode_signal_here, signal, body, ctype, cenc, limit
-                )
-
-        return decode
-
-    async def export(
-        request: Request, decode: Decode, encode_ok: Callable[[int, str, str], bytes]
-    ) -> Response:
+    async def export(request: Request, signal: str, encode_ok: Callable[[int, str, str], bytes]) -> Response:
         kind = _kind_of(request)
         media = "application/json" if kind == JSON else "application/x-protobuf"
         held = [0]  # bytes this request holds in pipeline.budget
@@ -151,18 +129,18 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
             ctype = request.headers.get("content-type")
             cenc = request.headers.get("content-encoding")
             # a compressed body decodes at its inflated size: take that from the budget too (a
-            # 120 KB gzip body inflating to 120 MB counted 120 KB, and six of them took 2.7 GB)
+            # 120 KB gzip body inflating to 120 MB counted 120 KB, and six of them took 2.7 GB),
+            # then what its rows may build (``Pipeline.reserve``); the decoder may not inflate past
+            # it (zlib would refuse a wrong trailer only at the end)
             inflated = inflated_size(body, cenc, settings.max_decompressed_bytes)
             if inflated > held[0]:
                 pipeline.budget.take(inflated - held[0])
                 held[0] = inflated
-            box = [body]
-            del body  # the decoder holds the only reference, so it can drop the body early
-            # and may not inflate past it (zlib would refuse a wrong trailer only at the end)
-            batch = await decode(box.pop(), ctype, cenc, max(inflated, 1))
-            n = batch_bytes(batch)
-            pipeline.budget.swap(held[0], n)  # the body is decoded: its batch waits for the commit
-            held[0] = n
+            async with limiter:  # decode + build off the event loop, in a worker or this thread
+                batch = await anyio.to_thread.run_sync(
+                    pipeline.decode_blocking, signal, body, ctype, cenc, max(inflated, 1), held
+                )
+            del body
             result = await pipeline.export_batch(batch)
         except (RagfaultError, TimeoutError) as exc:
             st = status_of(exc)
@@ -176,18 +154,16 @@ def make_router(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) 
         metrics.inc("ragfault_requests_total", transport="http", outcome="200")
         return Response(encode_ok(result.rejected, result.message, kind), 200, media_type=media)
 
-    decode_logs, decode_metrics = decode_signal(LOGS), decode_signal(METRICS)
-
     @router.post("/v1/traces", include_in_schema=True, summary="OTLP/HTTP trace export")
     async def export_traces(request: Request) -> Response:
-        return await export(request, decode_traces, encode_response)
+        return await export(request, TRACES, encode_response)
 
     @router.post("/v1/logs", include_in_schema=True, summary="OTLP/HTTP logs export")
     async def export_logs(request: Request) -> Response:
-        return await export(request, decode_logs, lambda r, m, k: encode_signal_response(LOGS, r, m, k))
+        return await export(request, LOGS, lambda r, m, k: encode_signal_response(LOGS, r, m, k))
 
     @router.post("/v1/metrics", include_in_schema=True, summary="OTLP/HTTP metrics export")
     async def export_metrics(request: Request) -> Response:
-        return await export(request, decode_metrics, lambda r, m, k: encode_signal_response(METRICS, r, m, k))
+        return await export(request, METRICS, lambda r, m, k: encode_signal_response(METRICS, r, m, k))
 
     return router

@@ -1,11 +1,13 @@
 """GenAI content events on the store: the log records of settling traces that carry a model call's
-messages, the spans they belong to, and the text they fill into steps (``collector.content_events``
-reads them into steps; the statements are ``sql/content/*.sql``)."""
+messages, the spans they belong to, the text they fill into steps (``collector.content_events``
+reads them into steps), and which new ones re-open a settled trace (``admitted_events``, at
+ingest). The statements are ``sql/content/*.sql``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -34,9 +36,31 @@ FILL_SCHEMA = pa.schema([
 ])  # fmt: skip
 
 
+@dataclass(frozen=True)
+class ContentSources:
+    """Whose GenAI content events may fill a span. A record joins the span it names only when it came
+    from the span's own resource (``service.name``): any ingest client can name any trace and span,
+    and would otherwise rewrite another service's answer. ``trusted`` services (a log shipper that
+    forwards every app's records under its own name) may fill any span. ``refused`` is told how many
+    records were refused (the server counts them on ``/metrics``)."""
+
+    trusted: frozenset[str] = frozenset()
+    refused: Callable[[int], None] | None = field(default=None, compare=False)
+
+    def joins(self, record_service: str | None, span_service: str | None) -> bool:
+        """Whether a record sent by ``record_service`` may fill a span sent by ``span_service``."""
+        return record_service == span_service or (
+            record_service is not None and record_service in self.trusted
+        )
+
+    def count_refused(self, n: int) -> None:
+        if n and self.refused is not None:
+            self.refused(n)
+
+
 def event_records(tx: Tx, trace_ids: list[str], events: Iterable[str], window: Window = None) -> list[Any]:
     """The log records named one of ``events`` of these traces that name their span, by trace, span
-    and time: (trace_id, span_id, event_name, attributes, body, time_unix_nano)."""
+    and time: (trace_id, span_id, event_name, attributes, body, time_unix_nano, service_name)."""
     extra, params = window_sql(window)
     names = ", ".join(f"'{e}'" for e in sorted(events))
     tx.register("_fill_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
@@ -47,7 +71,8 @@ def event_records(tx: Tx, trace_ids: list[str], events: Iterable[str], window: W
 
 
 def event_spans(tx: Tx, keys: Iterable[tuple[str, str]]) -> list[Any]:
-    """The stored spans with these (trace_id, span_id): (trace_id, span_id, attributes, events)."""
+    """The stored spans with these (trace_id, span_id): (trace_id, span_id, attributes, events,
+    service_name)."""
     keys = list(keys)
     tx.register(
         "_fill_spans",
@@ -75,3 +100,78 @@ def write_fills(tx: Tx, fills: list[Fill]) -> None:
         tx.execute(filled(AREA, "write_fills"))
     finally:
         tx.unregister("_fills")
+
+
+# traces whose received ranges lie closer than this are looked up in one scan of ``spans``; beyond
+# _MAX_SCANS such groups, one scan covers them all (a commit costs at most one scan of the range)
+_MERGE_GAP = timedelta(minutes=1)
+_MAX_SCANS = 8
+
+
+def admitted_events(
+    tx: Tx, events: Sequence[tuple[str, str | None, str | None]], sources: ContentSources
+) -> tuple[dict[str, int], int]:
+    """Of new GenAI content events given as (trace_id, span_id, service_name): how many re-open each
+    trace (they count in ``traces.content_events``), and how many were refused.
+
+    A record of a trace not settled yet always counts: the first assembly reads it and keeps it out
+    if its service is not the span's. A record of a settled trace counts only when its span is stored
+    and may take it (``ContentSources.joins``); one from another service is refused, so a forged
+    record costs no settle round nor evaluation; one whose span is not stored yet waits for it (the
+    span re-opens the trace when it comes). The spans are read within their traces' received range."""
+    names = sorted({e[0] for e in events})
+    settled = {
+        r[0]: (r[1], r[2]) for r in tx.execute(filled(AREA, "settled_windows"), {"t": names}).fetchall()
+    }
+    counts: dict[str, int] = {}
+    check: list[tuple[str, str | None, str | None]] = []
+    for e in events:
+        if e[0] not in settled or (e[2] is not None and e[2] in sources.trusted):
+            counts[e[0]] = counts.get(e[0], 0) + 1
+        elif e[1]:
+            check.append(e)
+    refused = 0
+    if check:
+        services = _span_services(tx, check, settled)
+        for trace_id, span_id, service in check:
+            key = (trace_id, span_id or "")
+            if key not in services:
+                continue  # its span is not stored: the span re-opens the trace when it comes
+            if sources.joins(service, services[key]):
+                counts[trace_id] = counts.get(trace_id, 0) + 1
+            else:
+                refused += 1
+    return counts, refused
+
+
+def _span_services(
+    tx: Tx,
+    events: list[tuple[str, str | None, str | None]],
+    windows: dict[str, tuple[datetime | None, datetime | None]],
+) -> dict[tuple[str, str], str | None]:
+    """The service of each stored span the events name, (trace_id, span_id) -> service_name. One scan
+    for each group of traces received close together: a record naming an old trace costs a scan of
+    that trace's range, not of everything received since; past ``_MAX_SCANS`` groups, one scan of
+    the range from the first to the last."""
+    lo_all, hi_all = datetime.min, datetime.max
+    spans: dict[str, set[str]] = {}
+    for trace_id, span_id, _ in events:
+        spans.setdefault(trace_id, set()).add(span_id or "")
+    ranges = sorted((windows[t][0] or lo_all, windows[t][1] or hi_all, t) for t in spans)
+    groups: list[tuple[datetime, list[datetime], list[str]]] = []  # (lo, [hi], trace ids)
+    for lo, hi, trace_id in ranges:
+        if groups and (groups[-1][1][0] == hi_all or lo <= groups[-1][1][0] + _MERGE_GAP):
+            groups[-1][1][0] = max(groups[-1][1][0], hi)
+            groups[-1][2].append(trace_id)
+        else:
+            groups.append((lo, [hi], [trace_id]))
+    if len(groups) > _MAX_SCANS:  # records naming many traces far apart: one scan of them all
+        groups = [(groups[0][0], [max(g[1][0] for g in groups)], [t for g in groups for t in g[2]])]
+    out: dict[tuple[str, str], str | None] = {}
+    for lo, (hi,), trace_ids in groups:
+        ids = sorted({span_id for t in trace_ids for span_id in spans[t]})
+        params = {"lo": lo, "hi": hi, "t": trace_ids, "s": ids}
+        for trace_id, span_id, service in tx.execute(filled(AREA, "span_services"), params).fetchall():
+            if span_id in spans.get(trace_id, ()):  # (any span of these traces with any of these ids)
+                out[(trace_id, span_id)] = service
+    return out

@@ -30,8 +30,9 @@ def expired_traces(
     max_traces: int | None,
     max_spans: int | None,
 ) -> list[str]:
-    """The traces of ``service`` that started before ``cutoff``, or (settled ones) beyond its newest
-    ``max_traces`` traces or ``max_spans`` spans; a None limit does not apply."""
+    """The traces of ``service`` first received before ``cutoff``, or (settled ones) beyond its
+    ``max_traces`` traces or ``max_spans`` spans received last; a None limit does not apply. By the
+    time ragfault received them, never the start time a client sent (``sql/retention``)."""
     params = {"s": service, "cutoff": cutoff, "mt": max_traces, "ms": max_spans}
     return [r[0] for r in tx.execute(filled(AREA, "expired_traces"), params).fetchall()]
 
@@ -62,9 +63,9 @@ def signal_services(tx: Tx) -> list[str | None]:
 
 
 def delete_old_signals(tx: Tx, service: str | None, before: datetime) -> dict[str, int]:
-    """Delete the metric points of ``service`` from before ``before`` (by their time, else when they
-    were received), and its log records from then that belong to no stored trace (a trace's records go
-    with it), in one transaction; returns rows deleted per table."""
+    """Delete the metric points of ``service`` received before ``before``, and its log records
+    received then that belong to no stored trace (a trace's records go with it), in one transaction;
+    returns rows deleted per table. By when they were received, not the time their client gave them."""
     params = {"s": service, "before": before}
     counts: dict[str, int] = {}
     with transaction(tx):

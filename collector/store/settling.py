@@ -7,7 +7,7 @@ job's connection for ``write_settled``. The statements are ``sql/settle/*.sql``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
@@ -58,16 +58,34 @@ def _waiting(rows: list[Any]) -> list[Waiting]:
 
 
 def ready_traces(
-    tx: Tx, *, settled: datetime, expired: datetime, limit: int, recent: datetime | None = None
+    tx: Tx,
+    *,
+    settled: datetime,
+    expired: datetime,
+    limit: int,
+    recent: datetime | None = None,
+    keep: Callable[[Waiting], bool] | None = None,
+    spare: int = 0,
 ) -> list[Waiting]:
-    """Complete traces not assembled yet, oldest last span first: the root came and nothing since
-    ``settled``, or the last span is older than ``expired``. With ``recent``, only traces whose last
-    span arrived since then (else the whole table)."""
-    params: dict[str, Any] = {"settled": settled, "expired": expired, "limit": limit}
+    """At most ``limit`` complete traces not assembled yet, oldest last span first: the root came and
+    nothing since ``settled``, or the last span is older than ``expired``. With ``recent``, only
+    traces whose last span arrived since then (else the whole table); with ``keep``, only the rows it
+    keeps, of ``limit + spare`` read (so the rows it holds back do not crowd out the rest), before a
+    lake collector claims them (one held back is left to the others)."""
+    params: dict[str, Any] = {"settled": settled, "expired": expired, "limit": limit + spare}
     if recent is not None:
         params["recent"] = recent
     text = filled(AREA, "ready_traces", recent="" if recent is None else fragment(AREA, "recent_filter"))
-    return _claimed(tx, _waiting(tx.execute(text, params).fetchall()))
+    rows = _waiting(tx.execute(text, params).fetchall())
+    if keep is not None:  # asked of each row until ``limit`` are kept, no further
+        kept: list[Waiting] = []
+        for r in rows:
+            if len(kept) == limit:
+                break
+            if keep(r):
+                kept.append(r)
+        rows = kept
+    return _claimed(tx, rows[:limit])
 
 
 def waiting_traces(tx: Tx, limit: int) -> list[Waiting]:

@@ -42,9 +42,11 @@ def prompt(docs: list[dict[str, Any]]) -> str:
     return "Context:\n" + "\n".join(d["content"] for d in docs) + f"\nQuestion: {QUESTION}"
 
 
-def send_trace(srv: Server, span_events: Callable[[Span], None] | None = None) -> SpanContext:
+def send_trace(
+    srv: Server, span_events: Callable[[Span], None] | None = None, service: str = "content-events"
+) -> SpanContext:
     """A RAG request whose chat span carries no message attributes; returns the chat span's context."""
-    provider = http_provider(srv.url, service="content-events")
+    provider = http_provider(srv.url, service=service)
     tracer = provider.get_tracer("tests")
     with tracer.start_as_current_span("answer"):
         with tracer.start_as_current_span("retrieve") as r:
@@ -61,8 +63,10 @@ def send_trace(srv: Server, span_events: Callable[[Span], None] | None = None) -
     return ctx
 
 
-def send_logs(srv: Server, ctx: SpanContext, records: list[LogRecord]) -> None:
-    provider = LoggerProvider(resource=Resource.create({"service.name": "content-events"}))
+def send_logs(
+    srv: Server, ctx: SpanContext, records: list[LogRecord], service: str = "content-events"
+) -> None:
+    provider = LoggerProvider(resource=Resource.create({"service.name": service}))
     provider.add_log_record_processor(
         SimpleLogRecordProcessor(OTLPLogExporter(endpoint=f"{srv.url}/v1/logs"))
     )

@@ -77,6 +77,55 @@ def test_pool_gives_the_same_tables_as_in_process_decoding(pool: DecodePool) -> 
     assert there.docs.num_rows == 3
 
 
+def test_a_large_batch_comes_back_through_a_spool_file_that_is_gone_after(pool: DecodePool) -> None:
+    """A batch over ``SPOOL_MIN_BYTES`` is written to a file by the worker and mapped by the server,
+    the same tables as in-process decoding, and no file is left in the spool directory."""
+    from collector.decode_pool import SPOOL_MIN_BYTES
+
+    tid = new_trace_id()
+    body = request([span(tid, attrs={"blob": "x" * (1 << 20)}) for _ in range(20)]).SerializeToString()
+    here = decode_to_arrow(body, PB, None, LIMIT, DEFAULT_SOURCE_KEYS)
+    there = pool.submit(body, PB, None, LIMIT, DEFAULT_SOURCE_KEYS).result(60)
+    assert there.spans.nbytes >= SPOOL_MIN_BYTES
+    assert _without_received_at(here.spans).equals(_without_received_at(there.spans))
+    assert os.listdir(pool.spool_dir) == []
+
+
+def test_logs_and_metrics_decode_in_the_pool(pool: DecodePool) -> None:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    req = ExportLogsServiceRequest()
+    for i in range(3):
+        rec = req.resource_logs.add().scope_logs.add().log_records.add()
+        rec.body.string_value = f"record {i}"
+    batch = pool.submit(req.SerializeToString(), PB, None, LIMIT, DEFAULT_SOURCE_KEYS, signal="logs").result(
+        60
+    )
+    assert batch.logs is not None and sorted(batch.logs.column("body_text").to_pylist()) == [
+        "record 0", "record 1", "record 2"
+    ]  # fmt: skip
+
+
+def test_a_killed_servers_spool_directory_is_removed_by_the_next(tmp_path: Path) -> None:
+    import tempfile
+
+    from collector.decode_pool import SPOOL_PREFIX
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    orphan = Path(tempfile.gettempdir()) / f"{SPOOL_PREFIX}{gone.stdout.strip()}-test"
+    orphan.mkdir()
+    (orphan / "left.arrows").write_bytes(b"x")
+    p = DecodePool(1)
+    try:
+        assert not orphan.exists()
+        assert Path(p.spool_dir).is_dir()
+    finally:
+        p.shutdown()
+    assert not Path(p.spool_dir).exists()
+
+
 @pytest.mark.parametrize(
     ("body", "ctype", "cenc", "error"),
     [

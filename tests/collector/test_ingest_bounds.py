@@ -37,11 +37,17 @@ def wait_until(check, what: str, timeout: float = 30) -> None:  # noqa: ANN001
         time.sleep(0.01)
 
 
-def stalled_upload(port: int, length: int, sent: bytes = b"x" * 1000) -> socket.socket:
+def stalled_upload(
+    port: int,
+    length: int,
+    sent: bytes = b"x" * 1000,
+    path: str = "/v1/traces",
+    content_type: str = "application/x-protobuf",
+) -> socket.socket:
     """A request that announces ``length`` body bytes and sends only ``sent``."""
     s = socket.create_connection(("127.0.0.1", port), timeout=60)
     head = (
-        f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n"
         f"Content-Length: {length}\r\n\r\n"
     )
     s.sendall(head.encode() + sent)
@@ -92,6 +98,27 @@ def test_http_and_grpc_get_503_and_unavailable_while_the_byte_budget_is_held(sma
     assert small.scalar("SELECT count(*) FROM spans WHERE length(attributes) > 2000000") == 1
     assert small.scalar("SELECT count(*) FROM spans WHERE name = 'small-grpc'") == 1
     assert budget.used == 0
+
+
+def test_an_api_upload_holds_its_bytes_in_the_same_budget(small: Server) -> None:
+    """A knowledge-base upload and OTLP ingest share one bound: while 3 of the 4 MiB are held by an
+    API body, a 2 MB export is refused with 503, and the bytes come back when the upload ends."""
+    budget = small.runtime.pipeline.budget
+    blocker = stalled_upload(
+        small.settings.http_port,
+        3 * MB,
+        b'{"doc_id": "a"',
+        path="/api/v1/kb",
+        content_type="application/x-ndjson",
+    )
+    try:
+        wait_until(lambda: budget.used >= 3 * MB, "the stalled API upload to take its bytes")
+        r = small.http.post("/v1/traces", content=body_of(2 * MB), headers=PROTOBUF)
+        assert r.status_code == 503, r.status_code
+    finally:
+        blocker.close()
+    wait_until(lambda: budget.used == 0, "the budget to be given back")
+    assert small.http.post("/v1/traces", content=body_of(2 * MB), headers=PROTOBUF).status_code == 200
 
 
 def test_a_stalled_body_ends_with_408_and_gives_its_bytes_back(tmp_path: Path) -> None:

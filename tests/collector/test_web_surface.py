@@ -80,6 +80,52 @@ def test_state_changes_from_another_origin_are_refused(server: Server) -> None:
     assert server.http.get("/healthz", headers={"Origin": "http://evil.example"}).status_code == 200
 
 
+def test_cross_site_reads_of_the_api_are_refused_while_same_origin_reads_answer(server: Server) -> None:
+    """A page elsewhere cannot read the answers, but without this it had the work done (a compare
+    costs a third of a second); another port of localhost is the same site, not the same origin."""
+    reads = (
+        "/api/v1/compare?run=a&baseline=b",
+        "/api/v1/ui/overview",
+        "/api/v1/traces/" + "0" * 32,
+        "/metrics",
+    )
+    foreign = (
+        {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"},
+        {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors", "Origin": "http://localhost:1"},
+        {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"},
+        {"Origin": "http://evil.example"},  # a CORS read from a browser without fetch metadata
+    )
+    for path in reads:
+        for headers in foreign:
+            r = server.http.get(path, headers=headers)
+            assert r.status_code == 403, (path, headers, r.text)
+            assert "may not read" in r.json()["detail"]
+        assert server.http.head(path, headers=foreign[0]).status_code == 403
+        # the UI's own calls, an address typed into the browser, and clients that are not browsers
+        for headers in (
+            {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"},
+            {"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"},
+            {"Origin": server.url},
+            {},
+        ):
+            r = server.http.get(path, headers=headers)
+            assert r.status_code != 403, (path, headers, r.text)
+    overview = server.http.get("/api/v1/ui/overview", headers={"Sec-Fetch-Site": "same-origin"})
+    assert overview.status_code == 200 and "traces" in overview.json()
+    r = server.http.options(
+        "/api/v1/sql", headers={"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}
+    )
+    assert r.status_code == 403  # no preflight answered either
+    # a link to the UI from elsewhere still opens it; its scripts are not for other sites to load
+    nav = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    assert server.http.get("/ui", headers=nav).status_code == 200
+    script = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}
+    assert server.http.get("/ui/static/app.js", headers=script).status_code == 403
+    assert server.http.get("/ui/static/app.js", headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
+    # probes are no browser's business either way
+    assert server.http.get("/healthz", headers=foreign[0]).status_code == 200
+
+
 def test_a_foreign_host_name_is_refused_on_the_api_and_pages(server: Server) -> None:
     """DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 reads the API
     as same-origin; its requests carry Host: evil.example."""

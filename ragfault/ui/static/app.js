@@ -1,5 +1,5 @@
 // The page's router: one hash route per page; each page module renders into <main>.
-import {$, $$, api, esc} from "./util.js";
+import {$, $$, api, esc, forgetStoredToken, setToken, token} from "./util.js";
 import {dashboardPage} from "./dashboard.js";
 import {tracesPage} from "./traces.js";
 import {tracePage} from "./trace.js";
@@ -10,8 +10,10 @@ import {startPage} from "./start.js";
 import {coveragePage} from "./coverage.js";
 
 const tokenInput = $("#token");
-tokenInput.value = localStorage.getItem("ragfault-token") || "";
-tokenInput.addEventListener("change", () => { localStorage.setItem("ragfault-token", tokenInput.value); route(); });
+// the token is kept for this tab's session only (see util.js)
+forgetStoredToken();
+tokenInput.value = token();
+tokenInput.addEventListener("change", () => { setToken(tokenInput.value); route(); });
 
 const PAGES = {dashboard: dashboardPage, traces: tracesPage, trace: tracePage, sql: sqlPage,
   compare: comparePage, review: reviewPage, calibration: calibrationPage, coverage: coveragePage, start: startPage};

@@ -35,7 +35,22 @@ export function time(iso) {
 }
 export const causeBadge = (c) => c ? `<span class="badge ${c === "ok" ? "ok" : "bad"}"><span class="swatch" data-colour="${esc(colour(c))}"></span>${esc(c)}</span>` : '<span class="muted">—</span>';
 
-export function token() { return localStorage.getItem("ragfault-token") || ""; }
+/* The API token lives in sessionStorage, not localStorage: it is gone when the tab closes, and is
+ * not kept on disk in the browser's profile for every later page of this origin to read (with
+ * localStorage a token typed once stayed for good, readable by any script that ever ran here). */
+export const TOKEN_KEY = "ragfault-token";
+export function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+export function setToken(value) {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY);
+}
+/** A token an earlier version kept in localStorage is moved to this tab's session and removed. */
+export function forgetStoredToken() {
+  const old = localStorage.getItem(TOKEN_KEY);
+  if (old !== null) {
+    if (!token()) setToken(old);
+    localStorage.removeItem(TOKEN_KEY);
+  }
+}
 /** A call of the API; ``onWait(building)`` is told each time the server answers 202 (the dashboard's
  * facts are being computed), and the call is made again after the time it names. */
 export async function api(path, body, method, onWait) {

@@ -1,6 +1,6 @@
 """Retention on every backend: the traces past a service's age go from every per-trace table at once,
 newer ones stay whole, and human labels are kept; metric points and log records of no stored trace
-go by their own age."""
+go by their own age. Age and order are when the data was received, whatever time its client gave."""
 
 from __future__ import annotations
 
@@ -60,8 +60,14 @@ def test_old_traces_go_from_every_table_and_new_ones_stay(backend: Any) -> None:
 def test_a_size_limit_keeps_the_newest_settled_traces(backend: Any) -> None:
     requires(backend, "retention")
     con = backend.cursor()
-    backend.write_spans(con, spans_batch(bytes.fromhex(OLD), NOW - timedelta(days=2), NOW))
-    backend.write_spans(con, spans_batch(bytes.fromhex(NEW), NOW - timedelta(days=1), NOW))
+    # OLD was received first, though its client dated it after NEW (a wrong or forged clock): the
+    # limit keeps the traces received last
+    backend.write_spans(
+        con, spans_batch(bytes.fromhex(OLD), NOW + timedelta(days=300), NOW - timedelta(days=2))
+    )
+    backend.write_spans(
+        con, spans_batch(bytes.fromhex(NEW), NOW - timedelta(days=1), NOW - timedelta(days=1))
+    )
     # neither is settled yet: a size limit never deletes a trace still waiting for its settle time
     assert retention.expired_traces(con, "shop", cutoff=None, max_traces=1, max_spans=None) == []
     if type(backend).__name__ == "LakeStore":  # (traces is a view there: its settle state is appended)
@@ -125,3 +131,26 @@ def test_signals_kept_without_an_age_limit(backend: Any) -> None:
     assert con.execute(
         "SELECT (SELECT count(*) FROM metric_points), (SELECT count(*) FROM log_records)"
     ).fetchall() == [(1, 1)]
+
+
+def test_age_is_when_received_not_what_the_client_says(backend: Any) -> None:
+    requires(backend, "write_signals")
+    requires(backend, "retention")
+    con = backend.cursor()
+    ahead, behind = datetime(2200, 1, 1), datetime(2000, 1, 1)
+    received_long_ago, received_lately = NOW - timedelta(days=40), NOW - timedelta(days=1)
+    # dated in 2200 but received 40 days ago; dated in 2000 but received yesterday
+    backend.write_spans(con, spans_batch(bytes.fromhex(OLD), ahead, received_long_ago))
+    backend.write_spans(con, spans_batch(bytes.fromhex(NEW), behind, received_lately))
+    backend.write_signals(con, ArrowBatch.merge([
+        points_batch(ahead, received_long_ago, value=1.0), points_batch(behind, received_lately, value=2.0),
+        logs_batch(ahead, received_long_ago, body="ahead"), logs_batch(behind, received_lately, body="behind"),
+    ]))  # fmt: skip
+    cutoff = NOW - timedelta(days=30)
+    assert retention.expired_traces(con, "shop", cutoff=cutoff, max_traces=None, max_spans=None) == [OLD]
+    counts = apply_retention(con, lambda job: job(con), RetentionSettings(max_age_days=30), now=NOW)
+    assert counts["traces"] == 1 and counts["metric_points"] == 1 and counts["log_records"] == 1
+    assert _rows(backend, OLD) == dict.fromkeys(TABLES, 0)
+    assert _rows(backend, NEW)["spans"] == 3
+    assert con.execute("SELECT value FROM metric_points").fetchall() == [(2.0,)]
+    assert con.execute("SELECT body_text FROM log_records").fetchall() == [("behind",)]
