@@ -17,6 +17,18 @@ The report (the JSON of ``GET /api/v1/coverage``)::
 ``status`` is ``ok`` (every trace of the denominator carries it), ``gap`` (some do not; ``fix``
 says how to fill it) or ``not_applicable`` (the denominator is 0: e.g. no rerank step, so reranker
 input is not asked for; ``share`` is then null, never 0 or 1).
+
+A field is counted the way the evaluators read it, so that ``doctor`` never asks for what they do
+not need: citations include ``[doc-id]`` markers in the answer, user scope is asked for only where
+the service or its gold cases use scopes (or the registry has access lists), and a retrieval that
+returned nothing leaves the context empty rather than unknown.
+
+Spans no reader could read (convention ``unknown``) add ``"mappings"``: their keys, what the values
+look like, and the ``[[conventions.mapping]]`` entries that would read them (``collector.mapping_doctor``).
+
+When no trace matches, the report also lists the services that have settled traces
+(``"services": [{"service_name": ..., "traces": n}]``), so a mistyped ``--service`` is told apart
+from an empty store.
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ from pydantic import BaseModel, Field
 
 from collector.api import protected_router
 from collector.errors import PermanentError
+from collector.mapping_doctor import sample, suggest
 from collector.store.reader import run_select
 
 # what each field is needed for
@@ -79,7 +92,7 @@ FIXES: dict[str, dict[str, str]] = {
         "*": _CASE_ID + "e.g. `span.set_attribute('ragfault.case_id', case_id)`",
     },
     "user_scope": {
-        "*": "set `ragfault.user_scope` (a string array of the caller's access scopes) on the root span; without it the gold case's `user_scope` is used",
+        "*": "this service uses access scopes (some of its traces or gold cases carry them, or the registry has access lists), so every request needs one: set `ragfault.user_scope` (a string array of the caller's access scopes) on the root span, or give the gold case a `user_scope`",
     },
     "retrieval": {
         "openinference": "if the app retrieved for these traces, the retrieval step is not traced: instrument the framework (`LlamaIndexInstrumentor().instrument()`, `LangChainInstrumentor().instrument()`), or wrap a hand-made retriever in a span with `openinference.span.kind=RETRIEVER` and `retrieval.documents.{i}.document.{id,content,score}`",
@@ -170,9 +183,17 @@ class CoverageGroup(BaseModel):
     fields: list[CoverageField]
 
 
+class ServiceTraces(BaseModel):
+    service_name: str
+    traces: int = Field(..., description="Settled traces of this service.")
+
+
 class CoverageReport(BaseModel):
     params: dict[str, Any]
     groups: list[CoverageGroup]
+    services: list[ServiceTraces] | None = Field(
+        None, description="Only when no trace matched: the services that have settled traces."
+    )
 
 
 def fix_for(field: str, convention: str) -> str | None:
@@ -238,13 +259,31 @@ def coverage(cursor: Any, service: str | None = None, since: Any = None) -> dict
     params = query.bind({"service": service, "since": since})
     result = run_select(cursor, query.sql, params, row_cap=100_000).as_dict()
     rows = [dict(zip(result["columns"], row, strict=True)) for row in result["rows"]]
-    return report(rows, {"service": service, "since": since.isoformat() if since is not None else None})
+    rep = report(rows, {"service": service, "since": since.isoformat() if since is not None else None})
+    if not rep["groups"]:
+        rep["services"] = services(cursor)
+    unread = suggest(sample(cursor, service, since))
+    if unread["spans"]:  # spans no reader could read: the mapping that would (collector.mapping_doctor)
+        rep["mappings"] = unread
+    return rep
+
+
+_SERVICES = """
+SELECT coalesce(service_name, 'unknown') AS service_name, count(*) AS traces
+FROM traces WHERE settled_at IS NOT NULL GROUP BY ALL ORDER BY traces DESC, service_name LIMIT 50
+"""
+
+
+def services(cursor: Any) -> list[dict[str, Any]]:
+    """The services that have settled traces, the most first (at most 50)."""
+    result = run_select(cursor, _SERVICES, {}, row_cap=50).as_dict()
+    return [{"service_name": r[0], "traces": int(r[1])} for r in result["rows"]]
 
 
 def render(rep: dict[str, Any]) -> str:
     """The report as text (``ragfault doctor``)."""
     if not rep["groups"]:
-        return "No settled traces yet: send some (OTLP to /v1/traces) and run `ragfault doctor` again."
+        return _nothing_matched(rep) + "\n"
     out: list[str] = []
     for g in rep["groups"]:
         out.append(f"== {g['service_name']} · {g['convention']} · {g['traces']} traces ==")
@@ -258,7 +297,44 @@ def render(rep: dict[str, Any]) -> str:
                 if f["status"] == "gap":
                     out.append(f"  - {f['field']}: {f['fix']}")
         out.append("")
+    if rep.get("mappings"):
+        out.extend(_render_mappings(rep["mappings"]))
     return "\n".join(out).rstrip() + "\n"
+
+
+def _render_mappings(m: dict[str, Any]) -> list[str]:
+    """The spans no reader could read, what their keys look like, and the mapping that reads them."""
+    out = ["== spans no reader could read =="]
+    for s in m["spans"]:
+        scope = f" (scope {s['scope']})" if s["scope"] else ""
+        out.append(f"  {s['span_name']}{scope}: {s['spans']} spans")
+        out.extend(f"    {k['key']}: {k['looks_like']}" for k in s["keys"])
+    if m["toml"]:
+        out += ["", "  add to the config file (then restart) to read them:", ""]
+        out.extend(f"    {line}" if line else "" for line in m["toml"].splitlines())
+    else:
+        out.append(
+            "  no mapping can be suggested: no key holds documents, a prompt, or a question and answer"
+        )
+    out.append("")
+    return out
+
+
+def _nothing_matched(rep: dict[str, Any]) -> str:
+    """Why the report is empty: a service or time that no settled trace has (naming the services
+    that have some), or no settled trace at all."""
+    params = rep.get("params") or {}
+    found = rep.get("services") or []
+    if not found:
+        return "No settled traces yet: send some (OTLP to /v1/traces) and run `ragfault doctor` again."
+    listed = ", ".join(f"{s['service_name']} ({s['traces']})" for s in found)
+    if params.get("service"):
+        since = f" since {params['since']}" if params.get("since") else ""
+        return (
+            f"No settled traces of service {params['service']!r}{since}. Services with settled traces: "
+            f"{listed}; pass --service one of those."
+        )
+    return f"No settled traces since {params.get('since')}. Services with settled traces: {listed}."
 
 
 def router(runtime: Any) -> APIRouter:

@@ -3,12 +3,18 @@
 --   (`ragfault doctor`, GET /api/v1/coverage). For each field: the settled traces that carry it,
 --   the traces it is counted over (denominator) and the share (NULL when the denominator is 0).
 --   A trace's convention is the conventions its steps were read with (steps.convention), joined by
---   '+' ('unknown' when none). Fields, in order: query, case_id, user_scope, retrieval (candidate
---   documents or a retrieval step), candidate_ids and candidate_text (every candidate has an id; has
---   text, its own or the registry's; over traces with candidates), rerank_input and rerank_output
---   (over traces with a rerank step), llm_step, answer_llm_input (the answering LLM call's input;
---   over traces with an LLM step), context (explicit or derived), answer, citations, model and
---   tokens (over traces with an LLM step).
+--   '+' ('unknown' when none). Fields, in order: query, case_id, user_scope (the trace's scopes or
+--   its gold case's, as the permission evaluator reads them; counted only where the service or its
+--   gold cases use scopes, or the registry has access lists), retrieval (candidate documents or a
+--   retrieval step), candidate_ids and candidate_text (every candidate has an id; has text, its own
+--   or the registry's; over traces with candidates), rerank_input and rerank_output (over traces
+--   with a rerank step whose retrieval returned something), llm_step, answer_llm_input (the
+--   answering LLM call's input; over traces with an LLM step), context (what the model saw, as the
+--   evaluators read it: context documents, explicit or derived, or the answering call's input; a
+--   retrieval that returned nothing leaves the context empty, not unknown), answer, citations (the
+--   `ragfault.answer.citations` attribute, or a `[doc-id]` marker in the answer naming a document
+--   of the trace or the registry, as the citations evaluator reads them), model and tokens (over
+--   traces with an LLM step).
 -- grain: one row per (service_name, convention, field)
 -- params: $service VARCHAR = NULL, $since TIMESTAMP = NULL
 -- returns: service_name, convention, traces, field, position (the field's place in the list above),
@@ -20,6 +26,47 @@ WITH t AS (
     WHERE settled_at IS NOT NULL
       AND ($service IS NULL OR service_name = $service)
       AND ($since IS NULL OR start_time >= $since)
+),
+-- the gold case each trace was evaluated against (by case id or by query text) and its scopes
+gc AS (
+    SELECT e.trace_id, bool_or(len(coalesce(g.user_scope, [])) > 0) AS case_scope
+    FROM (SELECT DISTINCT trace_id, case_id FROM evaluations
+          WHERE case_id IS NOT NULL AND trace_id IN (SELECT trace_id FROM t)) e
+    JOIN gold_cases g ON g.case_id = e.case_id
+    GROUP BY e.trace_id
+),
+-- [doc-id] markers in each answer (the answer text, else the answering call's output), the way
+-- the citations evaluator reads them: brackets holding ids separated by , or ;
+mk AS (
+    SELECT trace_id, trim(unnest(regexp_split_to_array(inner_text, '[,;，；]'))) AS marker
+    FROM (
+        SELECT t.trace_id,
+               unnest(regexp_extract_all(
+                   coalesce(nullif(trim(t.answer_text), ''), st.output_text, ''),
+                   '[\[【]\s*([^\[\]【】\s,;，；]{1,120}(?:\s*[,;，；]\s*[^\[\]【】\s,;，；]{1,120})*)\s*[\]】]',
+                   1)) AS inner_text
+        FROM t
+        LEFT JOIN steps st ON st.trace_id = t.trace_id AND st.span_id = t.answer_span_id
+        WHERE strpos(coalesce(t.answer_text, '') || coalesce(st.output_text, ''), '[') > 0
+           OR strpos(coalesce(t.answer_text, '') || coalesce(st.output_text, ''), '【') > 0
+    )
+),
+-- ... that name a document the trace or the registry knows
+cited AS (
+    SELECT DISTINCT mk.trace_id
+    FROM mk
+    WHERE mk.marker <> ''
+      AND (mk.marker IN (SELECT doc_id FROM kb_documents)
+           OR EXISTS (
+               SELECT 1 FROM step_documents sd
+               WHERE sd.trace_id = mk.trace_id
+                 AND mk.marker IN (sd.doc_id, sd.chunk_id,
+                                   json_extract_string(sd.metadata, '$.doc_id'),
+                                   json_extract_string(sd.metadata, '$.document_id'),
+                                   json_extract_string(sd.metadata, '$.ref_doc_id'),
+                                   json_extract_string(sd.metadata, '$.source'),
+                                   json_extract_string(sd.metadata, '$.file_name'),
+                                   json_extract_string(sd.metadata, '$.file_path'))))
 ),
 s AS (
     SELECT
@@ -62,7 +109,10 @@ per_trace AS (
         coalesce(s.convention, 'unknown') AS convention,
         coalesce(t.query_text, '') <> '' AS query,
         t.case_id IS NOT NULL AS case_id,
-        len(coalesce(t.user_scope, [])) > 0 AS user_scope,
+        len(coalesce(t.user_scope, [])) > 0 AS trace_scope,
+        len(coalesce(t.user_scope, [])) > 0 OR coalesce(gc.case_scope, false) AS user_scope,
+        coalesce(gc.case_scope, false) AS case_scope,
+        coalesce(s.retrieval_step, false) AND coalesce(d.candidates, 0) = 0 AS empty_retrieval,
         coalesce(d.candidates, 0) > 0 OR coalesce(s.retrieval_step, false) AS retrieval,
         coalesce(d.candidates, 0) > 0 AS has_candidates,
         coalesce(d.candidates, 0) > 0 AND d.with_ids = d.candidates AS candidate_ids,
@@ -72,15 +122,17 @@ per_trace AS (
         coalesce(d.reranked, 0) > 0 AS rerank_output,
         coalesce(s.llm_step, false) AS llm_step,
         coalesce(a.llm_input, false) AS answer_llm_input,
-        coalesce(d.context, 0) > 0 AS context,
+        coalesce(d.context, 0) > 0 OR coalesce(a.llm_input, false) AS context,
         coalesce(t.answer_text, '') <> '' AS answer,
-        coalesce(s.citations, false) AS citations,
+        coalesce(s.citations, false) OR cited.trace_id IS NOT NULL AS citations,
         coalesce(s.model, false) AS model,
         coalesce(s.tokens, false) AS tokens
     FROM t
     LEFT JOIN s ON s.trace_id = t.trace_id
     LEFT JOIN a ON a.trace_id = t.trace_id
     LEFT JOIN d ON d.trace_id = t.trace_id
+    LEFT JOIN gc ON gc.trace_id = t.trace_id
+    LEFT JOIN cited ON cited.trace_id = t.trace_id
 ),
 g AS (
     SELECT
@@ -88,7 +140,10 @@ g AS (
         convention,
         count(*) AS traces,
         count(*) FILTER (WHERE has_candidates) AS with_candidates,
-        count(*) FILTER (WHERE rerank_step) AS with_rerank,
+        count(*) FILTER (WHERE rerank_step AND NOT empty_retrieval) AS with_rerank,
+        -- the service uses scopes: some trace or gold case has them, or the registry has access lists
+        bool_or(trace_scope OR case_scope) OR (SELECT count(*) > 0 FROM kb_documents WHERE acl IS NOT NULL)
+            AS uses_scopes,
         count(*) FILTER (WHERE llm_step) AS with_llm,
         count(*) FILTER (WHERE query) AS query,
         count(*) FILTER (WHERE case_id) AS case_id,
@@ -96,8 +151,8 @@ g AS (
         count(*) FILTER (WHERE retrieval) AS retrieval,
         count(*) FILTER (WHERE candidate_ids) AS candidate_ids,
         count(*) FILTER (WHERE candidate_text) AS candidate_text,
-        count(*) FILTER (WHERE rerank_step AND rerank_input) AS rerank_input,
-        count(*) FILTER (WHERE rerank_step AND rerank_output) AS rerank_output,
+        count(*) FILTER (WHERE rerank_step AND NOT empty_retrieval AND rerank_input) AS rerank_input,
+        count(*) FILTER (WHERE rerank_step AND NOT empty_retrieval AND rerank_output) AS rerank_output,
         count(*) FILTER (WHERE llm_step) AS llm_step,
         count(*) FILTER (WHERE llm_step AND answer_llm_input) AS answer_llm_input,
         count(*) FILTER (WHERE context) AS context,
@@ -112,7 +167,8 @@ fields AS (
     SELECT service_name, convention, traces, unnest([
         {'field': 'query', 'position': 1, 'carried': query, 'denominator': traces},
         {'field': 'case_id', 'position': 2, 'carried': case_id, 'denominator': traces},
-        {'field': 'user_scope', 'position': 3, 'carried': user_scope, 'denominator': traces},
+        {'field': 'user_scope', 'position': 3, 'carried': CASE WHEN uses_scopes THEN user_scope ELSE 0 END,
+         'denominator': CASE WHEN uses_scopes THEN traces ELSE 0 END},
         {'field': 'retrieval', 'position': 4, 'carried': retrieval, 'denominator': traces},
         {'field': 'candidate_ids', 'position': 5, 'carried': candidate_ids, 'denominator': with_candidates},
         {'field': 'candidate_text', 'position': 6, 'carried': candidate_text, 'denominator': with_candidates},

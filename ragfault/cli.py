@@ -24,6 +24,7 @@ COMMANDS = [
     "kb",
     "affected",
     "doctor",
+    "gold",
 ]
 
 
@@ -56,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         p = module.add_parser(sub)
-        p.set_defaults(_run=module.run)
+        p.set_defaults(_run=module.run, _parser=p)
         p.formatter_class = _HelpFormatter
         if not p.description:  # the one-line help of the command list, on its own page too
             p.description = next((a.help for a in sub._choices_actions if a.dest == name), None)
@@ -65,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # a mistyped option: the usage of the subcommand it was given to, not the command list
+        owner: argparse.ArgumentParser = getattr(args, "_parser", None) or parser
+        owner.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2

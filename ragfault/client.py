@@ -8,14 +8,22 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collector.errors import ConfigError, QueryRefused
+
+if TYPE_CHECKING:
+    from collector.store.duck import Store
 
 DEFAULT_SERVER = "http://127.0.0.1:4318"
 DEFAULT_DB = "./ragfault.duckdb"
 # the --db and --server help every command that reads or writes the store shares
-DB_HELP = f"database file (default {DEFAULT_DB}); given, it is opened even while a server runs"
+DB_HELP = (
+    f"database file (default {DEFAULT_DB}, when no server answers); given, this file is used "
+    "instead of a server, and a file a running server holds is refused: name that server with --server"
+)
+# what a command that writes a database file says to do when a running server holds that file
+HELD = "pass --server URL to work through that server (see its startup log), or stop it first"
 SERVER_HELP = f"server URL (default $RAGFAULT_SERVER or {DEFAULT_SERVER}); given, it must answer"
 
 
@@ -35,9 +43,10 @@ def target(server: str | None, db: str | None) -> tuple[str | None, str]:
     """Where a command works: (the server URL to call, or None) and the database file otherwise.
 
     ``--server`` given: that server, which must answer (with ``--db`` too, that file when it does
-    not). ``--db`` alone: that file, even while a server answers elsewhere (a server holding the
-    same file makes opening it fail, with a hint). Neither: the server at ``$RAGFAULT_SERVER`` or
-    the default URL when it answers, else the default file."""
+    not). ``--db`` alone: that file, even while a server answers elsewhere; a server holding the
+    same file makes opening it fail (DuckDB's lock), with a hint to name that server instead.
+    Neither: the server at ``$RAGFAULT_SERVER`` or the default URL when it answers, else the
+    default file."""
     if server:
         url = server_url(server)
         if server_up(url, NAMED_SERVER_PROBE_SECONDS):
@@ -53,23 +62,62 @@ def target(server: str | None, db: str | None) -> tuple[str | None, str]:
 
 def require_database(db: str) -> None:
     """Refuse a database file that does not exist (a mistyped ``--db`` would create an empty one),
-    saying which database files are there."""
+    saying which database files are there and whether a server answers (the user may have meant
+    it), and a file that is not a DuckDB database (a JSON lines file given as ``--db``)."""
+    from ragfault.dbfile import refuse_other_file
+
     path = Path(db)
     if path.is_file():
+        refuse_other_file(db, "pass --db the .duckdb file `ragfault serve` or `ragfault demo` wrote")
         return
+    if path.is_dir():
+        raise ConfigError(f"{db} is a directory, not a database file: pass --db a .duckdb file")
     where = path.parent
+    url = server_url()
+    hint = (
+        f"; a ragfault server answers at {url}: leave out --db to work through it" if server_up(url) else ""
+    )
     if not where.is_dir():
-        raise ConfigError(f"no database file {db}: the directory {where} does not exist")
+        raise ConfigError(f"no database file {db}: the directory {where} does not exist{hint}")
     found = sorted(p.name for p in where.glob("*.duckdb"))
     there = f"database files in {where}: {', '.join(found)}" if found else f"no .duckdb file in {where}"
-    raise ConfigError(f"no database file {db} ({there}); pass --db FILE (`ragfault serve` creates one)")
+    raise ConfigError(
+        f"no database file {db} ({there}){hint or '; pass --db FILE (`ragfault serve` creates one)'}"
+    )
 
 
-def open_hint(exc: ConfigError) -> ConfigError:
-    """``exc`` from opening a database file, with what to do when another process holds it."""
-    if "lock" not in str(exc).lower():
+def open_hint(exc: ConfigError, db: str | None = None) -> ConfigError:
+    """``exc`` from opening a database file, or, when another process holds the file, one line
+    saying so and what to do."""
+    from ragfault.dbfile import held_by_other, holder
+
+    if not held_by_other(exc):
         return exc
-    return ConfigError(f"{exc} (is a server running on this file? pass --server instead of --db)")
+    name = db or "the database file"
+    return ConfigError(f"{name} is in use by {holder(exc)} (a ragfault server on it?): {HELD}")
+
+
+def open_read_only(db: str) -> Store:
+    """The ragfault database ``db`` opened read-only (a ``Store``), or one line saying why not: no
+    such file, not a DuckDB database, held by a server, or a DuckDB database ragfault did not make."""
+    require_database(db)
+    from collector.store import Store
+
+    try:
+        store = Store(db, read_only=True)
+    except ConfigError as exc:
+        raise open_hint(exc, db) from exc
+    row = store.con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND table_name = 'schema_migrations'"
+    ).fetchone()
+    if not (row and row[0]):
+        store.con.close()
+        raise ConfigError(
+            f"{db} is a DuckDB database but not a ragfault one (it has no ragfault tables): pass --db "
+            "the file `ragfault serve` or `ragfault demo` wrote"
+        )
+    return store
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -112,21 +160,29 @@ def post(
     token: str | None = None,
     content_type: str | None = None,
     timeout: float = 120,
+    params: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """POST ``body`` to the server's API; ``params`` go into the query string URL-encoded, so a
+    value taken from the user (a file name) is one value, whatever characters it holds."""
     headers = _headers(token)
     if content_type:
         headers["Content-Type"] = content_type
-    return _send(urllib.request.Request(url + path, data=body, headers=headers, method="POST"), timeout)
+    target = url + path + _query(params)
+    return _send(urllib.request.Request(target, data=body, headers=headers, method="POST"), timeout)
+
+
+def _query(params: dict[str, Any] | None) -> str:
+    """``?k=v&...`` URL-encoded (``&``, ``#``, ``=``, spaces and all), or nothing; ``None`` values
+    are left out."""
+    query = urllib.parse.urlencode({k: v for k, v in (params or {}).items() if v is not None})
+    return f"?{query}" if query else ""
 
 
 def get(
     url: str, path: str, params: dict[str, Any] | None = None, token: str | None = None, timeout: float = 120
 ) -> dict[str, Any]:
     """GET a JSON answer from the server's API."""
-    query = urllib.parse.urlencode({k: v for k, v in (params or {}).items() if v is not None})
-    return _send(
-        urllib.request.Request(url + path + (f"?{query}" if query else ""), headers=_headers(token)), timeout
-    )
+    return _send(urllib.request.Request(url + path + _query(params), headers=_headers(token)), timeout)
 
 
 def sql(
@@ -148,16 +204,10 @@ def sql(
     if url is not None:
         body = json.dumps({"sql": query, "params": params or {}, "max_rows": row_cap}).encode()
         return post(url, "/api/v1/sql", body, token)
-    from collector.store import Store
     from collector.store.duck import limit_operator_memory
     from collector.store.reader import run_select
 
-    if not Path(db).exists():
-        raise ConfigError(f"no server at {server_url()} and no database file {db}")
-    try:
-        store = Store(db, read_only=True)
-    except ConfigError as exc:
-        raise open_hint(exc) from exc
+    store = open_read_only(db)
     try:
         con = store.cursor()
         limit_operator_memory(con, "256MB")

@@ -15,12 +15,14 @@ class LocalStore:
     """The file opened read-write by this process, with a write function like the server's."""
 
     def __init__(self, db: str) -> None:
+        from ragfault.client import HELD, open_hint
+        from ragfault.dbfile import check_writable
+
+        check_writable(db, held=HELD)  # not a text file, another app's database, nor a server's
         try:
             self.store = Store(db)
         except ConfigError as exc:
-            from ragfault.client import open_hint
-
-            raise open_hint(exc) from exc
+            raise open_hint(exc, db) from exc
 
     def write(self, fn: Callable[[Tx], Any]) -> Any:
         return fn(self.store.con)

@@ -92,6 +92,30 @@ def build(
     return out
 
 
+def check_filters(run: QueryFn, *, run_id: str | None = None, dataset: str | None = None) -> None:
+    """Refuse a run or dataset nothing is stored under (a mistyped name would print empty tables as
+    if it were a run that did nothing), naming the ones there are."""
+    from collector.errors import ConfigError
+
+    for value, what, sql in (
+        (run_id, "run", "SELECT run_id, count(*) FROM traces WHERE run_id IS NOT NULL GROUP BY ALL "
+                        "ORDER BY max(first_received_at) DESC"),
+        (dataset, "dataset", "SELECT dataset, count(*) FROM gold_cases WHERE dataset IS NOT NULL "
+                             "GROUP BY ALL ORDER BY max(loaded_at) DESC"),
+    ):  # fmt: skip
+        if value is None:
+            continue
+        found = {str(r[0]): int(r[1]) for r in run(sql, {})["rows"]}
+        if value in found:
+            continue
+        unit = "traces" if what == "run" else "gold cases"
+        listed = ", ".join(f"{k} ({n})" for k, n in list(found.items())[:20])
+        more = f" and {len(found) - 20} more" if len(found) > 20 else ""
+        there = f"the {what}s stored: {listed}{more}" if found else f"no {unit} name a {what}"
+        flag = "--run" if what == "run" else "--dataset"
+        raise ConfigError(f"no {unit} of {what} {value!r} ({there}); pass {flag} one of those")
+
+
 SLICE_METRICS = (
     "candidate_recall",
     "recall@5",

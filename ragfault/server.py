@@ -20,6 +20,8 @@ from collector.mallocpolicy import keep_freed_memory
 from collector.runtime import Runtime
 from ragfault.settings import Settings, tree_for
 
+log = logging.getLogger("ragfault")
+
 
 def build(settings: ServerSettings | Settings) -> tuple[Runtime, Any]:
     """The runtime and app with every built-in component wired in. Given ``ServerSettings`` alone,
@@ -146,9 +148,35 @@ def check_ports(settings: ServerSettings) -> None:
                 ) from exc
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, which logs where the web UI is once it listens (after uvicorn's own line)."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if not self.started:
+            return
+        ports = [int(sock.getsockname()[1]) for s in self.servers for sock in s.sockets]
+        host = self.config.host
+        shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # noqa: S104 (a bind-all address, shown)
+        shown = f"[{shown}]" if ":" in shown else shown
+        port = ports[0] if ports else self.config.port
+        log.info("web UI at http://%s:%d/ui (the HTTP API's reference at /docs)", shown, port)
+
+
+def check_database(settings: ServerSettings) -> None:
+    """Refuse, before anything starts, a ``--db`` file that is not a ragfault database (a text
+    file, another application's DuckDB file) or that another process holds."""
+    if settings.store != "duckdb":
+        return
+    from ragfault.dbfile import SERVE_HELD, check_writable
+
+    check_writable(settings.db, held=SERVE_HELD)
+
+
 def serve(tree: ServerSettings | Settings) -> None:
     settings = tree.server if isinstance(tree, Settings) else tree
     check_ports(settings)
+    check_database(settings)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -163,7 +191,7 @@ def serve(tree: ServerSettings | Settings) -> None:
         timeout_graceful_shutdown=10,
         **uvicorn_options(settings),
     )
-    server = uvicorn.Server(config)
+    server = _Server(config)
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
     # once DuckDB has invalidated the database (a write failed on a full disk) only a new process
     # can open it: stop, and exit 1 so the supervisor starts the server again

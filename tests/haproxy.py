@@ -40,7 +40,7 @@ class HAProxy(Served):
     def __init__(self, collectors: Sequence[tuple[int, int]], log: Path) -> None:
         binary = haproxy_binary()
         if binary is None:
-            raise RuntimeError("haproxy is not installed (apt-get install haproxy)")
+            raise RuntimeError("haproxy is not installed (./scripts/test.sh installs it)")
         self.http_port, self.grpc_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.grpc_endpoint = f"127.0.0.1:{self.grpc_port}"

@@ -92,7 +92,7 @@ def postgres_cluster() -> Iterator[Postgres]:
     """Start a cluster, yield it, stop it (``-m immediate``) and remove its directory."""
     bindir = pg_bindir()
     if bindir is None:
-        raise FileNotFoundError("initdb and pg_ctl not found (apt-get install postgresql)")
+        raise FileNotFoundError("initdb and pg_ctl not found (./scripts/test.sh installs them)")
     run_as: list[str] = []
     root = Path(tempfile.mkdtemp(prefix="ragfault-pg-"))
     if os.geteuid() == 0:

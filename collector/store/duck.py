@@ -21,8 +21,10 @@ import pyarrow as pa
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError, StoreUnavailable
+from collector.normalize.genai_events import CONTENT_EVENTS
 from collector.signals import LOG_COLUMNS, POINT_COLUMNS
 from collector.store.base import Faults, instance_config
+from collector.store.content import ContentSources, admitted_events
 from collector.store.schema import (
     DOC_SCHEMA,
     SPAN_SCHEMA,
@@ -282,7 +284,9 @@ def _connect(
     if path == ":memory:":
         return duckdb.connect(path, config=config), None
     con = duckdb.connect(":memory:", config=config)
-    options = ("READ_ONLY, " if read_only else "") + f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
+    # TYPE DUCKDB: without it a name DuckDB reads as another format's ("notes.jsonl") was attached
+    # as an empty in-memory database instead of being refused as not a DuckDB file
+    options = "TYPE DUCKDB, " + ("READ_ONLY, " if read_only else "") + f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
     quoted = path.replace("'", "''")
     try:
         try:
@@ -292,7 +296,8 @@ def _connect(
         row = con.execute(
             "SELECT database_name FROM duckdb_databases() WHERE NOT internal AND path IS NOT NULL"
         ).fetchone()
-        assert row is not None
+        if row is None:
+            raise ConfigError(f"cannot open database {path}: it was not attached as a file")
         con.execute(f'USE "{row[0]}"')
     except BaseException:
         con.close()
@@ -313,6 +318,8 @@ class Store(Faults):
     ) -> None:
         self.path = str(path)
         self.read_only = read_only
+        # whose GenAI content events re-open a settled trace (the server sets its own, with a counter)
+        self.content_sources = ContentSources()
         config = instance_config(memory_limit, threads)
         if not read_only:
             # A checkpoint rewrites (and compresses) everything in the WAL and costs about as much as
@@ -329,7 +336,13 @@ class Store(Faults):
         except duckdb.IOException as exc:
             if disk_full(exc):
                 raise StoreUnavailable(_full_message(self.path, exc)) from exc
+            if "not a valid DuckDB database file" in str(exc):
+                raise ConfigError(
+                    f"cannot open database {self.path}: it is not a DuckDB database file"
+                ) from exc
             raise ConfigError(f"cannot open database {self.path}: {exc}") from exc
+        except (duckdb.CatalogException, duckdb.BinderException, duckdb.InvalidInputException) as exc:
+            raise ConfigError(f"cannot open database {self.path}: {str(exc).splitlines()[0]}") from exc
         try:
             if not read_only:
                 migrate(self.con)
@@ -440,7 +453,9 @@ class Store(Faults):
         of each were new (a re-sent record has the same id and is ignored).
 
         New GenAI content events count towards their trace's ``content_events`` and bump its
-        ``last_received_at``, so a trace that settled before its content arrived settles again."""
+        ``last_received_at``, so a trace that settled before its content arrived settles again; for
+        a settled trace only those its span may take (``content.admitted_events``: a record from
+        another service than the span's is refused, and counted once the batch is committed)."""
         logs = batch.logs if batch.logs is not None and batch.logs.num_rows else None
         points = batch.points if batch.points is not None and batch.points.num_rows else None
         if logs is None and points is None:
@@ -448,7 +463,9 @@ class Store(Faults):
         for attempt in range(CONFLICT_RETRIES + 1):
             try:
                 with transaction(con):
-                    return self._append_signals(con, logs, points)
+                    n_logs, n_points, refused = self._append_signals(con, logs, points, self.content_sources)
+                self.content_sources.count_refused(refused)
+                return n_logs, n_points
             except duckdb.TransactionException:
                 if attempt == CONFLICT_RETRIES:
                     raise
@@ -457,22 +474,30 @@ class Store(Faults):
 
     @staticmethod
     def _append_signals(
-        con: duckdb.DuckDBPyConnection, logs: pa.Table | None, points: pa.Table | None
-    ) -> tuple[int, int]:
-        from collector.signals import content_event_traces
-
-        n_logs = n_points = 0
+        con: duckdb.DuckDBPyConnection,
+        logs: pa.Table | None,
+        points: pa.Table | None,
+        sources: ContentSources,
+    ) -> tuple[int, int, int]:
+        """The inserts of ``write_signals`` (inside its transaction): new log records, new points, and
+        how many new content events were refused."""
+        n_logs = n_points = refused = 0
         if logs is not None:
             con.register("_in_logs", logs)
             try:
                 new = con.execute(
                     f"INSERT OR IGNORE INTO log_records ({_LOG_COLS}) SELECT DISTINCT ON (record_id) {_LOG_COLS} "
-                    "FROM _in_logs RETURNING trace_id, event_name, received_at"
+                    "FROM _in_logs RETURNING trace_id, event_name, received_at, span_id, service_name"
                 ).fetchall()
             finally:
                 con.unregister("_in_logs")
             n_logs = len(new)
-            events = content_event_traces(new)
+            found = [(r[0], r[3], r[4]) for r in new if r[0] and r[1] in CONTENT_EVENTS]
+            counts, refused = admitted_events(con, found, sources) if found else ({}, 0)
+            events = pa.table({
+                "trace_id": pa.array(list(counts), pa.string()),
+                "n": pa.array(list(counts.values()), pa.int64()),
+            })  # fmt: skip
             if events.num_rows:
                 now = max(r[2] for r in new)
                 con.register("_in_events", events)
@@ -496,7 +521,7 @@ class Store(Faults):
                 )
             finally:
                 con.unregister("_in_points")
-        return n_logs, n_points
+        return n_logs, n_points, refused
 
     def _inputs(self, con: duckdb.DuckDBPyConnection) -> _Inputs:
         """The ``_in_*`` views of this connection, registered once (registering costs ~1 ms a table)."""

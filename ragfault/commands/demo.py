@@ -9,7 +9,15 @@ import argparse
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run the sample helpdesk app through ragfault and print the attribution")
     p.add_argument(
-        "--db", default="./ragfault-demo.duckdb", help="database file to create (replaced if present)"
+        "--db",
+        default="./ragfault-demo.duckdb",
+        help="database file to create; an existing file is refused, except an earlier demo's with --force",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the --db file when an earlier demo made it and it holds nothing else "
+        "(never another file, nor one a running server holds)",
     )
     p.add_argument(
         "--format", "-f", choices=["text", "markdown", "json"], default="text", help="report format"
@@ -24,21 +32,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from ragfault.dbfile import prepare_demo_file
 
-    from collector.errors import ConfigError
+    prepare_demo_file(args.db, force=args.force)  # refused before the engine is imported or anything printed
     from collector.store import Store
     from collector.store.reader import run_select
     from ragfault import report
     from ragfault.demo.run import run_demo
     from ragfault.demo.scenarios import RUN_ID, SCENARIOS
 
-    parent = Path(args.db).parent
-    if not parent.is_dir():
-        raise ConfigError(f"cannot create {args.db}: the directory {parent} does not exist")
     print("ragfault demo: starting a collector, loading the helpdesk knowledge base and gold set,")
     print(f"running {len(SCENARIOS)} requests through the instrumented sample app ...")
-    result = run_demo(args.db, keep_server=args.experiments)
+    result = run_demo(args.db, keep_server=args.experiments, force=args.force)
     planted: dict = {}
     if result.server is not None:
         from ragfault.demo.experiments import run_experiments

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from collector.errors import ConfigError
-from ragfault.client import DB_HELP, SERVER_HELP, get, open_hint, target
+from ragfault.client import DB_HELP, SERVER_HELP, get, open_read_only, target
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -31,14 +29,8 @@ def load(service: str | None, since: str | None, db: str | None, server: str | N
     if url is not None:
         return get(url, "/api/v1/coverage", {"service": service, "since": since})
     from collector.coverage import coverage
-    from collector.store import Store
 
-    if not Path(path).exists():
-        raise ConfigError(f"no server answers and no database file {path}")
-    try:
-        store = Store(path, read_only=True)
-    except ConfigError as exc:
-        raise open_hint(exc) from exc
+    store = open_read_only(path)
     try:
         return coverage(store.cursor(), service, since)
     finally:
@@ -53,4 +45,5 @@ def run(args: argparse.Namespace) -> int:
         json.dumps(rep, indent=2) if args.format == "json" else render(rep),
         end="" if args.format == "text" else "\n",
     )
-    return 0
+    # a service no settled trace has, while others have some: a mistyped name, not an empty store
+    return 1 if args.service and not rep["groups"] and rep.get("services") else 0

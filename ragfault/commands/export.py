@@ -11,7 +11,16 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from ragfault.client import DB_HELP, SERVER_HELP, open_hint, post, target
+from ragfault.client import (
+    DB_HELP,
+    HELD,
+    SERVER_HELP,
+    open_hint,
+    open_read_only,
+    post,
+    require_database,
+    target,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -43,15 +52,19 @@ def run(args: argparse.Namespace) -> int:
     if url is not None:
         result = post(url, "/api/v1/export", req.model_dump_json().encode(), timeout=3600)
     else:
-        from collector.errors import ConfigError
-        from collector.store import Store
+        if args.delete_after:  # it writes: the same checks as every command that writes
+            from collector.errors import ConfigError
+            from collector.store import Store
+            from ragfault.dbfile import check_writable
 
-        if not Path(db).exists():
-            raise ConfigError(f"no server answers and no database file {db}")
-        try:
-            store = Store(db, read_only=not args.delete_after)
-        except ConfigError as exc:
-            raise open_hint(exc) from exc
+            require_database(db)
+            check_writable(db, held=HELD)
+            try:
+                store = Store(db)
+            except ConfigError as exc:
+                raise open_hint(exc, db) from exc
+        else:
+            store = open_read_only(db)
         try:
             settings = load_retention_settings(args.config)
             result = run_export(store.cursor(), lambda fn: fn(store.con), req, settings)

@@ -29,6 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     c.add_argument("--out", required=True, help="directory for kb.jsonl, gold.jsonl and manifest.jsonl")
     c.add_argument("--cases", type=int, help="at most this many cases (policy cases first; default all)")
     c.add_argument("--seed", type=int, default=0, help="seed of the case order and the changed values")
+    c.set_defaults(_parser=c)  # a mistyped option prints this usage, not that of `kb`
     return p
 
 
@@ -49,12 +50,31 @@ def _write(path: Path, rows: list[dict]) -> None:  # type: ignore[type-arg]
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
 
 
+def _refuse_overwrite(out: Path, inputs: list[str]) -> None:
+    """Refuse an --out directory where writing would replace an input file, or files that an
+    earlier ``kb conflicts`` did not write (it leaves a manifest.jsonl beside them)."""
+    sources = {Path(i).resolve() for i in inputs}
+    names = ("kb.jsonl", "gold.jsonl", "manifest.jsonl")
+    for name in names:
+        if (out / name).resolve() in sources:
+            raise ConfigError(
+                f"--out {out} would replace the input {out / name}: pass another --out directory"
+            )
+    if not (out / "manifest.jsonl").is_file():
+        found = [str(out / n) for n in names if (out / n).exists()]
+        if found:
+            raise ConfigError(
+                f"--out {out} holds {', '.join(found)}, not written by `kb conflicts`: pass another --out directory"
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     from evaluators.gold import GoldCase, KBDocument
     from ragfault.experiments import conflicts
 
     if args.cases is not None and args.cases < 1:
         raise ConfigError("--cases must be at least 1")
+    _refuse_overwrite(Path(args.out), [args.kb, args.gold])
     kb = _read(args.kb, KBDocument, "doc_id")
     gold = _read(args.gold, GoldCase, "case_id")
     new_kb, cases, planted = conflicts.plant(kb, gold, cases=args.cases, seed=args.seed)

@@ -22,9 +22,9 @@ def run(args: argparse.Namespace) -> int:
     url, db = target(args.server, args.db)
     if url is not None:
         path = "/api/v1/gold" if args.kind == "gold" else "/api/v1/kb"
-        if args.kind == "gold":
-            path += f"?dataset={Path(args.file).name}"
-        result = post(url, path, body, content_type="application/x-ndjson")
+        # the file name is the dataset's, URL-encoded: a name holding & or # stays one value
+        params = {"dataset": Path(args.file).name} if args.kind == "gold" else None
+        result = post(url, path, body, content_type="application/x-ndjson", params=params)
         print(
             f"loaded {result['loaded']} {'cases' if args.kind == 'gold' else 'documents'} into the server at {url}"
         )

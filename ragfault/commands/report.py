@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from ragfault.experiments.config import load_experiment_settings
 
     strong = load_experiment_settings(args.config).strong_categories
+    report.check_filters(q, run_id=args.run_id, dataset=args.dataset)
     rep = report.build(
         q,
         run_id=args.run_id,

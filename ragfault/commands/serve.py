@@ -8,7 +8,11 @@ import argparse
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the collector (OTLP/HTTP + API and OTLP/gRPC)")
     p.add_argument("--store", choices=["duckdb", "ducklake"], help="backend (default duckdb: one file, --db)")
-    p.add_argument("--db", help="DuckDB file (default ./ragfault.duckdb)")
+    p.add_argument(
+        "--db",
+        help="DuckDB file, created when missing (default ./ragfault.duckdb); a file another process "
+        "holds, or that is not a ragfault database, is refused",
+    )
     p.add_argument("--catalog", help="DuckLake catalog, postgresql://USER@HOST:PORT/DB (--store ducklake)")
     p.add_argument("--data-path", help="directory of the lake's Parquet files (--store ducklake)")
     p.add_argument("--host", help="bind address (default 127.0.0.1)")
@@ -22,6 +26,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.db and args.store != "ducklake":  # a wrong --db is refused before the engine is imported
+        from ragfault.dbfile import SERVE_HELD, check_writable
+
+        check_writable(args.db, held=SERVE_HELD)
     from ragfault.server import serve
     from ragfault.settings import load_settings
 

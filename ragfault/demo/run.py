@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from collector.config import ServerSettings
 from collector.store.reader import run_select
+from ragfault.dbfile import mark_demo, prepare_demo_file
 from ragfault.demo.app import HelpdeskApp, ScriptedLLM
 from ragfault.demo.scenarios import RUN_ID, SCENARIOS, chunks_for, read_jsonl
 from ragfault.server import ServerThread
@@ -58,12 +59,14 @@ def run_app(endpoint: str, service: str = "helpdesk-demo") -> int:
     return len(SCENARIOS)
 
 
-def run_demo(db: str | Path, *, keep_server: bool = False, timeout: float = 60.0) -> DemoResult:
+def run_demo(
+    db: str | Path, *, keep_server: bool = False, timeout: float = 60.0, force: bool = False
+) -> DemoResult:
+    """Fill a new demo database at ``db``. An earlier demo's database there is replaced only with
+    ``force``; any other file is refused (``ragfault.dbfile.prepare_demo_file``)."""
     db = Path(db)
-    for suffix in ("", ".wal"):
-        p = Path(str(db) + suffix)
-        if p.exists():
-            p.unlink()
+    prepare_demo_file(db, force=force)
+    mark_demo(db)
     t0 = time.monotonic()
     settings = ServerSettings(
         db=str(db),

@@ -234,5 +234,5 @@ def test_doctor_names_gaps_and_the_fixes_close_them(
 
 
 def test_coverage_of_an_empty_store(server: Server) -> None:
-    assert coverage(server) == {"params": {"service": None, "since": None}, "groups": []}
+    assert coverage(server) == {"params": {"service": None, "since": None}, "groups": [], "services": []}
     assert server.http.get("/api/v1/coverage", params={"since": "yesterday"}).status_code == 400

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.needs import missing
 from tests.pg import Postgres, pg_bindir, postgres_cluster
 
 _names = itertools.count()
@@ -18,7 +19,7 @@ _names = itertools.count()
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
     if pg_bindir() is None:
-        pytest.skip("PostgreSQL's initdb and pg_ctl are not installed (apt-get install postgresql)")
+        missing("postgresql", "PostgreSQL's initdb and pg_ctl are not installed")
     with postgres_cluster() as pg:
         yield pg
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,19 +18,31 @@ import pytest
 
 from tests.conftest import Server, make_settings
 from tests.demo_db import demo_db  # noqa: F401 (fixture)
+from tests.needs import missing
 from tests.ui.data import RUN2, add_judge_verdicts, send_second_run
 
-CHROMIUM = os.environ.get("RAGFAULT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("RAGFAULT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
 
 
+def cjk_font() -> bool:
+    """Whether fontconfig knows a font with Chinese glyphs (the dashboard's CJK test draws them)."""
+    try:
+        found = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        return False
+    return found.returncode == 0 and bool(found.stdout.strip())
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+        missing("chromium", f"no chromium at {CHROMIUM}")
+    if not cjk_font():
+        missing("chromium", "no font with CJK glyphs (fc-list :lang=zh finds none)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from tests.haproxy import HAProxy, behind_haproxy, haproxy_binary
+from tests.needs import missing
 from tests.store.conftest import Lake
 from tests.store.lake.test_two_collectors import Collector, key, make_traces
 
@@ -29,7 +30,7 @@ TRACES, PER_REQUEST = 60, 5
 @pytest.fixture
 def balanced(lake: Lake, tmp_path: Path) -> Iterator[tuple[list[Collector], HAProxy]]:
     if haproxy_binary() is None:
-        pytest.fail("haproxy is not installed (apt-get install haproxy; .ci/run installs it)")
+        missing("haproxy", "haproxy is not installed")
     # the lake's maintenance every second (whichever collector holds the lease runs it)
     env = {"RAGFAULT_LAKE_MAINTENANCE_SECONDS": "1", "RAGFAULT_LAKE_KEEP_SNAPSHOTS_SECONDS": "0"}
     collectors = [Collector(lake, tmp_path / f"collector{i}.log", env) for i in range(3)]
