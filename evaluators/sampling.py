@@ -5,8 +5,8 @@ function of the trace's facts and the settings, in this order:
 
 1. an ``exclude`` rule that matches → ``filtered`` (health checks, synthetic traffic);
 2. an always-evaluate trigger that fires → selected (negative user feedback, error status, empty
-   retrieval, a stale or forbidden document in the cheap-tier verdicts just written) — triggers
-   override every rate;
+   retrieval, a stale or forbidden document in the cheap-tier verdicts just written, answer claims
+   the lexical tier left undecided) — triggers override every rate;
 3. the first ``sample`` rule that matches → its rate;
 4. experiment traffic (a trace with a run id) → ``experiment_rate`` (default: all);
 5. production traffic → ``production_rate``.
@@ -38,7 +38,14 @@ from collector.store.base import Tx
 from collector.store.reader import Window
 from collector.store.verdicts import TraceTables
 
-TRIGGERS = ("negative_feedback", "error_status", "empty_retrieval", "stale_document", "forbidden_document")
+TRIGGERS = (
+    "negative_feedback",
+    "error_status",
+    "empty_retrieval",
+    "stale_document",
+    "forbidden_document",
+    "undecided_claims",
+)
 
 
 class SamplingRule(BaseModel):
@@ -89,6 +96,9 @@ class TriggerSettings(BaseModel):
     empty_retrieval: bool = Field(True, description="A retrieval step ran and returned no documents.")
     stale_document: bool = Field(True, description="A cheap-tier stale-document metric counted one.")
     forbidden_document: bool = Field(True, description="A cheap-tier permission metric counted one.")
+    undecided_claims: bool = Field(
+        True, description="The lexical tier left answer claims undecided (the judge decides them)."
+    )
 
 
 class SamplingSettings(BaseModel):
@@ -104,6 +114,9 @@ class SamplingSettings(BaseModel):
     )
     forbidden_metrics: tuple[str, ...] = Field(
         ("permission_violations",), description="Metrics whose numerator > 0 means a forbidden document."
+    )
+    undecided_metrics: tuple[str, ...] = Field(
+        ("answer_support_undecided",), description="Metrics whose numerator > 0 mean claims left undecided."
     )
     negative_score_below: float = Field(0.5, description="A feedback score below this is negative.")
     negative_labels: tuple[str, ...] = Field(
@@ -165,6 +178,7 @@ class TraceFacts:
     stale: bool = False
     forbidden: bool = False
     negative_feedback: bool = False
+    undecided: bool = False
     generation: int = 0
 
     def triggers(self, enabled: TriggerSettings) -> list[str]:
@@ -179,6 +193,8 @@ class TraceFacts:
             fired.append("stale_document")
         if enabled.forbidden_document and self.forbidden:
             fired.append("forbidden_document")
+        if enabled.undecided_claims and self.undecided:
+            fired.append("undecided_claims")
         return fired
 
 
@@ -249,7 +265,7 @@ class WrittenFacts:
     route: str | None
     error_count: int
     empty_retrieval: bool
-    flagged: frozenset[str]  # the stale and forbidden metrics that counted something
+    flagged: frozenset[str]  # the stale, forbidden and undecided-claim metrics that counted something
     generation: int  # the generation written
 
 
@@ -284,7 +300,9 @@ def written_facts(
         stage = stage.cast(pa.string())
     retrieved = set(pc.filter(docs.column("trace_id"), pc.is_in(stage, value_set=_DOC_STAGES)).to_pylist())
     flagged: dict[str, set[str]] = {}
-    metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
+    metrics = (
+        list(settings.stale_metrics) + list(settings.forbidden_metrics) + list(settings.undecided_metrics)
+    )
     if metrics and evals.num_rows:
         ok = pc.and_(
             pc.and_(
@@ -361,6 +379,7 @@ def _trace_facts(
     root attributes."""
     attrs = _merged_attributes(attribute_rows)
     stale_m, forbidden_m = set(settings.stale_metrics), set(settings.forbidden_metrics)
+    undecided_m = set(settings.undecided_metrics)
     return [
         TraceFacts(
             trace_id=tid,
@@ -373,6 +392,7 @@ def _trace_facts(
             stale=bool(w.flagged & stale_m),
             forbidden=bool(w.flagged & forbidden_m),
             negative_feedback=tid in negative,
+            undecided=bool(w.flagged & undecided_m),
             generation=w.generation,
         )  # fmt: skip
         for tid, w in facts.items()
@@ -393,7 +413,9 @@ def _read_facts(
     con: Tx, trace_ids: list[str], settings: SamplingSettings, hint: Window, written_since: datetime | None
 ) -> list[TraceFacts]:
     """The facts read back from the tables (``collector.store.sampling.fact_rows``)."""
-    metrics = list(settings.stale_metrics) + list(settings.forbidden_metrics)
+    metrics = (
+        list(settings.stale_metrics) + list(settings.forbidden_metrics) + list(settings.undecided_metrics)
+    )
     found = store_sampling.fact_rows(
         con,
         trace_ids,

@@ -1,4 +1,4 @@
-"""Every root cause of DESIGN §6, attributed through a real server and the ``attribution`` view, for
+"""Every root cause (docs/architecture.md, Attribution order), attributed through a real server and the ``attribution`` view, for
 OpenInference, GenAI-semconv and agent-shaped traces, in English and in Chinese, with the traps:
 stale or forbidden documents the reranker cut, chunk UUIDs with the source id only in metadata,
 documents without any id, traces joined to their case by query text, and the stale-context policy."""
@@ -137,7 +137,7 @@ def test_evidence_names_what_failed(attributed: tuple[Server, dict[str, str]]) -
     ev = attribution(server, ids["openinference/en/candidate_miss"])["evidence"]["candidate_miss"]
     assert [m["label"] for m in ev["missed"]] == ["export-v2"]
     ev = attribution(server, ids["genai/zh/unsupported_claims"])["evidence"]["unsupported_claims"]
-    assert [(c["verdict"], c["missing"]) for c in ev["claims"]] == [("unsupported", ["7 day"])]
+    assert [(c["verdict"], c["conflicts"]) for c in ev["claims"]] == [("contradicted", ["7 天 vs 30 天"])]
     # the stale document of a not-followed answer is still flagged, though the trace is ok
     flagged = server.scalar(
         "SELECT value FROM evaluations WHERE trace_id = $t AND metric = 'stale_context' AND span_id IS NULL",

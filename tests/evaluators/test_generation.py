@@ -526,10 +526,18 @@ def test_answer_support_no_claims_and_no_context() -> None:
 
 
 def test_answer_support_threshold_from_config() -> None:
-    view = trace("q?", "Logs from the billing service are retained for 7 days.", kbdocs("retention-v2"))
+    # three of the claim's four content terms (billing is not in the context): enough at 0.6; at 0.8
+    # the lexical tier cannot show support, nor a difference, so it leaves the claim undecided
+    view = trace("q?", "Billing logs are retained for 7 days.", kbdocs("retention-v2"))
     assert one(answer_support.evaluate(ev(view), answer_support.Config()), "answer_support").passed is True
     strict = answer_support.Config(min_coverage=0.8)
-    assert one(answer_support.evaluate(ev(view), strict), "answer_support").passed is False
+    rows = answer_support.evaluate(ev(view), strict)
+    s = one(rows, "answer_support")
+    assert s.status == "not_applicable" and s.reason == "all claims undecided" and s.details["undecided"] == 1
+    assert (
+        one(rows, "answer_support_undecided").numerator,
+        one(rows, "answer_support_undecided").denominator,
+    ) == (1, 1)
     with pytest.raises(ValueError):
         answer_support.Config(min_coverage=0.4, contradiction_coverage=0.5)
 
