@@ -1,4 +1,4 @@
-"""Trace assembly at settle time: the query, the answer, and the context stage (DESIGN §3).
+"""Trace assembly at settle time: the query, the answer, and the context stage (docs/architecture.md, Evidence and matching).
 
 A trace's spans arrive in any order and in several requests, so what needs the whole trace is done
 once it has settled: find the query text and the final answer, and — when the app did not send the
@@ -9,10 +9,13 @@ its content appears in the input of the LLM call that produced the answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
+from collector.normalize import structural
 from collector.normalize.common import parse_json, unwrap_text
+from collector.normalize.shape import wordy
 from collector.textnorm import normalize, normalize_doc
 
 # Which row represents a document found in the prompt when it appears in several stages.
@@ -65,8 +68,18 @@ class Assembly:
 
 
 def plain_text(value: str | None) -> str | None:
-    """The human text inside a JSON-wrapped input or output value, else the value itself."""
-    return unwrap_text(value)
+    """The human text inside a JSON-wrapped input or output value, else the value itself.
+
+    The usual wrappers are taken off first (``unwrap_text``); a value still structured after that
+    is read by the structural rules (``collector.normalize.structural``: decorated calls, pipeline
+    components, message lists under any key, content blocks), and kept as it is when it holds no
+    single text."""
+    text = unwrap_text(value)
+    if text and is_structured(text):
+        found = structural.query_of(text)
+        if found and not is_structured(found):
+            return found
+    return text
 
 
 _REPR = re.compile(r"^[A-Za-z_][\w.]*\((?:[A-Za-z_]\w*=|\))")
@@ -101,8 +114,64 @@ def _llm_ancestors(step: StepView, by_id: dict[str, StepView]) -> list[StepView]
     return out
 
 
-def answering_llm(steps: list[StepView]) -> StepView | None:
-    """The LLM call that produced the answer: the last one to end that has an output.
+class _Stepish(Protocol):
+    """What ``answer_prompt`` reads of a step (assembly's ``StepView``, evaluators' ``StepInfo``)."""
+
+    @property
+    def span_id(self) -> str: ...
+    @property
+    def parent_span_id(self) -> str | None: ...
+    @property
+    def step_type(self) -> str: ...
+    @property
+    def input_text(self) -> str | None: ...
+    @property
+    def start_time(self) -> Any: ...
+
+
+_S = TypeVar("_S", bound=_Stepish)
+
+
+def answer_prompt(answer: _S, steps: Sequence[_S]) -> tuple[_S, str] | None:
+    """The nearest recorded prompt of the answering call, and the step it was recorded on.
+
+    Its own input; else the input of the nearest LLM call enclosing it (a wrapper such as
+    LlamaIndex's ``LLM.predict``); else the nearest input recorded inside it, breadth first in start
+    order (a custom LLM whose outer span records only the output, its prompt in an inner task's
+    ``{"args": ["Context information is below..."]}``), unwrapped to its text. None when no step
+    around the call recorded one: what the model saw is then unknown."""
+    if answer.input_text:
+        return answer, answer.input_text
+    by_id = {s.span_id: s for s in steps}
+    seen = {answer.span_id}
+    parent = answer.parent_span_id
+    while parent and parent not in seen and parent in by_id:
+        seen.add(parent)
+        p = by_id[parent]
+        if p.step_type == "llm" and p.input_text:
+            return p, p.input_text
+        parent = p.parent_span_id
+    children: dict[str, list[_S]] = {}
+    for s in steps:
+        if s.parent_span_id:
+            children.setdefault(s.parent_span_id, []).append(s)
+    level = [answer]
+    visited = {answer.span_id}
+    while level:
+        nxt = [c for s in level for c in children.get(s.span_id, ()) if c.span_id not in visited]
+        nxt.sort(key=lambda c: (c.start_time is None, c.start_time or 0))
+        for c in nxt:
+            visited.add(c.span_id)
+            text = structural.text_of(c.input_text) if c.input_text else None
+            if text is not None and wordy(text):
+                return c, text
+        level = nxt
+    return None
+
+
+def answering_llm(steps: list[StepView], answer: str | None = None) -> StepView | None:
+    """The LLM call that produced the answer: the one whose output is the final ``answer`` when
+    given and one's is, else the last one to end that has an output.
 
     Frameworks nest model calls (LlamaIndex's ``LLM.predict`` wraps ``LLM.complete``; both are LLM
     spans): the innermost call is the one whose input is the prompt the model read, so an LLM step
@@ -113,6 +182,10 @@ def answering_llm(steps: list[StepView]) -> StepView | None:
     wrappers = {a.span_id for s in llms for a in _llm_ancestors(s, by_id)}
     leaves = [s for s in llms if s.span_id not in wrappers]
     answering = [s for s in leaves if s.output_text] or [s for s in llms if s.output_text] or llms
+    if answer and len(answering) > 1:
+        said = [s for s in answering if plain_text(s.output_text) == answer]
+        if said:
+            return said[-1]
     return answering[-1] if answering else None
 
 
@@ -149,6 +222,8 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
         wraps_llm = llm_answer is not None and text != llm_answer and llm_answer in (text or "")
         if not is_structured(text) and not wraps_llm:
             out.answer_text = text
+            if text != llm_answer:  # the generation whose output is the final answer, if one's is
+                answer_llm = answering_llm(steps, text) or answer_llm
     if answer_llm is not None:
         out.answer_span_id = answer_llm.span_id
         if not out.answer_text:
@@ -164,12 +239,10 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
     explicit = [d for d in docs if d.stage == "context" and d.source == "span"]
     if explicit or answer_llm is None:
         return out
-    by_id = {s.span_id: s for s in steps}
-    prompt_text = answer_llm.input_text or next(
-        (a.input_text for a in _llm_ancestors(answer_llm, by_id) if a.input_text), None
-    )
-    if not prompt_text:
+    found_prompt = answer_prompt(answer_llm, steps)  # its own input, a wrapper's, or an inner span's
+    if found_prompt is None:
         return out
+    prompt_text = found_prompt[1]
     prompt = normalize(prompt_text)
     tried: set[str] = set()  # a text is looked for once: the first document carrying it names it
     found: list[tuple[int, DocView]] = []

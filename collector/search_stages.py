@@ -1,4 +1,4 @@
-"""Deep-search agents: the ``surfaced`` and ``opened`` stages (DESIGN §3), derived at assembly.
+"""Deep-search agents: the ``surfaced`` and ``opened`` stages (docs/architecture.md, Evidence and matching), derived at assembly.
 
 A search tool often returns a list of results — titles, snippets, ids or urls, no full text — and
 the agent then opens some of them with another tool (``fetch``, ``open_url``, ``read_document``)

@@ -4,7 +4,7 @@ and the registry as an ``EvalInput``."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collector.assemble import answer_prompt
 from collector.store import verdicts
 from collector.store.base import Tx
 from collector.store.reader import Window
@@ -138,6 +139,8 @@ def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, i
             errors,
             gen,
         ) = trow
+        if answer_span:
+            _answer_prompt(steps[tid], answer_span)
         view = _new_object(TraceView)
         # every field, in TraceView's order (a frozen dataclass: its __init__ sets each through
         # object.__setattr__)
@@ -155,6 +158,19 @@ def views_from_tables(tables: TraceTables) -> tuple[list[TraceView], dict[str, i
         views.append(view)
         gens[tid] = int(gen)
     return views, gens
+
+
+def _answer_prompt(steps: list[StepInfo], answer_span: str) -> None:
+    """The answering call's step with the prompt it was given, when its span did not record it but a
+    span around it did (``collector.assemble.answer_prompt``: the span the context was derived
+    from, e.g. a custom LLM's inner task): evaluators then read what the model saw, not nothing."""
+    for i, step in enumerate(steps):
+        if step.span_id == answer_span:
+            if not step.input_text:
+                found = answer_prompt(step, steps)
+                if found is not None:
+                    steps[i] = replace(step, input_text=found[1])
+            return
 
 
 def load_views(con: Tx, trace_ids: list[str]) -> tuple[list[TraceView], dict[str, int]]:

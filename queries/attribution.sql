@@ -1,13 +1,16 @@
 -- name: attribution
 -- view: attribution
--- description: Root cause and every failing layer per evaluated trace that has a gold case (DESIGN §6).
+-- description: Root cause and every failing layer per evaluated trace that has a gold case (docs/architecture.md, Attribution order).
 --   The root cause is the first failing layer in the order: permission_violation, no_retrieval,
 --   evidence_not_in_kb, stale_context, candidate_miss, not_opened, dropped_before_context, answered_unanswerable,
 --   over_refusal, unsupported_claims, incomplete_answer, invalid_citation, insufficient_trace; else ok.
 --   insufficient_trace comes after every real layer: no layer failed, but some could not be checked
 --   because the trace lacks what they need (trace_sufficiency failed); missing_fields names them
---   (answer, answer_llm_input, retrieval_step, document_text). A trace that cannot tell is never ok.
+--   (answer, answer_llm_input, retrieval_step, retrieval_output, document_text). A trace that cannot tell is
+--   never ok.
 --   A layer fails when its evaluator's verdict (evaluations.passed) is false under the configured policy.
+--   over_refusal needs to know what the model saw: a refusal whose answering LLM input is unknown
+--   (missing_fields holds answer_llm_input) is insufficient_trace, not over_refusal.
 --   Unsupported claims use the judge's verdict when the judge scored the trace, else the lexical checker's.
 -- grain: one row per trace_id with a gold case
 -- params: none
@@ -30,6 +33,8 @@ WITH layer_rows AS (
         bool_or(metric = 'answerability' AND label = 'answered_unanswerable') AS answered_unanswerable,
         bool_or(metric = 'answerability' AND label = 'refused_answerable') AS refused_answerable,
         bool_or(metric = 'context_recall' AND status = 'ok' AND numerator = 0) AS evidence_absent_from_context,
+        bool_or(metric = 'trace_sufficiency' AND list_contains(
+            CAST(json_extract(details, '$.missing_fields') AS VARCHAR[]), 'answer_llm_input')) AS prompt_unknown,
         bool_or(metric = 'judge_answer_support' AND status = 'ok') AS judged,
         bool_or(metric = 'judge_answer_support' AND passed = false) AS judge_unsupported,
         bool_or(metric = 'answer_support' AND passed = false) AS lexical_unsupported,
@@ -61,7 +66,8 @@ WITH layer_rows AS (
 layers AS (
     SELECT
         *,
-        refused_answerable AND NOT coalesce(evidence_absent_from_context, false) AS over_refusal,
+        refused_answerable AND NOT coalesce(evidence_absent_from_context, false)
+            AND NOT coalesce(prompt_unknown, false) AS over_refusal,
         CASE WHEN judged THEN judge_unsupported ELSE lexical_unsupported END AS unsupported_claims
     FROM layer_rows
 ),

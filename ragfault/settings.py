@@ -8,7 +8,7 @@ passes the tree down (``ragfault.server.build`` -> ``Runtime.tree``): each compo
 table from there (``collector.config.settings_table``), none reads the file again.
 
 A new table is one entry in ``Settings`` (its model, default and description) and one row per
-setting in the README's configuration section (``tests/test_docs.py`` checks every setting).
+setting in the site's configuration page, docs/configuration.md (``tests/test_docs.py`` checks every setting).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collector.config import ServerSettings, build_settings, explain, load_toml
 from collector.errors import ConfigError
+from collector.normalize.mapping import ConventionSettings
 from collector.retention import RetentionSettings
 from evaluators.config import EvaluationSettings
 from evaluators.judge.settings import JudgeSettings
@@ -46,6 +47,9 @@ class Settings(BaseModel):
     experiments: ExperimentSettings = Field(
         default_factory=ExperimentSettings, description="Run comparisons and gold-case reliance."
     )
+    conventions: ConventionSettings = Field(
+        default_factory=ConventionSettings, description="Mappings of spans no convention reader knows."
+    )
 
 
 # ``[store]`` is read into ``[server]``'s settings (``collector.config.store_table``: ``backend`` is
@@ -53,7 +57,7 @@ class Settings(BaseModel):
 TABLES = (*Settings.model_fields, "store")
 _MODELS: dict[str, type[BaseModel]] = {
     "evaluation": EvaluationSettings, "sampling": SamplingSettings, "judge": JudgeSettings,
-    "retention": RetentionSettings, "experiments": ExperimentSettings,
+    "retention": RetentionSettings, "experiments": ExperimentSettings, "conventions": ConventionSettings,
 }  # fmt: skip
 
 

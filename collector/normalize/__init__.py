@@ -1,15 +1,16 @@
-"""Spans -> steps and step documents, per convention (DESIGN §2).
+"""Spans -> steps and step documents, per convention (docs/architecture.md, Conventions and readers).
 
 ``normalize_span`` picks the convention reader by the attributes a span carries, then applies the
 project's own ``ragfault.*`` attributes, which any convention may add. Unknown conventions are not an
-error: the span is kept losslessly in ``spans`` and becomes a step of type ``other``.
+error: the span is kept losslessly in ``spans``; the structural layer (``collector.normalize.shape``)
+reads what it can by the shape of its payloads, and what it cannot read stays a step of type ``other``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from collector.normalize import genai, haystack, openinference, traceloop
+from collector.normalize import genai, haystack, mapping, openinference, shape, traceloop, vercel
 from collector.normalize.common import (
     CONVENTIONS,
     DEFAULT_SOURCE_KEYS,
@@ -29,6 +30,7 @@ from collector.normalize.common import (
     parse_json,
     tool_docs,
 )
+from collector.normalize.mapping import Mappings
 
 __all__ = [
     "CONVENTIONS",
@@ -87,32 +89,48 @@ READERS: tuple[Reader, ...] = (
     openinference.READER,
     traceloop.READER,
     haystack.READER,
+    vercel.READER,  # its model-call spans carry gen_ai.system too
     genai.READER,
 )
 _AFTER_OPENINFERENCE = READERS[1:]
 
 
 def normalize_span(
-    attrs: dict[str, Any], source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS, keys: str | None = None
+    attrs: dict[str, Any],
+    source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS,
+    keys: str | None = None,
+    mappings: Mappings = (),
+    name: str = "",
+    scope: str | None = None,
 ) -> Step:
     """Read one span's attributes into a ``Step`` (never raises on odd values). ``keys`` is the
-    attributes' ``key_blob`` when the caller has it."""
+    attributes' ``key_blob`` when the caller has it; ``mappings`` the compiled
+    ``[[conventions.mapping]]`` entries, matched against the span's ``name`` and ``scope``."""
     step = Step()
     if keys is None:
         keys = key_blob(attrs)
+    owns: tuple[str, ...] = ()
     if "openinference.span.kind" in attrs:  # openinference.detect, inline
         openinference.read(attrs, step, source_keys, keys)
+        owns = openinference.READER.owns
     else:
         for reader in _AFTER_OPENINFERENCE:
             if reader.detect(attrs):
                 reader.read(attrs, step, source_keys)
+                owns = reader.owns
                 break
 
     # An agent's search tool that returns documents retrieved them: they are candidates of the tool step.
     if step.step_type == "tool" and not step.docs and step.tool_result:
         step.docs = tool_docs(step.tool_result, source_keys)
 
-    # The project's own attributes (DESIGN §2), on top of any convention.
+    # The structural layer: what the reader left empty, read by the shape of the payloads.
+    shape.fill(attrs, step, source_keys, owns)
+    # The user's mappings: over the structural layer, under the reader (``collector.normalize.mapping``).
+    if mappings:
+        mapping.apply(mappings, name, scope, attrs, step, source_keys)
+
+    # The project's own attributes (docs/architecture.md, Conventions and readers), on top of any convention.
     meta = _metadata(attrs)
     step.case_id = as_str(_first(attrs, ("ragfault.case_id",))) or as_str(
         _metadata_value(meta, "ragfault.case_id")

@@ -11,7 +11,7 @@ from typing import Any, Literal, NamedTuple, get_args
 
 import orjson
 
-# Metadata keys that may name the source document of a chunk (DESIGN §3); configurable per server.
+# Metadata keys that may name the source document of a chunk (docs/architecture.md, Evidence and matching); configurable per server.
 DEFAULT_SOURCE_KEYS: tuple[str, ...] = (
     "doc_id",
     "document_id",
@@ -22,14 +22,18 @@ DEFAULT_SOURCE_KEYS: tuple[str, ...] = (
 )
 
 
-# What a step is (DESIGN §2): the values of ``steps.step_type``.
+# What a step is (docs/architecture.md, Conventions and readers): the values of ``steps.step_type``.
 StepType = Literal["retrieval", "rerank", "llm", "tool", "agent", "chain", "embedding", "other"]
-# Where a document was seen, as a span reports it (DESIGN §3): the values of ``step_documents.stage``
+# Where a document was seen, as a span reports it (docs/architecture.md, Evidence and matching): the values of ``step_documents.stage``
 # that readers write. Settling derives ``context`` from the answering prompt, and ``surfaced`` /
 # ``opened`` for search agents (``collector.search_stages``).
 Stage = Literal["candidate", "reranked", "context", "rerank_input"]
-# Which reader read a span: the values of ``steps.convention``.
-Convention = Literal["openinference", "traceloop", "haystack", "genai", "unknown"]
+# Which reader read a span: the values of ``steps.convention`` (``structural``: no convention reader
+# claimed the span, and ``collector.normalize.shape`` read it by the shape of its payloads; ``mapping``:
+# no reader claimed it, and a ``[[conventions.mapping]]`` entry of the config file read it).
+Convention = Literal[
+    "openinference", "traceloop", "haystack", "vercel_ai", "genai", "structural", "unknown", "mapping"
+]
 
 STEP_TYPES: tuple[StepType, ...] = get_args(StepType)
 STAGES: tuple[Stage, ...] = get_args(Stage)
@@ -75,6 +79,10 @@ class Step:
     citations: list[str] | None = None
     data_source_id: str | None = None  # the knowledge source a retrieval searched
     docs: list[Doc] = field(default_factory=list)
+    # the fields the structural layer filled, each with its rule and key (``shape:documents@output``),
+    # and those a reader left empty on purpose (``traceloop:...``); every other field was read by the
+    # step's ``convention``. None when there is nothing to say.
+    provenance: dict[str, str] | None = None
 
 
 class Reader(NamedTuple):
@@ -84,6 +92,8 @@ class Reader(NamedTuple):
     convention: Convention
     detect: Callable[[dict[str, Any]], bool]
     read: Callable[[dict[str, Any], Step, tuple[str, ...]], None]
+    # the key prefixes the reader reads: the structural layer beneath it leaves those keys to it
+    owns: tuple[str, ...] = ()
 
 
 def as_str(value: Any) -> str | None:

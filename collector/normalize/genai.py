@@ -95,6 +95,8 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         if "gen_ai.retrieval.documents" in attrs:
             # a JSON string, or structured (an array of kvlists) from SDKs that support it
             step.docs = json_docs(attrs["gen_ai.retrieval.documents"], "candidate", source_keys)
+            if not step.docs:  # recorded and empty ("[]"): kept, so it is not taken for unrecorded
+                step.output_text = as_str(attrs["gen_ai.retrieval.documents"])
     elif step.step_type == "llm":
         read_llm_io(attrs, step)
     elif step.step_type == "tool":
@@ -115,4 +117,4 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         step.model = as_str(attrs.get("gen_ai.request.model"))
 
 
-READER = Reader("genai", detect, read)
+READER = Reader("genai", detect, read, ("gen_ai.",))

@@ -116,4 +116,4 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> Non
         _llm(inputs, outputs, step)
 
 
-READER = Reader("haystack", detect, read)
+READER = Reader("haystack", detect, read, ("haystack.",))

@@ -139,4 +139,9 @@ def read(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], keys: 
         step.input_text, step.output_text = input_value, output_value
 
 
-READER = Reader("openinference", detect, read)
+READER = Reader(
+    "openinference",
+    detect,
+    read,
+    ("openinference.", "llm.", "input.", "output.", "retrieval.", "reranker.", "embedding.", "tool."),
+)

@@ -221,7 +221,9 @@ def _task_docs(
             # LlamaIndex's BaseRetriever.retrieve(str_or_query_bundle) wraps the retriever's own
             # _retrieve(query_bundle), and both spans carry the same nodes: the outer one is the
             # retrieval, the inner one is read without them (as OpenInference reports it), so the
-            # candidates are counted once. Its nodes stay in the span's raw attributes.
+            # candidates are counted once. Its nodes stay in the span's raw attributes, and the
+            # structural layer is told not to read them again.
+            step.provenance = {"docs": "traceloop:nodes counted on the enclosing retrieval"}
             return []
         return docs
     return None
@@ -342,4 +344,4 @@ def _payload(value: Any, parsed: Any, key: str) -> str | None:
     return as_str(value)
 
 
-READER = Reader("traceloop", detect, read)
+READER = Reader("traceloop", detect, read, ("traceloop.", "gen_ai.", "llm."))

@@ -2,7 +2,7 @@
 
 - The answer: the trace's answer text, else the output of the LLM step that produced it.
 - The context the answer is checked against, with the document each sentence came from: the final
-  context documents (explicit or derived, DESIGN §3); without any, the input of the answering LLM
+  context documents (explicit or derived; docs/architecture.md, Evidence and matching); without any, the input of the answering LLM
   call minus the user's question (what the model actually saw); without that, the candidates (the
   model's input is unknown and they are the best stand-in); else nothing.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluators.base import EvalInput, StepDoc
+from evaluators.builtin._recorded import unrecorded_retrievals
 from evaluators.lexical import sentences
 from evaluators.text import normalize
 
@@ -76,7 +77,9 @@ def context_sentences(inp: EvalInput) -> ContextSentences:
 def _context_sentences(inp: EvalInput) -> ContextSentences:
     trace = inp.trace
     docs = trace.context_docs
-    if docs:
+    # a context derived from the known candidates is only part of the prompt when a retrieval's
+    # output was not recorded: the prompt itself is then what the model is known to have seen
+    if docs and (trace.has_explicit_context or not unrecorded_retrievals(inp)):
         return _from_docs(inp, docs, "context")
     step = trace.answer_step
     if step is not None and step.input_text and step.input_text.strip():

@@ -1,4 +1,4 @@
-"""What the layers need from a trace, and how to tell a trace that lacks it (DESIGN §6 item 13).
+"""What the layers need from a trace, and how to tell a trace that lacks it (docs/architecture.md, Attribution order: insufficient_trace).
 
 A layer that cannot be checked is not a layer that passed. The evaluators below ask these helpers
 whether the trace holds what their verdict needs; when it does not, their row is ``not_applicable``
@@ -14,23 +14,35 @@ The fields (the same names as ``ragfault doctor`` and ``GET /api/v1/coverage`` u
   registry entry cannot be matched to a quote, nor found in the prompt.
 - ``retrieval_step``: the app retrieved (the answering LLM's prompt holds evidence or registry text,
   or the app named its context documents) but traced no retrieval step.
+- ``retrieval_output``: a retrieval step ran but its output was not recorded (no documents and no
+  output value: content tracing off, an instrumentor that records only the query). Such a step is
+  not an empty retrieval: what it returned is unknown, so a unit missing from the candidates may
+  have been among its documents.
 """
 
 from __future__ import annotations
 
 from evaluators.base import EvalInput, Metric, StepDoc, normalize_doc, not_applicable
 from evaluators.builtin._answer import answer_text
+from evaluators.builtin._recorded import output_unrecorded, unrecorded_retrievals
 
 ANSWER = "answer"
 ANSWER_LLM_INPUT = "answer_llm_input"
 DOCUMENT_TEXT = "document_text"
 RETRIEVAL_STEP = "retrieval_step"
+RETRIEVAL_OUTPUT = "retrieval_output"
+
+__all__ = ["output_unrecorded", "unrecorded_retrievals"]  # (re-exported: the field's predicates)
 
 # the layers each missing field leaves unchecked (attribution order)
 UNCHECKED: dict[str, tuple[str, ...]] = {
-    RETRIEVAL_STEP: ("no_retrieval", "candidate_miss", "dropped_before_context"),
+    RETRIEVAL_STEP: ("no_retrieval", "candidate_miss", "dropped_before_context", "invalid_citation"),
     DOCUMENT_TEXT: ("candidate_miss", "dropped_before_context"),
-    ANSWER_LLM_INPUT: ("no_retrieval", "stale_context", "dropped_before_context", "over_refusal"),
+    RETRIEVAL_OUTPUT: ("candidate_miss", "dropped_before_context", "invalid_citation"),
+    ANSWER_LLM_INPUT: (
+        "no_retrieval", "stale_context", "candidate_miss", "dropped_before_context", "over_refusal",
+        "incomplete_answer", "invalid_citation",
+    ),
     ANSWER: (
         "answered_unanswerable", "over_refusal", "unsupported_claims", "incomplete_answer", "invalid_citation",
     ),
@@ -44,7 +56,14 @@ WHY = {
     ),
     DOCUMENT_TEXT: "retrieved documents carry neither text nor an id the knowledge-base registry knows",
     RETRIEVAL_STEP: "the answering LLM's prompt holds retrieved text, but no retrieval step was traced",
+    RETRIEVAL_OUTPUT: "a retrieval step ran, but the documents it returned were not recorded",
 }
+
+# why candidate recall cannot be told when nothing retrieved and nothing the model saw was traced
+NO_RETRIEVAL_SEEN = (
+    "no retrieval was traced and neither the answering LLM's input nor context documents were, so "
+    "whether the evidence was retrieved cannot be told"
+)
 
 # registry text shorter than this found in a prompt is no sign of a retrieval (a title, a phrase)
 MIN_RETRIEVED_TEXT = 24
@@ -101,6 +120,14 @@ def unverifiable_units(inp: EvalInput) -> tuple[set[int], set[int]]:
         found = (all_units - m.in_candidates, (by_id_only - m.in_context) if derived else set())
     inp._cache[key] = found
     return found
+
+
+def unrecorded_why(inp: EvalInput) -> str:
+    """``WHY[RETRIEVAL_OUTPUT]`` with the steps named."""
+    steps = unrecorded_retrievals(inp)
+    names = ", ".join(f"{s.name or 'retrieval'} ({s.span_id})" for s in steps[:3])
+    more = f" and {len(steps) - 3} more" if len(steps) > 3 else ""
+    return f"{len(steps)} retrieval step(s) ran without recording the documents they returned: {names}{more}"
 
 
 def untraced_retrieval(inp: EvalInput) -> str | None:

@@ -1,4 +1,4 @@
-"""Citation validity (DESIGN §5): the ids an answer cites must be in the context the model saw.
+"""Citation validity (docs/architecture.md, Evaluators and metrics): the ids an answer cites must be in the context the model saw.
 
 ``citation_validity`` on the answering LLM step: cited ids found in the context / cited ids;
 ``passed`` when all are. Cited ids: the ``ragfault.answer.citations`` attribute of any step, plus
@@ -7,7 +7,9 @@ registry knows (so "[1]" or "[sic]" count only when such a document exists). A c
 context when a context document answers to it: its chunk id, its document id, the registry id it
 was identified as, or a source id in its metadata (a chunk cited by its source document id). When
 the trace does not show what the model saw (no context documents and no LLM input), the candidates
-stand in. Not applicable without citations. Details: the valid and the invalid ids.
+stand in. Not applicable without citations, and, naming the missing field, when an id cited outside
+a derived context may have come from a retrieval the trace did not trace (``retrieval_step``) or whose
+output it did not record (``retrieval_output``). Details: the valid and the invalid ids.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
+from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text, source_ids
 
 _MARKER = re.compile(
@@ -77,6 +80,20 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
         return [not_applicable("citation_validity", "no citations", span_id=sid)]
     valid = [c for c in cited if c in context_ids]
     invalid = [c for c in cited if c not in context_ids]
+    if invalid and not trace.has_explicit_context:
+        # the context was derived from the documents the trace recorded; a retrieval it did not
+        # trace, or whose output it did not record, may have put the cited document in the prompt
+        untraced = needs.untraced_retrieval(inp)
+        if untraced:
+            return [needs.missing("citation_validity", needs.RETRIEVAL_STEP, sid, untraced)]
+        if needs.unrecorded_retrievals(inp):
+            return [
+                needs.missing("citation_validity", needs.RETRIEVAL_OUTPUT, sid, needs.unrecorded_why(inp))
+            ]
+        if not needs.has_context_stage(inp):
+            # no context documents and no input of the answering call: nothing says what the
+            # model saw, so a cited document cannot be called outside it
+            return [needs.missing("citation_validity", needs.ANSWER_LLM_INPUT, sid)]
     return [
         ratio(
             "citation_validity",

@@ -1,4 +1,4 @@
-"""Fact coverage (DESIGN §5) and the ``incomplete_answer`` layer (§6).
+"""Fact coverage and the ``incomplete_answer`` layer (docs/architecture.md, Attribution order).
 
 - ``fact_coverage`` (trace): required facts expressed in the answer / required facts. A fact is
   expressed when its text or an alias is inside the answer after normalization (with numbers that
@@ -11,7 +11,9 @@
   answering LLM's prompt when the context was derived from it), when a context sentence supports it
   lexically, or — when every gold evidence unit reached the context — whenever it is missing from the
   answer (the evidence holding it was there).
-Both are not applicable without a gold case, without required facts, or without an answer.
+Both are not applicable without a gold case, without required facts, or without an answer;
+``facts_missing_in_context`` also when the trace does not show what the model saw (neither explicit
+context documents nor the answering LLM's input: ``answer_llm_input``).
 Details list every fact: expressed or not, in context or not, and how.
 """
 
@@ -65,14 +67,16 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     answer = answer_text(inp)
     if not answer.strip():
         return [needs.missing(n, needs.ANSWER) for n in NAMES]
-    ctx_norm = context_norm(inp)
+    # what the model saw is unknown: whether a fact was in it cannot be told
+    seen = inp.matching.has_context_stage
+    ctx_norm = context_norm(inp) if seen else ""
     ctx = context_sentences(inp)
     rows = []
     expressed = 0
     missing_in_ctx = 0
     for f in facts:
         ok = fact_expressed(f.text, f.aliases, answer, config.min_coverage)
-        how = None if ok else _in_context(inp, f.text, f.aliases, ctx_norm, ctx.sentences, config)
+        how = None if ok or not seen else _in_context(inp, f.text, f.aliases, ctx_norm, ctx.sentences, config)
         expressed += ok
         missing_in_ctx += (not ok) and how is not None
         rows.append(
@@ -87,10 +91,13 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     n = len(facts)
     missing = [r["id"] for r in rows if not r["expressed"]]
     missing_ctx = [r["id"] for r in rows if not r["expressed"] and r["in_context"]]
+    coverage = ratio(
+        "fact_coverage", expressed, n, passed=expressed == n, details={"facts": rows, "missing": missing}
+    )
+    if not seen:
+        return [coverage, needs.missing("facts_missing_in_context", needs.ANSWER_LLM_INPUT)]
     return [
-        ratio(
-            "fact_coverage", expressed, n, passed=expressed == n, details={"facts": rows, "missing": missing}
-        ),
+        coverage,
         ratio(
             "facts_missing_in_context",
             missing_in_ctx,

@@ -1,4 +1,4 @@
-"""Candidate-stage IR metrics (DESIGN §5): recall@k, hit@k, precision@k, MRR, nDCG@k.
+"""Candidate-stage IR metrics (docs/architecture.md, Evaluators and metrics): recall@k, hit@k, precision@k, MRR, nDCG@k.
 
 Per retrieval step (``span_id`` = the step) and per trace (``span_id`` NULL):
 - ``recall@k``: distinct evidence units (an any_of group is one unit) in the top k / units; the
@@ -9,8 +9,12 @@ Per retrieval step (``span_id`` = the step) and per trace (``span_id`` NULL):
 - ``ndcg@k``: gains 2^grade - 1, log2 discount, ideal ranking from all gold units (ranx
   ``ndcg_burges``; trec_eval ``ndcg_cut`` with binary grades). A unit counts once, at its first match.
 - ``candidate_recall`` (trace): units among all candidates, no cut-off. Not applicable, naming the
-  missing field, when the trace retrieved without tracing it (``retrieval_step``) or when a unit
+  missing field, when the trace retrieved without tracing it (``retrieval_step``), when a unit was
+  not found while a retrieval step recorded no output (``retrieval_output``), or when a unit
   was not found while some candidates carry neither text nor a registry entry (``document_text``).
+A retrieval step whose output was not recorded is no empty retrieval: its rows are not applicable
+(``retrieval_output``) and it counts in no mean; the trace's recall@k and hit@k are too when a unit
+was not found elsewhere.
   ``passed`` when every unit is found, bar units a search agent's search listed (``surfaced``) and
   it never opened: those fail the layer ``not_opened`` (``evaluators.builtin.search``) instead.
 Trace rows of precision@k, mrr and ndcg@k are the mean over the trace's retrieval steps (numerator:
@@ -89,7 +93,11 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
 
     ideal = _ideal_dcg(tuple(sorted(grades.values(), reverse=True)), ks)
     units_of_doc = inp.matching.units_of_doc
+    unrecorded = {s.span_id for s in needs.unrecorded_retrievals(inp)}
     for step, docs in inp.trace.candidates_by_step:
+        if step.span_id in unrecorded:  # what it returned is unknown: no 0 from it
+            out += _unrecorded_step(step.span_id, ks, names_at)
+            continue
         # the ranks where units are matched for the first time, with those units (most ranks match
         # none); each cut-off then adds up the hits above it, in rank order
         hits: list[tuple[int, set[int]]] = []
@@ -128,6 +136,10 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
         found = union_topk[k]
         missed = [inp.matching.unit(u).label for u in range(n_units) if u not in found]
         recall_k, hit_k = names_at[k][:2]
+        if missed and unrecorded:  # the missed units may be among the unrecorded documents
+            why = needs.unrecorded_why(inp)
+            out += [needs.missing(n, needs.RETRIEVAL_OUTPUT, why=why) for n in (recall_k, hit_k)]
+            continue
         out.append(
             ratio(recall_k, len(found), n_units, passed=len(found) == n_units, details={"missed": missed})
         )
@@ -146,16 +158,35 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     return out
 
 
+def _unrecorded_step(
+    span_id: str, ks: tuple[int, ...], names_at: dict[int, tuple[str, str, str, str]]
+) -> list[Metric]:
+    """The rows of a retrieval step whose output was not recorded: each not applicable, naming it."""
+    why = needs.WHY[needs.RETRIEVAL_OUTPUT]
+    names = [n for k in ks for n in names_at[k]] + ["mrr"]
+    return [needs.missing(n, needs.RETRIEVAL_OUTPUT, span_id, why) for n in names]
+
+
 def candidate_recall(inp: EvalInput) -> Metric:
     """Units among all candidates / units (the layer ``candidate_miss``); not applicable when the
     trace cannot tell (a retrieval that was not traced, documents without text hiding a unit)."""
     untraced = needs.untraced_retrieval(inp)
     if untraced:
         return needs.missing("candidate_recall", needs.RETRIEVAL_STEP, why=untraced)
+    trace = inp.trace
+    if not (
+        trace.candidates or trace.retrieval_steps or trace.retrieving_tools
+    ) and not needs.has_context_stage(inp):
+        # nothing was retrieved that the trace shows, and nothing shows what the model saw: a
+        # retrieval the app did not trace (or a span no reader could read) would leave no sign, so
+        # "the evidence was never retrieved" cannot be told from "its retrieval was not traced"
+        return needs.missing("candidate_recall", needs.ANSWER_LLM_INPUT, why=needs.NO_RETRIEVAL_SEEN)
     m = inp.matching
     found_all = m.in_candidates
     missed = [u for u in range(len(m.units)) if u not in found_all]
     surfaced = search.surfaced_not_opened(inp) if missed else set()
+    if set(missed) - surfaced and needs.unrecorded_retrievals(inp):
+        return needs.missing("candidate_recall", needs.RETRIEVAL_OUTPUT, why=needs.unrecorded_why(inp))
     if set(missed) - surfaced and needs.unverifiable_units(inp)[0]:
         return needs.missing("candidate_recall", needs.DOCUMENT_TEXT)
     details: dict[str, object] = {

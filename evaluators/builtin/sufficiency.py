@@ -1,4 +1,4 @@
-"""Whether the trace holds what the layers need (DESIGN §6 item 13, root cause ``insufficient_trace``).
+"""Whether the trace holds what the layers need (docs/architecture.md, Attribution order: root cause ``insufficient_trace``).
 
 ``trace_sufficiency`` (trace): the fields the layers need that the trace carries / the fields they
 need; ``passed`` when none is missing. A failed row makes attribution name ``insufficient_trace``
@@ -9,6 +9,9 @@ when no real layer failed: a trace that cannot tell is never ``ok``. The fields
 - ``answer_llm_input``: needed unless the app sent its context documents explicitly.
 - ``retrieval_step``: needed when the trace retrieved without tracing it (the answering LLM's prompt
   holds gold evidence or registry text, or the app named its context, and no retrieval step ran).
+- ``retrieval_output``: needed when a retrieval step recorded neither documents nor an output value
+  and a gold evidence unit was not found among the recorded candidates (without a gold case:
+  whenever such a step ran). The step is no empty retrieval; what it returned is unknown.
 - ``document_text``: needed when a gold evidence unit was not found among the candidates (or a
   unit found there only by id was not found in a derived context) while some candidates carry
   neither text nor a registry entry: whether the evidence was among them cannot be told.
@@ -43,6 +46,11 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
         needed.append(needs.RETRIEVAL_STEP)
         missing.append(needs.RETRIEVAL_STEP)
         why[needs.RETRIEVAL_STEP] = untraced
+    unrecorded = needs.unrecorded_retrievals(inp)
+    if unrecorded and (inp.case is None or _unit_not_found(inp)):
+        needed.append(needs.RETRIEVAL_OUTPUT)
+        missing.append(needs.RETRIEVAL_OUTPUT)
+        why[needs.RETRIEVAL_OUTPUT] = needs.unrecorded_why(inp)
     opaque = needs.opaque_candidates(inp)
     if opaque:
         if inp.case is None:
@@ -57,7 +65,9 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
                 f"{len(opaque)} of {len(inp.trace.candidates)} candidates carry neither text nor an id "
                 "the knowledge-base registry knows"
             )
-    order = [needs.ANSWER, needs.ANSWER_LLM_INPUT, needs.RETRIEVAL_STEP, needs.DOCUMENT_TEXT]
+    order = [
+        needs.ANSWER, needs.ANSWER_LLM_INPUT, needs.RETRIEVAL_STEP, needs.RETRIEVAL_OUTPUT, needs.DOCUMENT_TEXT,
+    ]  # fmt: skip
     missing.sort(key=order.index)
     details: dict[str, Any] = {
         "missing_fields": missing,
@@ -75,6 +85,12 @@ def evaluate(inp: EvalInput, config: NoConfig) -> list[Metric]:
             label="insufficient" if missing else "sufficient",
         )
     ]
+
+
+def _unit_not_found(inp: EvalInput) -> bool:
+    """A gold evidence unit is missing from the recorded candidates."""
+    m = inp.matching
+    return bool(m.units) and len(m.in_candidates) < len(m.units)
 
 
 SPEC = EvaluatorSpec(

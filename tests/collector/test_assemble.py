@@ -1,4 +1,4 @@
-"""assemble(): the query, the answer and the context stage of a settled trace (DESIGN §3)."""
+"""assemble(): the query, the answer and the context stage of a settled trace (docs/architecture.md, Evidence and matching)."""
 
 from __future__ import annotations
 

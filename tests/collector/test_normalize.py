@@ -1,4 +1,4 @@
-"""Convention readers on attribute dicts as the receivers decode them (DESIGN §2).
+"""Convention readers on attribute dicts as the receivers decode them (docs/architecture.md, Conventions and readers).
 
 Each test feeds ``normalize_span`` the attributes one span would carry and checks the Step: its type,
 text, tokens, tool fields and documents. Odd values (bad JSON, numbers as strings, missing list

@@ -70,15 +70,16 @@ def rag(
     user_scope: tuple[str, ...] | None = None,
     start: datetime = T0,
 ) -> TraceView:
-    """A trace; ``candidates=None`` means no retrieval step. Context defaults to reranked, else
-    candidates; it is derived from the prompt (as the assembler does) unless ``explicit_context``."""
+    """A trace; ``candidates=None`` means no retrieval step, ``[]`` one that returned nothing (and
+    recorded so: its output is ``[]``, not unknown). Context defaults to reranked, else candidates;
+    it is derived from the prompt (as the assembler does) unless ``explicit_context``."""
     steps = [step("root", "chain", out=answer)]
     documents: list[StepDoc] = []
     if candidates is not None:
-        steps.append(step("ret", "retrieval", start=1))
+        steps.append(step("ret", "retrieval", start=1, out=None if candidates else "[]"))
         documents += docs("ret", "candidate", candidates)
     for i, (span_id, items) in enumerate(extra_steps):
-        steps.append(step(span_id, "retrieval", start=2 + i))
+        steps.append(step(span_id, "retrieval", start=2 + i, out=None if items else "[]"))
         documents += docs(span_id, "candidate", items)
     if reranked is not None:
         steps.append(step("rr", "rerank", start=5))

@@ -4,7 +4,10 @@ traced by the instrumentation named on the command line:
 - ``openinference``: ``openinference-instrumentation-haystack``;
 - ``openllmetry``: OpenLLMetry's ``opentelemetry-instrumentation-haystack`` and its OpenAI one (what
   ``Traceloop.init`` enables for a Haystack app); ``openllmetry-haystack``: the Haystack one alone;
-- ``native``: Haystack's own OpenTelemetry tracer with content tracing on.
+- ``native``: Haystack's own OpenTelemetry tracer with content tracing on;
+- ``native-openllmetry``: Haystack's own tracer with content tracing off (its default), beside
+  OpenLLMetry's Haystack and OpenAI instrumentations (what ``Traceloop.init`` adds): the retrieval
+  step is traced, the documents it returned are not.
 """
 
 from __future__ import annotations
@@ -43,12 +46,18 @@ elif mode in ("openllmetry", "openllmetry-haystack"):
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
         OpenAIInstrumentor().instrument(tracer_provider=provider)
-elif mode == "native":
+elif mode in ("native", "native-openllmetry"):
     import haystack.tracing
     from haystack.tracing.opentelemetry import OpenTelemetryTracer
 
     trace.set_tracer_provider(provider)
     haystack.tracing.enable_tracing(OpenTelemetryTracer(provider.get_tracer("haystack")))
+    if mode == "native-openllmetry":
+        from opentelemetry.instrumentation.haystack import HaystackInstrumentor as OllHaystack
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+        OllHaystack().instrument(tracer_provider=provider)
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
 else:
     raise SystemExit(f"unknown mode {mode!r}")
 

@@ -1,6 +1,7 @@
 """A LlamaIndex query engine (vector index over a bag-of-words embedding, a prompt-budget node
 postprocessor, an LLM calling the local chat server) traced by OpenLLMetry's
-``opentelemetry-instrumentation-llamaindex``."""
+``opentelemetry-instrumentation-llamaindex``. With the argument ``complete`` the custom LLM is a
+completion model (``is_chat_model=False``): the engine calls ``complete(prompt)``, not ``chat``."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle  # noqa: E402
 from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor  # noqa: E402
 
 _WORD = re.compile(r"\w+")
+COMPLETE = sys.argv[1:] == ["complete"]
 
 
 class BagOfWordsEmbedding(BaseEmbedding):
@@ -62,7 +64,7 @@ class LocalChatLLM(CustomLLM):
 
     @property
     def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="local-model", is_chat_model=True)
+        return LLMMetadata(model_name="local-model", is_chat_model=COMPLETE is False)
 
     def _post(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         r = httpx.post(

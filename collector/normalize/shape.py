@@ -1,0 +1,213 @@
+"""The structural layer under the convention readers, for one span (docs/architecture.md,
+Conventions and readers).
+
+``fill`` runs after the convention reader and fills only what it left empty, by the shape of the
+payloads (``collector.normalize.structural``), never by a convention's attribute names:
+
+- a span no reader claimed (convention ``unknown``) is read whole: a document list anywhere in its
+  attributes makes it a retrieval with those candidates; a message list on its input side gives its
+  input and query (the last user message), text on its output side its output; messages in and text
+  out make it a model call (``llm``). Its convention is then ``structural``.
+- a span a reader claimed keeps every field the reader set, and every field it left empty on
+  purpose (named in ``Step.provenance`` by the reader); the layer adds: the documents of a task
+  or chain whose output *is* a document list (it retrieved), of a retrieval or tool whose output
+  holds one (wrapped in JSON strings, call results, objects), the query of such a retrieval, and a
+  model call's input or output recorded under keys the reader does not know.
+
+Keys of OpenTelemetry's transport and infrastructure namespaces (``http.``, ``url.``, ``db.`` ...,
+``INFRASTRUCTURE``) are never read as content: an HTTP server span's captured request headers are
+no question. Which side a key is on (input or output) is read from the words it is made of (``input``,
+``prompt``, ``request`` / ``output``, ``response``, ``completion`` ...), so a vendor's own namespace
+reads the same as a known one. Plain text counts only when it has more than one word (or is CJK
+text, written without spaces): a method name or a status (``GET``, ``OK``) is no prompt. Each field filled is named in ``Step.provenance`` with the
+rule and the key it came from.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from collector.normalize import structural
+from collector.normalize.common import Step
+
+Side = Literal["in", "out"]
+
+_OUT_WORDS = frozenset((
+    "output", "outputs", "response", "responses", "completion", "completions", "answer", "result", "results",
+    "reply", "replies", "choices", "generation", "generations",
+))  # fmt: skip
+_IN_WORDS = frozenset((
+    "input", "inputs", "prompt", "prompts", "request", "query", "question", "messages", "message", "args",
+    "arguments", "history", "instructions",
+))  # fmt: skip
+_WORD = re.compile(r"[A-Za-z]+")
+# OpenTelemetry's namespaces of transport and infrastructure (a request's headers, its URL, the
+# database statement, the host): never what a user asked or was answered, whatever words they hold
+INFRASTRUCTURE = (
+    "http.", "url.", "server.", "client.", "network.", "net.", "rpc.", "db.", "messaging.", "user_agent.",
+    "process.", "thread.", "code.", "exception.", "telemetry.", "otel.", "host.", "k8s.", "cloud.",
+    "container.", "service.", "deployment.", "ragfault.",
+)  # fmt: skip
+_STRUCTURED_HEADS = frozenset('[{"')  # a JSON object, array, or a JSON string of one
+
+
+def side(key: str) -> Side | None:
+    """The side a key names by its words (output first: ``gen_ai.output.messages`` is output)."""
+    words = {w.lower() for w in _WORD.findall(key)}
+    if words & _OUT_WORDS:
+        return "out"
+    if words & _IN_WORDS:
+        return "in"
+    return None
+
+
+def _structured(value: Any) -> bool:
+    """A JSON object or array, or a string that may hold one (by its first character)."""
+    if isinstance(value, (dict, list)):
+        return bool(value)
+    if not isinstance(value, str) or not value:
+        return False
+    if value[0].isspace():
+        value = value.lstrip()
+    head = value[:1]
+    if head == '"':  # a JSON string: of an object or array only when one follows its quote
+        return value[1:2] in _STRUCTURED_HEADS
+    return head in _STRUCTURED_HEADS
+
+
+def wordy(text: str | None) -> bool:
+    """Text of more than one word (a question, a prompt, an answer), or of several characters of a
+    script written without spaces (Chinese, Japanese)."""
+    if not text:
+        return False
+    return len(text.split(None, 1)) > 1 or (not text.isascii() and len(text.strip()) >= 4)
+
+
+def _note(step: Step, field: str, rule: str) -> None:
+    if step.provenance is None:
+        step.provenance = {}
+    step.provenance[field] = rule
+
+
+def fill(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], owns: tuple[str, ...] = ()) -> None:
+    """Fill what the convention reader left empty (see the module doc); ``owns``: the key prefixes
+    the reader reads (``Reader.owns``), left to it. Never raises on odd values."""
+    if step.convention == "unknown":
+        _read_unknown(attrs, step, source_keys)
+        return
+    stype = step.step_type
+    decided = step.provenance or {}  # a field a reader left empty on purpose says so here
+    if stype in ("chain", "other", "retrieval", "tool") and not step.docs and "docs" not in decided:
+        _documents(step, source_keys)
+    if stype == "llm" and (not step.input_text or not step.output_text):
+        _llm_gaps(attrs, step, owns)
+
+
+def _documents(step: Step, source_keys: tuple[str, ...]) -> None:
+    stype = step.step_type
+    if stype == "tool":
+        payload, field = step.tool_result, "tool_result"
+    else:
+        payload, field = step.output_text, "output_text"
+    if not payload or not _structured(payload):
+        return
+    if stype in ("chain", "other"):
+        # a task whose output *is* a document list retrieved it (not one that merely carries
+        # documents beside its answer, like a query engine's response with its source nodes)
+        docs = structural.is_document_list(payload, source_keys)
+        if not docs:
+            return
+        step.step_type = "retrieval"
+        _note(step, "step_type", f"shape:document_list@{field}")
+        if not step.query_text and step.input_text:
+            step.query_text = structural.query_of(step.input_text)
+            if step.query_text:
+                _note(step, "query_text", "shape:query@input_text")
+    else:
+        docs = structural.documents_in(payload, "candidate", source_keys)
+        if not docs:
+            return
+    step.docs = docs
+    _note(step, "docs", f"shape:documents@{field}")
+
+
+def _llm_gaps(attrs: dict[str, Any], step: Step, owns: tuple[str, ...]) -> None:
+    """A model call's input or output under keys its reader does not know (a key of the reader's
+    own namespace that gave it nothing holds nothing: a model call that only called a tool)."""
+    for key, value in attrs.items():
+        if key.startswith(INFRASTRUCTURE) or key.startswith(owns) or value is None or value == "":
+            continue
+        where = side(key)
+        if where == "in" and not step.input_text:
+            _input(step, key, value)
+        elif where == "out" and not step.output_text:
+            _output(step, key, value)
+
+
+def _input(step: Step, key: str, value: Any) -> bool:
+    messages = structural.message_list(value) if _structured(value) else None
+    if messages:
+        step.input_text = structural.join_messages(messages)
+        _note(step, "input_text", f"shape:messages@{key}")
+        query = structural.last_user_text(messages)
+        if query and not step.query_text:
+            step.query_text = query
+            _note(step, "query_text", f"shape:last_user_message@{key}")
+        return step.input_text is not None
+    text = structural.text_of(value)
+    if not wordy(text):
+        return False
+    step.input_text = text
+    _note(step, "input_text", f"shape:text@{key}")
+    return True
+
+
+def _output(step: Step, key: str, value: Any) -> bool:
+    messages = structural.message_list(value) if _structured(value) else None
+    if messages:
+        said = [m for m in messages if m.role not in ("user", "human", "system")]
+        text = structural.join_messages(said or messages)
+    else:
+        text = structural.text_of(value)
+    if not wordy(text) and not (messages and text):
+        return False
+    step.output_text = text
+    _note(step, "output_text", f"shape:{'messages' if messages else 'text'}@{key}")
+    return True
+
+
+def _read_unknown(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> None:
+    """A span no convention reader claimed, read by shape alone."""
+    payloads = [
+        (k, v)
+        for k, v in attrs.items()
+        if not k.startswith(INFRASTRUCTURE) and isinstance(v, (str, list, dict)) and v != ""
+    ]
+    if not payloads:
+        return
+    sides = {k: side(k) for k, _ in payloads}
+    # documents: on the output side first, then anywhere
+    ordered = [p for p in payloads if sides[p[0]] == "out"] + [p for p in payloads if sides[p[0]] != "out"]
+    docs_key = None
+    for key, value in ordered:
+        if _structured(value):
+            docs = structural.documents_in(value, "candidate", source_keys)
+            if docs:
+                step.docs, docs_key = docs, key
+                _note(step, "docs", f"shape:documents@{key}")
+                break
+    has_messages = False
+    for key, value in payloads:
+        if sides[key] == "in" and not step.input_text and _input(step, key, value):
+            has_messages = step.provenance is not None and "messages" in step.provenance.get("input_text", "")
+        elif sides[key] == "out" and key != docs_key and not step.output_text:
+            _output(step, key, value)
+    if step.docs and not has_messages:
+        step.step_type = "retrieval"
+        _note(step, "step_type", "shape:documents")
+    elif has_messages and step.output_text:
+        step.step_type = "llm"
+        _note(step, "step_type", "shape:messages_in_text_out")
+    if step.provenance:
+        step.convention = "structural"

@@ -1,0 +1,337 @@
+"""Structural reading: what a payload says by its shape, whatever its keys are called
+(docs/architecture.md, Conventions and readers).
+
+Convention readers are exact where they apply. Beneath them this layer reads any value by one set
+of unwrapping rules, applied recursively until none applies:
+
+1. a string holding JSON (an object, an array or a quoted string) is its parsed value: JSON inside
+   JSON strings, layer after layer;
+2. a decorated call's ``{"args": [...], "kwargs": {...}}`` is the one text among its arguments;
+3. a pipeline's ``{"data": {component: {...}}}`` is its inputs by component, and an object whose
+   components all ask one text asks that text;
+4. a message ``{"role", "content" | "parts" | "text"}`` is its content; a content-block list
+   (``[{"type": "text", "text": ...}]``, GenAI parts, plain strings) is its text joined;
+5. a list of messages is found under any key (``{"messages": [...]}``, ``{"input": {"history": ...}}``);
+6. an object with a usual text key (``query``, ``question``, ``input``, ``prompt``, ``output``,
+   ``text`` ...) is that text, and an object of one entry is its entry.
+
+Documents are recognised by shape too: a list of objects, each carrying a text-like field
+(``page_content``, ``content``, ``text`` ...), at least one of them also an id, a score or metadata
+(what tells a document list from a list of content blocks), wrapped or not (LlamaIndex's
+``{"node": {...}, "score"}``, ``{"document": {...}, "score"}``, LangChain's ``{"lc", "kwargs"}``),
+found anywhere in a value.
+
+Nothing here raises on odd input: a value that holds no single text gives None, never a guess.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import orjson
+
+from collector.normalize.common import Doc, Stage, make_doc
+
+MAX_DEPTH = 24  # levels of a value looked into (a hostile payload nests without end); a wrapper takes 1-3
+_JSON_HEADS = frozenset('{["')
+
+# keys whose value is the human text of an object, most specific first
+TEXT_KEYS = (
+    "query_str", "query", "question", "user_input", "input", "inputs", "prompt", "message", "answer",
+    "response", "output", "outputs", "result", "completion", "text", "content",
+)  # fmt: skip
+_ROLE_KEYS = ("role", "_role")
+_CONTENT_KEYS = ("content", "parts", "text", "_content")
+_BLOCK_TYPES = frozenset(("text", "input_text", "output_text"))
+_TOOL_CALL_KEYS = ("tool_calls", "toolCalls", "tool_call_id", "toolCallId", "toolName", "function_call")
+_PART_TEXT_KEYS = ("text", "content", "response", "result")  # what a typed part's text may sit under
+# (a search listing's ``snippet`` is no document text: a search agent's results are ``surfaced``,
+# not retrieved, until it opens one, ``collector.search_stages``)
+DOC_TEXT_FIELDS = ("page_content", "content", "text", "chunk", "passage", "body")
+DOC_ID_FIELDS = ("id", "doc_id", "document_id", "chunk_id", "id_", "node_id", "uuid")
+DOC_SCORE_FIELDS = ("score", "relevance_score", "similarity", "_score")
+DOC_META_FIELDS = ("metadata", "meta")
+
+
+class Message(NamedTuple):
+    """One chat message found by shape: its role (lower case) and its text ('' for none)."""
+
+    role: str
+    text: str
+
+
+def parsed(value: Any) -> Any:
+    """Rule 1: a string holding JSON is its parsed value, layer after layer; other values as they are."""
+    for _ in range(MAX_DEPTH):
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        if not isinstance(value, str):
+            return value
+        s = value.lstrip()
+        if not s or s[0] not in _JSON_HEADS:
+            return value
+        try:
+            inner = orjson.loads(s)
+        except orjson.JSONDecodeError:
+            return value
+        if inner == value:
+            return value
+        value = inner
+    return value
+
+
+def _role(d: dict[str, Any]) -> str | None:
+    for key in _ROLE_KEYS:
+        r = d.get(key)
+        if isinstance(r, str) and r:
+            return r.lower()
+    return None
+
+
+def _content(d: dict[str, Any]) -> Any:
+    for key in _CONTENT_KEYS:
+        if key in d:
+            return d[key]
+    return None
+
+
+def is_message(d: Any) -> bool:
+    return isinstance(d, dict) and _role(d) is not None and any(k in d for k in _CONTENT_KEYS)
+
+
+def _messages_here(items: list[Any], depth: int) -> list[Message] | None:
+    """The messages of a list that is one (every item a message), else None."""
+    if not items:
+        return None
+    values = [parsed(x) for x in items]
+    if not all(is_message(x) for x in values):
+        return None
+    return [Message(_role(x) or "", text_of(_content(x), depth + 1) or "") for x in values]
+
+
+def message_list(value: Any, depth: int = 0) -> list[Message] | None:
+    """Rule 5: the first list of messages in a value, under any key (depth first); None when none."""
+    v = parsed(value)
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(v, list):
+        found = _messages_here(v, depth)
+        if found is not None:
+            return found
+        children: list[Any] = v
+    elif isinstance(v, dict):
+        if is_message(v):
+            return [Message(_role(v) or "", text_of(_content(v), depth + 1) or "")]
+        children = list(v.values())
+    else:
+        return None
+    for child in children:
+        if isinstance(child, (dict, list)) or (isinstance(child, str) and child.lstrip()[:1] in _JSON_HEADS):
+            found = message_list(child, depth + 1)
+            if found:
+                return found
+    return None
+
+
+def last_user_text(messages: list[Message]) -> str | None:
+    """The text of the last user message (the question of the current turn)."""
+    for m in reversed(messages):
+        if m.role in ("user", "human") and m.text:
+            return m.text
+    return None
+
+
+def join_messages(messages: list[Message]) -> str | None:
+    return "\n".join(m.text for m in messages if m.text.strip()) or None
+
+
+def _is_block_type(t: Any) -> bool:
+    return isinstance(t, str) and t in _BLOCK_TYPES
+
+
+def _call_text(v: dict[str, Any], depth: int) -> str | None:
+    """Rule 2: the one text among a decorated call's arguments (a method's ``self`` arrives as its
+    class name: with several texts, bare identifiers are left out)."""
+    args, kwargs = v.get("args"), v.get("kwargs")
+    values = [
+        *(args if isinstance(args, list) else []),
+        *(kwargs.values() if isinstance(kwargs, dict) else []),
+    ]
+    texts = [t for t in (text_of(a, depth + 1) for a in values if a is not None) if t]
+    if len(texts) > 1:
+        texts = [t for t in texts if not t.isidentifier()]
+    distinct = list(dict.fromkeys(texts))
+    return distinct[0] if len(distinct) == 1 else None
+
+
+def text_of(value: Any, depth: int = 0) -> str | None:
+    """The human text of a value with every wrapper taken off (rules 1-6), or None when it holds no
+    single text (an object of several unrelated fields, a number, nothing)."""
+    if depth > MAX_DEPTH:
+        return None
+    v = parsed(value)
+    if isinstance(v, str):
+        return v if v.strip() else None
+    if isinstance(v, list):
+        return _list_text(v, depth)
+    if not isinstance(v, dict) or not v:
+        return None
+    if is_message(v):
+        return text_of(_content(v), depth + 1)
+    kind = v.get("type")
+    if isinstance(kind, str) and not _is_block_type(kind) and not any(k in v for k in _PART_TEXT_KEYS):
+        return None  # a typed part that carries no text: a tool call, an image, reasoning
+    if _is_block_type(kind) and isinstance(v.get("text", v.get("content")), (str, dict, list)):
+        return text_of(v.get("text", v.get("content")), depth + 1)
+    if "args" in v and set(v) <= {"args", "kwargs"}:
+        return _call_text(v, depth)
+    if any(k in v for k in _TOOL_CALL_KEYS):
+        return None  # a tool call: its arguments are no one's text
+    # each entry is read once (reading it again under each rule would cost 3^depth)
+    read: dict[str, str | None] = {}
+    for key in TEXT_KEYS:
+        if key in v:
+            t = read[key] = text_of(v[key], depth + 1)
+            if t:
+                return t
+    present = [(k, x) for k, x in v.items() if x is not None and x != "" and x != [] and x != {}]
+    if len(present) == 1:
+        k, x = present[0]
+        return read[k] if k in read else text_of(x, depth + 1)
+    messages = message_list(v, depth + 1)
+    if messages:
+        return join_messages(messages)
+    # inputs by component (rule 3): one text asked of them all
+    asked = set()
+    for k, x in present:
+        if isinstance(x, (dict, list)):
+            t = read[k] if k in read else text_of(x, depth + 1)
+            if t:
+                asked.add(t)
+    return asked.pop() if len(asked) == 1 else None
+
+
+def _list_text(items: list[Any], depth: int) -> str | None:
+    messages = _messages_here(items, depth)
+    if messages is not None:
+        return join_messages(messages)
+    texts: list[str] = []
+    for item in items:
+        x = parsed(item)
+        if isinstance(x, str):
+            texts.append(x)
+        elif isinstance(x, dict) and (_is_block_type(x.get("type")) or set(x) <= {"type", "text", "content"}):
+            t = text_of(x, depth + 1)  # a content block
+            if t is None:
+                return None
+            texts.append(t)
+        elif isinstance(x, dict) and isinstance(x.get("type"), str):
+            t = text_of(x, depth + 1)  # another typed part: its text if it has one (a tool's response)
+            if t:
+                texts.append(t)
+        elif len(items) == 1:
+            return text_of(x, depth + 1)
+        else:
+            return None  # a list of objects that are neither messages nor blocks holds no one text
+    return "\n".join(t for t in texts if t.strip()) or None
+
+
+def query_of(value: Any) -> str | None:
+    """The question in a value: the last user message of a message list in it, else its text."""
+    messages = message_list(value)
+    if messages:
+        return last_user_text(messages)
+    return text_of(value)
+
+
+# --------------------------------------------------------------------------------------------------
+# documents by shape
+
+
+def _first(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        v = d.get(k)
+        if v is not None and v != "":
+            return v
+    return None
+
+
+def _doc_body(item: Any) -> dict[str, Any] | None:
+    """A document item with its wrapper taken off, or None when it is no document-like object."""
+    d = parsed(item)
+    if not isinstance(d, dict) or is_message(d):
+        return None
+    for key in ("node", "document", "kwargs"):  # NodeWithScore, {"document", "score"}, LangChain
+        inner = parsed(d.get(key))
+        if isinstance(inner, dict) and _first(inner, DOC_TEXT_FIELDS) is not None:
+            merged = dict(inner)
+            if "score" in d and "score" not in merged:
+                merged["score"] = d["score"]
+            return merged
+    return d
+
+
+def _doc_text(body: dict[str, Any]) -> str | None:
+    t = _first(body, DOC_TEXT_FIELDS)
+    return t if isinstance(t, str) and t.strip() else None
+
+
+def _as_docs(items: list[Any], stage: Stage, source_keys: tuple[str, ...]) -> list[Doc] | None:
+    """The documents of a list that is a document list (see the module doc), else None."""
+    bodies = [_doc_body(x) for x in items]
+    if not bodies or any(b is None or _doc_text(b) is None for b in bodies):
+        return None
+    described = (*DOC_ID_FIELDS, *DOC_SCORE_FIELDS, *DOC_META_FIELDS)
+    if not any(_first(b, described) is not None for b in bodies if b is not None):
+        return None  # content blocks, not documents
+    docs = []
+    for i, b in enumerate(bodies):
+        assert b is not None
+        meta = _first(b, DOC_META_FIELDS)
+        raw_id = _first(b, DOC_ID_FIELDS)
+        docs.append(make_doc(stage, i, raw_id, _doc_text(b), _first(b, DOC_SCORE_FIELDS), meta, source_keys))
+    return docs
+
+
+def documents_in(value: Any, stage: Stage, source_keys: tuple[str, ...], depth: int = 0) -> list[Doc] | None:
+    """The first document list in a value, wherever it sits (depth first), or None."""
+    if depth > MAX_DEPTH:
+        return None
+    v = parsed(value)
+    if isinstance(v, list):
+        if v and any(
+            isinstance(x, (dict, list)) or (isinstance(x, str) and x.lstrip()[:1] == "{") for x in v
+        ):
+            found = _as_docs(v, stage, source_keys)
+            if found is not None:
+                return found
+        children: list[Any] = v
+    elif isinstance(v, dict):
+        children = list(v.values())
+    else:
+        return None
+    for child in children:
+        if isinstance(child, (dict, list)) or (isinstance(child, str) and child.lstrip()[:1] in _JSON_HEADS):
+            found = documents_in(child, stage, source_keys, depth + 1)
+            if found:
+                return found
+    return None
+
+
+def is_document_list(value: Any, source_keys: tuple[str, ...]) -> list[Doc] | None:
+    """The documents of a value that *is* a document list (itself, or the one list of an object
+    such as ``{"documents": [...], "count": n}``), wrappers of rules 1-3 off; None otherwise. Unlike
+    ``documents_in`` it does not look inside larger payloads (a response object's source nodes)."""
+    v = parsed(value)
+    for _ in range(MAX_DEPTH):
+        if isinstance(v, dict):
+            values = [parsed(y) for y in v.values()]
+            lists = [x for x in values if isinstance(x, (list, dict))]
+            if len(lists) != 1 or any(isinstance(x, str) and x.strip() for x in values):
+                return None  # (a text beside the list: an answer with its sources, not a retrieval)
+            v = lists[0]
+            continue
+        break
+    if not isinstance(v, list) or not v:
+        return None
+    return _as_docs(v, "candidate", source_keys)
