@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluators import feedback as feedback_mod
+from evaluators import live_api
 from evaluators.eval_api import EvaluateRequest, router, select_traces_received
 from evaluators.eval_log import LogBuffer
 from evaluators.eval_log import write_log as _write_log
@@ -78,4 +79,5 @@ __all__ = [
 def register(routers: list[Any], extensions: list[Callable[[Any], Any]]) -> None:
     routers.append(router)
     routers.append(feedback_mod.router)
+    routers.append(live_api.router)
     extensions.append(EvaluationService)

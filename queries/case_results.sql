@@ -7,7 +7,8 @@
 -- returns: trace_id, case_id, run_id, category, risk, expected_behavior, answerable, root_cause, failing_layers,
 --   answerability, recall_at (JSON object: the trace-level recall@k of every configured k, e.g.
 --   {"recall@5": 1.0}), candidate_recall, context_recall, context_retention,
---   answer_support_num, answer_support_den, fact_coverage, citation_validity, start_time
+--   answer_support_num, answer_support_den, fact_coverage, citation_validity, start_time, dataset (the case's
+--   gold set), promoted (the case was promoted from a live trace: gold_promotions)
 SELECT
     a.trace_id,
     a.case_id,
@@ -28,9 +29,12 @@ SELECT
     any_value(e.denominator) FILTER (WHERE e.metric = 'answer_support' AND e.status = 'ok') AS answer_support_den,
     any_value(e.value) FILTER (WHERE e.metric = 'fact_coverage' AND e.status = 'ok') AS fact_coverage,
     any_value(e.value) FILTER (WHERE e.metric = 'citation_validity' AND e.status = 'ok') AS citation_validity,
-    a.start_time
+    a.start_time,
+    g.dataset,
+    p.case_id IS NOT NULL AS promoted
 FROM attribution a
 JOIN gold_cases g ON g.case_id = a.case_id
+LEFT JOIN (SELECT DISTINCT case_id FROM gold_promotions) p ON p.case_id = a.case_id
 LEFT JOIN evaluations e ON e.trace_id = a.trace_id
 WHERE $run_id IS NULL OR a.run_id = $run_id
 GROUP BY ALL

@@ -38,8 +38,10 @@ closed-book twin of the run: ``retrieval_hurt`` (cases right without retrieval, 
 ``min_delta`` / ``max_delta`` bound the paired difference from the baseline run (``ragfault
 compare``); with ``significant = true`` a bound fails only when the whole 95 % bootstrap interval lies
 beyond it (for a bound of 0: when the interval excludes zero).
-``where`` filters on case columns (category, risk, expected_behavior, answerable) with a value or a
-list of values. A rule whose slice has no applicable case fails unless ``if_empty = "pass"``.
+``where`` filters on case columns (category, risk, expected_behavior, answerable, dataset, promoted)
+with a value or a list of values. ``where = { promoted = true }`` is the cases promoted from live
+traces (``ragfault gold promote``): ``metric = "ok_rate"``, ``min = 1`` requires every one to pass.
+A rule whose slice has no applicable case fails unless ``if_empty = "pass"``.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from collector.errors import ConfigError
 MACRO = ("candidate_recall", "context_recall", "context_retention", "fact_coverage", "citation_validity")
 RECALL_AT = re.compile(r"recall@[1-9][0-9]*")
 RATES = ("answer_accuracy", "over_refusal_rate", "correct_refusal_rate")
-SLICE_COLUMNS = ("category", "risk", "expected_behavior", "answerable")
+SLICE_COLUMNS = ("category", "risk", "expected_behavior", "answerable", "dataset", "promoted")
 DELTA = ("ok_rate", "answer_support", *MACRO, *RATES)
 # metrics over experiment rows (``measure``'s ``extra``), with the kind of rows each reads
 EXPERIMENT = {"retrieval_hurt": "closed_book", "parametric_share": "closed_book",
