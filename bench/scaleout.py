@@ -18,12 +18,22 @@ finds every trace settled with all its spans and evaluated gives traces evaluate
 second. Per collector, ``ragfault_write_seconds`` from ``/metrics`` gives the mean and worst
 commit. Ratios are to the file store of the same run.
 
+Failover (``--failover RUNS``, instead of the above): two collectors on a new lake, the requests
+sent to both at once; once one of them holds claims (the catalog shows them) and a third of the
+requests are acknowledged, it is killed with SIGKILL, and what was to go to it goes to the other,
+as an exporter whose collector vanished re-sends. Per run, in a table: the claims the killed
+collector held (settle, evaluate, judge), the seconds from its death until the last trace it held was
+evaluated by the survivor and until every trace was, whether every trace was evaluated exactly once
+(one generation), and the load average (``--burn N`` keeps N processes spinning meanwhile, for a
+machine under load).
+
 Run from the project root in the environment with the lake set (DuckDB 1.5.5):
 
     python -m tests.store.lake_venv        # prints .lake-venv/bin/python, creating it if needed
     .lake-venv/bin/python bench/scaleout.py --traces 4000 --collectors 1,2,3
+    .lake-venv/bin/python bench/scaleout.py --failover 2 --traces 600 --burn 2
 
-Results are printed and written to bench/results/scaleout.json.
+Results are printed and written to bench/results/scaleout.json (scaleout_failover.json).
 """
 
 from __future__ import annotations
@@ -198,8 +208,15 @@ def main() -> int:
     ap.add_argument("--collectors", default="1,2,3", help="lake configurations: collectors behind HAProxy")
     ap.add_argument("--resend", type=float, default=0.1, help="share of requests sent a second time")
     ap.add_argument("--seed", type=int, default=18)
-    ap.add_argument("--out", type=Path, default=HERE / "results" / "scaleout.json")
+    ap.add_argument("--out", type=Path, default=None, help="default: bench/results/scaleout(_failover).json")
+    ap.add_argument("--failover", type=int, default=0, help="runs of the failover measurement instead")
+    ap.add_argument("--burn", type=int, default=0, help="processes spinning during --failover (CPU load)")
     args = ap.parse_args()
+    if args.failover:
+        from bench.scaleout_failover import failover_runs
+
+        return failover_runs(args, HERE / "results" / "scaleout_failover.json")
+    args.out = args.out or HERE / "results" / "scaleout.json"
 
     import duckdb
 

@@ -131,6 +131,11 @@ class EvaluationService:
 
     def start(self) -> None:
         self.runtime.settler.listeners.append(lambda ids: self._wake.set())
+        # on a lake: claims another collector left (it is gone, or they expired) wake the loop, which
+        # skipped those traces, instead of the next idle poll
+        freed = getattr(self.runtime.store, "claim_listeners", None)
+        if freed is not None:
+            freed.append(lambda kinds: self._wake.set())
         self._thread.start()
         self.judge_tier.start()
 

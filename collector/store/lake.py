@@ -31,8 +31,9 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import duckdb
@@ -43,6 +44,7 @@ from collector.errors import ConfigError
 from collector.normalize.genai_events import CONTENT_EVENTS
 from collector.signals import LOG_COLUMNS, POINT_COLUMNS
 from collector.store.base import Faults, instance_config
+from collector.store.content import ContentSources
 from collector.store.duck import CONFLICT_RETRIES, _Inputs
 from collector.store.schema import batch_to_arrow, migrate
 from collector.store.templates import filled
@@ -52,7 +54,7 @@ log = logging.getLogger("ragfault.lake")
 
 LAKE = "lake"  # the attached lake's name; every cursor uses it
 RAW_TABLES = {"spans": "span_rows", "steps": "step_rows", "step_documents": "step_document_rows"}
-ATTACH_ATTEMPTS = 5
+ATTACH_ATTEMPTS = 8
 RECENT_SPANS = 100_000  # span ids a collector remembers, per generation (two generations)
 RECENT_WINDOW_MINUTES = 10  # at start, the spans received this long ago are remembered
 # (PyPI package, extension file name) of each extension the lake needs, in load order
@@ -245,16 +247,10 @@ class _RecentSpans:
 
 
 def _ddl_retrying(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """DDL that another collector starting at the same moment may commit first: retried once."""
-    for attempt in range(3):
-        try:
-            con.execute(sql)
-            return
-        except duckdb.TransactionException:
-            rollback(con)
-            if attempt == 2:
-                raise
-            time.sleep(0.05 * (attempt + 1))
+    """DDL that another collector starting at the same moment may commit first (``lake_ddl``)."""
+    from collector.store import lake_ddl
+
+    lake_ddl.idempotent(lambda: con.execute(sql), what="the lake's tables", undo=lambda: rollback(con))
 
 
 class LakeStore(Faults):
@@ -282,6 +278,10 @@ class LakeStore(Faults):
         self.data_path = str(Path(data_path).resolve())
         self.path = f"ducklake:{_redact(catalog)} ({self.data_path})"
         self.read_only = read_only
+        # whose GenAI content events fill a span (the server sets its own). On a lake every new one
+        # re-opens its trace at ingest; the settle round keeps another service's records out of the
+        # span, and ``max_resettles_per_minute`` bounds how often a trace settles again
+        self.content_sources = ContentSources()
         # the writer's fault bookkeeping (``base.Faults``); a lake commit that fails is retried by the
         # writer and never invalidates a local file, so ``fatal`` stays False
         Faults.__init__(self)
@@ -289,6 +289,11 @@ class LakeStore(Faults):
         conninfo = catalog_conninfo(catalog)
         if not read_only:
             Path(self.data_path).mkdir(parents=True, exist_ok=True)
+        # told the kinds of work whose claims another holder left (gone, or expired): a loop that
+        # skipped those traces looks again (``lake_claims.freed``, read at each presence beat)
+        self.claim_listeners: list[Callable[[set[str]], None]] = []
+        self._freed_seen: set[tuple[str, str, str]] = set()
+        self._watching = threading.Lock()  # (the presence's thread, and a caller's)
         self.con = duckdb.connect(":memory:", config=config)
         try:
             self.extensions = load_extensions(
@@ -302,17 +307,39 @@ class LakeStore(Faults):
                 options.append("READ_ONLY")
             self._attach(f"ATTACH 'ducklake:postgres:{_quote(conninfo)}' AS {LAKE} ({', '.join(options)})")
             self.con.execute(f"USE {LAKE}")
+            self.presence: Any = None
             if not read_only:
-                self._create()
-                # claims of work in the catalog's database (settling, evaluation across collectors)
+                # claims of work in the catalog's database (settling, evaluation across collectors),
+                # held by this store's presence there: they are free once this process is gone
                 from collector.store import lake_claims
+                from collector.store.lake_holders import Presence, extension_loader
 
-                lake_claims.attach(self.con, conninfo, claim_seconds, max_traces=claim_max_traces)
+                self.presence = Presence(
+                    catalog,
+                    load=extension_loader(
+                        repository=extension_repository, packages=extension_packages, directory=extension_dir
+                    ),
+                )
+                self.presence.on_beat = self._watch_claims
+                lake_claims.attach(
+                    self.con,
+                    conninfo,
+                    claim_seconds,
+                    holder=self.presence.holder,
+                    max_traces=claim_max_traces,
+                )
+                self._create()  # (after: the lake's ``trace_claims`` reads the claims table)
+            else:  # the claims read (``trace_claims``), none taken
+                from collector.store.lake_claims import attach_read_only
+
+                attach_read_only(self.con, conninfo)
             # the instance's sandbox (``duck.sandbox``), with the data path the only directory left
             self.con.execute(f"SET allowed_directories = ['{_quote(self.data_path.rstrip('/') + '/')}']")
             self.con.execute("SET enable_external_access = false")
             self.con.execute("SET lock_configuration = true")
         except BaseException:
+            if getattr(self, "presence", None) is not None:
+                self.presence.close()
             self.con.close()
             raise
         self._lock = threading.Lock()
@@ -392,17 +419,19 @@ class LakeStore(Faults):
         """Attach the lake. Collectors that start on a new catalog at the same moment each create its
         tables, and all but one fail on PostgreSQL's unique index of type names: they attach again
         once the catalog exists."""
-        for attempt in range(ATTACH_ATTEMPTS):
-            try:
-                self.con.execute(sql)
-                return
-            except duckdb.Error as exc:
-                if "initialize DuckLake" not in str(exc) or attempt == ATTACH_ATTEMPTS - 1:
-                    raise ConfigError(
-                        f"cannot attach the lake at {_redact(self.catalog)}: {_first_line(exc)}"
-                    ) from exc
-                log.info("catalog being created by another collector; attaching again")
-                time.sleep(0.2 * (attempt + 1))
+        from collector.store import lake_ddl
+
+        try:
+            lake_ddl.idempotent(
+                lambda: self.con.execute(sql),
+                what="the lake's catalog",
+                retry_if=lambda exc: "initialize DuckLake" in str(exc) or lake_ddl.made_meanwhile(exc),
+                attempts=ATTACH_ATTEMPTS,
+            )
+        except duckdb.Error as exc:
+            raise ConfigError(
+                f"cannot attach the lake at {_redact(self.catalog)}: {_first_line(exc)}"
+            ) from exc
 
     def _create(self) -> None:
         for table, columns in span_table_columns().items():
@@ -458,10 +487,31 @@ class LakeStore(Faults):
         return False
 
     def close(self) -> None:
+        if self.presence is not None:
+            self.presence.close()
         try:
             self.con.close()
         except duckdb.Error:
             pass
+
+    def _watch_claims(self) -> None:
+        """At each beat of the presence: tell ``claim_listeners`` the kinds of the claims that became
+        free since the last beat (each once)."""
+        if not self.claim_listeners:
+            return
+        from collector.store import lake_claims
+
+        with self._watching:
+            cur = self.con.cursor()
+            try:
+                freed = lake_claims.freed(cur)
+            finally:
+                cur.close()
+            new, self._freed_seen = freed - self._freed_seen, freed
+        kinds = {kind for kind, _, _ in new}
+        if kinds:
+            for listener in list(self.claim_listeners):
+                listener(kinds)
 
     # --- writes -------------------------------------------------------------------------------
 

@@ -7,8 +7,13 @@ database, taken for a batch of traces by one ``INSERT … ON CONFLICT DO UPDATE 
 trace free, expired or already this holder's becomes this holder's, one held by another stays
 theirs, and PostgreSQL's row locks decide between collectors that claim the same trace at once (the
 rows are locked in trace id order, so two batches cannot deadlock). A holder releases its claims
-once its work is committed to the lake; a killed holder's claims expire after ``seconds``, and
-another collector then claims the trace and does the work.
+once its work is committed to the lake. A killed holder's claims are free at once: the store keeps
+a presence in the catalog (``lake_holders``: a row and an advisory lock that ends with the process),
+and a claim whose holder is known and has no lock may be taken like an expired one; expiry after
+``seconds`` stays the fallback for a holder alive but stuck, or one without a presence. A claim
+taken from another holder records whom from (``taken_from``), and since when it is held
+(``claimed_at``); ``freed`` lists the claims of others that became free, so a loop that skipped
+them is woken (``LakeStore.watch_claims``).
 
 A round claims at most ``max_traces`` traces (``round_cap``), the oldest that no other holder has:
 one collector does not take a whole backlog while the others wait, and a lone collector still
@@ -31,7 +36,10 @@ from collections.abc import Iterable
 
 import duckdb
 
+from collector.store import lake_ddl
 from collector.store.base import Tx
+from collector.store.lake_holders import free_sql, state_sql
+from collector.store.sqlfiles import sql
 
 log = logging.getLogger("ragfault.lake")
 
@@ -42,10 +50,13 @@ _CREATE = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (kind text NOT NULL, trace_id text NOT NULL, holder text NOT NULL, "
     "token text NOT NULL, expires_at timestamptz NOT NULL, PRIMARY KEY (kind, trace_id))"
 )
+_COLUMNS = [
+    f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS claimed_at timestamptz",
+    f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS taken_from text",
+]
 SETTLE = "settle"
 EVALUATE = "evaluate"
 JUDGE = "judge"  # a write of the judge tier's verdicts (``lake_work.write_verdicts``)
-CREATE_ATTEMPTS = 3
 MAX_TRACES = 500  # a round's claims at most (``lake_claim_max_traces``)
 
 
@@ -83,19 +94,18 @@ def attach(
     return holder
 
 
+def attach_read_only(con: duckdb.DuckDBPyConnection, conninfo: str) -> None:
+    """Attach the catalog database read-only, so the claims can be read (``trace_claims``) on an
+    instance that takes none. A catalog without the claims table yet reads as no claims."""
+    con.execute(
+        f"ATTACH '{conninfo.replace(chr(39), chr(39) * 2)}' AS {CATALOG_DB} (TYPE postgres, READ_ONLY)"
+    )
+
+
 def _create(con: duckdb.DuckDBPyConnection) -> None:
-    """Make the claims table. ``CREATE TABLE IF NOT EXISTS`` is not safe against itself in
-    PostgreSQL: collectors that start on a new catalog together all miss the table, one creates it and
-    the others fail on the unique index of type names once it commits; those create again, and then
-    find it."""
-    for attempt in range(CREATE_ATTEMPTS):
-        try:
-            _execute(con, _CREATE)
-            return
-        except duckdb.Error as exc:
-            if "pg_type_typname_nsp_index" not in str(exc) or attempt == CREATE_ATTEMPTS - 1:
-                raise
-            log.info("claims table being created by another collector; creating again")
+    """Make the claims table and its later columns (``lake_ddl``: safe when collectors start on a
+    new catalog together)."""
+    lake_ddl.in_catalog(con, CATALOG_DB, [_CREATE, *_COLUMNS], what=f"table {TABLE}")
 
 
 def round_cap(tx: Tx) -> int:
@@ -140,18 +150,26 @@ def claim(tx: Tx, kind: str, trace_ids: Iterable[str]) -> list[str]:
     try:
         _execute(
             tx,
-            f"INSERT INTO {TABLE} AS c (kind, trace_id, holder, token, expires_at) "
-            f"SELECT {pg_literal(kind)}, t, {pg_literal(holder)}, {pg_literal(token)}, {until} "
+            f"INSERT INTO {TABLE} AS c (kind, trace_id, holder, token, expires_at, claimed_at) "
+            f"SELECT {pg_literal(kind)}, t, {pg_literal(holder)}, {pg_literal(token)}, {until}, now() "
             f"FROM unnest({_array(sorted(ids))}) AS t ORDER BY t "
             "ON CONFLICT (kind, trace_id) DO UPDATE SET holder = excluded.holder, token = excluded.token, "
-            "expires_at = excluded.expires_at WHERE c.expires_at <= now() OR c.holder = excluded.holder",
+            "expires_at = excluded.expires_at, "
+            "claimed_at = CASE WHEN c.holder = excluded.holder THEN c.claimed_at ELSE now() END, "
+            "taken_from = CASE WHEN c.holder = excluded.holder THEN c.taken_from ELSE c.holder END "
+            f"WHERE c.holder = excluded.holder OR {free_sql('c')}",
         )
-        got = {
-            str(r[0]) for r in _query(tx, f"SELECT trace_id FROM {TABLE} WHERE token = {pg_literal(token)}")
-        }
+        rows = _query(tx, f"SELECT trace_id, taken_from FROM {TABLE} WHERE token = {pg_literal(token)}")
     except duckdb.Error as exc:
         log.warning("claiming %d traces to %s failed (next round tries again): %s", len(ids), kind, exc)
         return []
+    got = {str(r[0]) for r in rows}
+    taken: dict[str, int] = {}
+    for _, source in rows:
+        if source is not None and str(source) != holder:
+            taken[str(source)] = taken.get(str(source), 0) + 1
+    for source, n in taken.items():
+        log.info("took over %d %s claims of %s (gone, or past their expiry)", n, kind, source)
     return [t for t in ids if t in got]
 
 
@@ -179,15 +197,69 @@ def held_by_others(tx: Tx, kind: str) -> list[str]:
         return []
     rows = _query(
         tx,
-        f"SELECT trace_id FROM {TABLE} WHERE kind = {pg_literal(kind)} AND holder <> {pg_literal(mine[0])} "
-        "AND expires_at > now()",
+        f"SELECT trace_id FROM {TABLE} c WHERE kind = {pg_literal(kind)} AND holder <> {pg_literal(mine[0])} "
+        f"AND NOT {free_sql('c')}",
     )
     return [str(r[0]) for r in rows]
 
 
 def holders(tx: Tx, kind: str) -> dict[str, str]:
-    """trace id -> holder of every unexpired claim of ``kind`` (for tests and the status of a lake)."""
+    """trace id -> holder of every claim of ``kind`` held now (unexpired, its holder not gone; for
+    tests and the status of a lake)."""
     rows = _query(
-        tx, f"SELECT trace_id, holder FROM {TABLE} WHERE kind = {pg_literal(kind)} AND expires_at > now()"
+        tx, f"SELECT trace_id, holder FROM {TABLE} c WHERE kind = {pg_literal(kind)} AND NOT {free_sql('c')}"
     )
     return {str(t): str(h) for t, h in rows}
+
+
+def freed(tx: Tx) -> set[tuple[str, str, str]]:
+    """(kind, trace id, holder) of the claims of other holders that are free now (expired, or their
+    holder gone) and not taken again: work a round skipped that it may do now. A failed read is
+    none."""
+    mine = me(tx)
+    if mine is None:
+        return set()
+    try:
+        rows = _query(
+            tx,
+            f"SELECT kind, trace_id, holder FROM {TABLE} c WHERE holder <> {pg_literal(mine[0])} AND {free_sql('c')}",
+        )
+    except duckdb.Error as exc:
+        log.warning("reading the freed claims failed: %s", exc)
+        return set()
+    return {(str(k), str(t), str(h)) for k, t, h in rows}
+
+
+def view_sql() -> str:
+    """The lake's ``trace_claims`` (the bundled view is an empty one on a single file): every claim
+    row, its times as naive UTC like the lake's other times, its holder's state and whether it still
+    keeps others out. Read through ``postgres_query`` on the catalog database every writing or
+    read-only lake instance attaches as ``CATALOG_DB``."""
+    inner = (
+        "SELECT c.kind, c.trace_id, c.holder, c.claimed_at AT TIME ZONE 'UTC' AS claimed_at, "
+        "c.expires_at AT TIME ZONE 'UTC' AS expires_at, "
+        f"coalesce({state_sql('c.holder')}, 'unknown') AS holder_state, NOT {free_sql('c')} AS held, "
+        f"c.taken_from FROM {TABLE} c"
+    )
+    text = inner.replace("'", "''")
+    return (
+        "SELECT kind, trace_id, holder, claimed_at, expires_at, holder_state, held, taken_from "
+        f"FROM postgres_query('{CATALOG_DB}', '{text}')"
+    )
+
+
+def claims_of(tx: Tx, trace_ids: Iterable[str]) -> list[dict[str, object]]:
+    """The claims on these traces, as ``trace_claims`` shows them (held ones first): who holds each,
+    since and until when (naive UTC), whether that holder is ``alive``, ``gone`` or ``unknown`` (no
+    presence: judged by expiry alone), whether it still keeps others out, and whom it was taken over
+    from. Empty on a single file (one process, no claims), and when the catalog cannot be read."""
+    ids = list(dict.fromkeys(trace_ids))
+    if not ids:
+        return []
+    try:
+        cur = tx.execute(sql("lake", "trace_claims"), {"t": ids})
+        columns = [d[0] for d in cur.description or ()]
+        return [dict(zip(columns, r, strict=True)) for r in cur.fetchall()]
+    except duckdb.Error as exc:
+        log.warning("reading the claims of %d traces failed: %s", len(ids), exc)
+        return []

@@ -36,7 +36,6 @@ the migrations (``eval_status``, ``trace_feedback``) and of the bundled queries 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Mapping
 from functools import cache
 
@@ -270,9 +269,14 @@ def create(con: duckdb.DuckDBPyConnection, span_views: Mapping[str, str]) -> Non
             if name not in existing or _outdated(con, name) or _reads_less(existing[name], select)
         ],
     )
+    from collector.store.lake_claims import view_sql
     from collector.store.views import create_views
 
-    _retrying(con, lambda: _in_transaction(con, lambda: create_views(con)))
+    def bundled() -> None:  # the bundled views, the lake's own ``trace_claims`` in place of the file's
+        create_views(con)
+        con.execute(f"CREATE OR REPLACE VIEW trace_claims AS {view_sql()}")
+
+    _retrying(con, lambda: _in_transaction(con, bundled))
 
 
 def _in_one(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
@@ -307,12 +311,7 @@ def _reads_less(made: str, select: str) -> bool:
 
 
 def _retrying(con: duckdb.DuckDBPyConnection, run: Callable[[], object]) -> None:
-    for attempt in range(5):
-        try:
-            run()
-            return
-        except duckdb.TransactionException:
-            rollback(con)
-            if attempt == 4:
-                raise
-            time.sleep(0.05 * (attempt + 1))
+    """``run`` again when another collector commits the same DDL first (``lake_ddl``)."""
+    from collector.store import lake_ddl
+
+    lake_ddl.idempotent(run, what="the lake's tables and views")

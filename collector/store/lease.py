@@ -1,47 +1,51 @@
 """Leases in the lake's catalog database: which process holds a piece of work, until when.
 
 Several collectors share one lake; work that must run in one of them at a time (the lake's
-maintenance, and later settling a trace) is claimed by a lease: a row of ``ragfault_lease`` in the
-catalog's PostgreSQL database, written by one ``INSERT … ON CONFLICT DO UPDATE … WHERE`` statement,
-so PostgreSQL's row lock decides between processes that claim at once. A holder renews by claiming
-again; a lease whose holder died is free once it expires. The time is PostgreSQL's (``now()``), the
-same for every machine, unless a clock is injected (tests).
+maintenance, retention) is claimed by a lease: a row of ``ragfault_lease`` in the catalog's
+PostgreSQL database, written by one ``INSERT … ON CONFLICT DO UPDATE … WHERE`` statement, so
+PostgreSQL's row lock decides between processes that claim at once. A holder renews by claiming
+again. A lease is free once it expires, or at once when its holder's process is gone: each
+``CatalogLeases`` is a holder with a presence in the catalog (``lake_holders``), whose lock ends with
+the process. The time is PostgreSQL's (``now()``), the same for every machine, unless a clock is
+injected (tests).
 
-It runs on its own DuckDB connection with the postgres extension attached to the catalog database
-(the lake's own connection is sandboxed and cannot attach anything).
+It runs on the presence's own DuckDB connection with the postgres extension attached to the catalog
+database (the lake's own connection is sandboxed and cannot attach anything).
 """
 
 from __future__ import annotations
 
-import os
-import socket
-import threading
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-import duckdb
+from collector.store import lake_ddl
+from collector.store.lake_holders import (
+    DB,
+    Presence,
+    default_holder,
+    extension_loader,
+    free_sql,
+    pg_literal,
+    state_sql,
+)
 
-from collector.store.lake import _quote, catalog_conninfo, load_extensions
+__all__ = ["TABLE", "CatalogLeases", "LeaseState", "default_holder", "pg_literal"]
 
 TABLE = "ragfault_lease"
 _CREATE = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (name text PRIMARY KEY, holder text NOT NULL, "
     "expires_at timestamptz NOT NULL, claimed_at timestamptz NOT NULL)"
 )
+_COLUMNS = [f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS taken_from text"]
+
+# (holder, claimed_at, expires_at, holder's state: alive / gone / unknown, taken_from)
+LeaseState = tuple[str, datetime, datetime, str, str | None]
 
 
-def pg_literal(value: str) -> str:
-    """A PostgreSQL string literal (standard_conforming_strings: only the quote is doubled)."""
-    if "\x00" in value:
-        raise ValueError("a lease name or holder cannot contain NUL")
-    return "'" + value.replace("'", "''") + "'"
-
-
-def default_holder() -> str:
-    """This process, unique across machines and restarts: host, pid and a random part."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+def _utc(epoch: object) -> datetime:
+    assert isinstance(epoch, float)
+    return datetime.fromtimestamp(epoch, UTC)
 
 
 class CatalogLeases:
@@ -55,22 +59,18 @@ class CatalogLeases:
         now: Callable[[], datetime] | None = None,
         extension_repository: bool = True,
         extension_dir: str | Path | None = None,
+        beat_seconds: float | None = None,
     ) -> None:
-        self.holder = holder or default_holder()
         self._now = now
-        self._lock = threading.Lock()
-        self.con = duckdb.connect(
-            ":memory:",
-            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
-        )
+        load = extension_loader(repository=extension_repository, directory=extension_dir)
+        extra = {} if beat_seconds is None else {"beat_seconds": beat_seconds}
+        self.presence = Presence(catalog, holder=holder, load=load, **extra)
+        self.holder = self.presence.holder
         try:
-            load_extensions(self.con, repository=extension_repository, directory=extension_dir)
-            self.con.execute(
-                f"ATTACH '{_quote(catalog_conninfo(catalog))}' AS ragfault_catalog (TYPE postgres)"
-            )
-            self._execute(_CREATE)
+            with self.presence._lock:
+                lake_ddl.in_catalog(self.presence.con, DB, [_CREATE, *_COLUMNS], what=f"table {TABLE}")
         except BaseException:
-            self.con.close()
+            self.presence.close()
             raise
 
     def _time(self) -> str:
@@ -78,50 +78,61 @@ class CatalogLeases:
             return "now()"
         return f"{pg_literal(self._now().isoformat())}::timestamptz"
 
-    def _execute(self, sql: str) -> None:
-        with self._lock:
-            self.con.execute("CALL postgres_execute('ragfault_catalog', ?)", [sql])
-
-    def _query(self, sql: str) -> list[tuple[object, ...]]:
-        with self._lock:
-            return self.con.execute("SELECT * FROM postgres_query('ragfault_catalog', ?)", [sql]).fetchall()
-
     def claim(self, name: str, seconds: float) -> bool:
-        """Hold ``name`` for ``seconds`` from now if it is free, expired or already ours (a renewal);
-        True when this process holds it afterwards."""
+        """Hold ``name`` for ``seconds`` from now if it is free (expired, or its holder gone) or
+        already ours (a renewal); True when this process holds it afterwards. A lease taken from
+        another holder records whom from (``taken_from``)."""
         if seconds <= 0:
             raise ValueError("a lease lasts a positive number of seconds")
         now, me = self._time(), pg_literal(self.holder)
         until = f"{now} + make_interval(secs => {float(seconds)!r})"
-        self._execute(
+        self.presence.execute(
             f"INSERT INTO {TABLE} AS l (name, holder, expires_at, claimed_at) "
             f"VALUES ({pg_literal(name)}, {me}, {until}, {now}) "
             "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, "
-            "claimed_at = CASE WHEN l.holder = excluded.holder THEN l.claimed_at ELSE excluded.claimed_at END "
-            f"WHERE l.expires_at <= {now} OR l.holder = excluded.holder"
+            "claimed_at = CASE WHEN l.holder = excluded.holder THEN l.claimed_at ELSE excluded.claimed_at END, "
+            "taken_from = CASE WHEN l.holder = excluded.holder THEN l.taken_from "
+            f"WHEN l.expires_at > {now} THEN l.holder END "
+            f"WHERE l.holder = excluded.holder OR {free_sql('l', now)}"
         )
-        rows = self._query(
+        rows = self.presence.query(
             f"SELECT holder = {me} AND expires_at > {now} FROM {TABLE} WHERE name = {pg_literal(name)}"
         )
         return bool(rows and rows[0][0])
 
+    def free(self, name: str) -> bool:
+        """Whether another process could take ``name`` now (never claimed, expired, or its holder
+        gone) and this one does not hold it."""
+        rows = self.presence.query(
+            f"SELECT l.holder <> {pg_literal(self.holder)} AND {free_sql('l', self._time())} "
+            f"FROM {TABLE} l WHERE l.name = {pg_literal(name)}"
+        )
+        return not rows or bool(rows[0][0])
+
     def release(self, name: str) -> None:
         """Give ``name`` up now, if this process holds it."""
-        self._execute(
+        self.presence.execute(
             f"UPDATE {TABLE} SET expires_at = {self._time()} WHERE name = {pg_literal(name)} "
             f"AND holder = {pg_literal(self.holder)}"
         )
 
     def held_by(self, name: str) -> tuple[str | None, datetime | None]:
         """The holder of ``name`` and when its lease expires (None, None when never claimed)."""
-        rows = self._query(
-            f"SELECT holder, extract(epoch FROM expires_at)::float8 FROM {TABLE} WHERE name = {pg_literal(name)}"
+        state = self.state(name)
+        return (None, None) if state is None else (state[0], state[2])
+
+    def state(self, name: str) -> LeaseState | None:
+        """Who holds ``name``, since and until when, whether that holder is alive, and whom it was
+        taken from (None when never claimed)."""
+        rows = self.presence.query(
+            f"SELECT l.holder, extract(epoch FROM l.claimed_at)::float8 AS since, extract(epoch FROM l.expires_at)::float8 AS until, "
+            f"coalesce({state_sql('l.holder')}, 'unknown') AS state, l.taken_from FROM {TABLE} l "
+            f"WHERE l.name = {pg_literal(name)}"
         )
         if not rows:
-            return None, None
-        holder, epoch = rows[0]
-        assert isinstance(epoch, float)
-        return str(holder), datetime.fromtimestamp(epoch, UTC)
+            return None
+        holder, since, until, alive, taken = rows[0]
+        return str(holder), _utc(since), _utc(until), str(alive), None if taken is None else str(taken)
 
     def close(self) -> None:
-        self.con.close()
+        self.presence.close()

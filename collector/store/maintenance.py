@@ -13,7 +13,10 @@ the one that gets it — one per interval across all collectors — runs, in ord
    travel reaches back that far);
 4. ``ducklake_cleanup_old_files``: data files no snapshot needs any more, older than that, are deleted.
 
-A collector killed while it held the lease leaves it to expire: another takes it one interval later.
+A collector that holds the lease runs again an interval later; one that did not get it asks again
+every ``recheck_seconds`` (a claim that changes nothing while the holder lives), so when the holder
+is killed (mid-run, or holding its interval) its lease is free at once (``lake_holders``: its
+presence ends with its process) and a survivor takes it and runs within seconds.
 A step that conflicts with a concurrent ingest commit is rolled back (DuckLake decides between the
 two) and runs again at the next interval; nothing is lost either way.
 """
@@ -75,8 +78,13 @@ def _data_files(con: Any) -> int:
     )
 
 
+RECHECK_SECONDS = 2.0  # how often a collector without the lease asks for it again
+
+
 class Maintainer:
-    """Every ``interval`` seconds: claim the lease; when this process got it, ``maintain``."""
+    """Every ``interval`` seconds while it holds the lease, every ``recheck_seconds`` while another
+    collector does: claim the lease; when this process got it, ``maintain``. ``wait(event,
+    seconds)`` is the loop's pause (true once stopped): tests drive it with their clock."""
 
     def __init__(
         self,
@@ -86,30 +94,38 @@ class Maintainer:
         interval_seconds: float,
         keep_snapshots_seconds: float,
         run: Callable[[LakeStore, float], dict[str, Any]] = maintain,
+        recheck_seconds: float = RECHECK_SECONDS,
+        wait: Callable[[threading.Event, float], bool] | None = None,
     ) -> None:
-        if interval_seconds <= 0:
+        if interval_seconds <= 0 or recheck_seconds <= 0:
             raise ValueError("the maintenance interval is a positive number of seconds")
         self.store, self.leases = store, leases
         self.interval = interval_seconds
+        self.recheck = min(recheck_seconds, interval_seconds)
         self.keep = keep_snapshots_seconds
         self._run = run
+        self._wait = wait or (lambda event, seconds: event.wait(seconds))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last: dict[str, Any] | None = None
+        self.runs = 0
 
     def run_once(self) -> dict[str, Any] | None:
         """One turn: the maintenance's result when this process held the lease, else None."""
         if not self.leases.claim(LEASE, self.interval):
             return None
         self.last = self._run(self.store, self.keep)
+        self.runs += 1
         log.info("lake maintenance by %s: %s", self.leases.holder, self.last)
         return self.last
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
+        wait = self.interval
+        while not self._wait(self._stop, wait):
             try:
-                self.run_once()
+                wait = self.interval if self.run_once() is not None else self.recheck
             except Exception as exc:  # a conflict with an ingest commit, the catalog away: next turn
+                wait = self.interval
                 log.warning("lake maintenance did not complete (next try in %.0f s): %s", self.interval, exc)
 
     def start(self) -> None:

@@ -77,6 +77,7 @@ class _SharedReferences:
 
 def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = None) -> dict[str, Any] | None:
     """Everything the trace page shows, computed with the evaluators' own matching rules."""
+    from collector.store import lake_claims
     from collector.store import ui as store_ui
     from evaluators.builtin.freshness import staleness
     from evaluators.builtin.permission import acl_of
@@ -90,6 +91,7 @@ def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = N
         refs = (shared or _SharedReferences()).references_for(con, views[0])
         verdicts = store_ui.trace_verdicts(con, trace_id)
         attribution = store_ui.read(con, "trace_attribution", {"t": trace_id})
+        claims = lake_claims.claims_of(con, [trace_id])  # who works on it now (a lake's collectors)
     finally:
         con.close()
     from evaluators.base import EvalInput
@@ -178,6 +180,7 @@ def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = N
             "steps": steps,
             "documents": docs,
             "verdicts": [dict(zip(verdicts.columns, r, strict=True)) for r in verdicts.rows],
+            "claims": claims,
         }
     )
 

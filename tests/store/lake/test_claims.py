@@ -1,8 +1,8 @@
 """Settling and evaluation claimed per trace across collectors (``collector.store.lake_claims``): two
 stores on one lake (two holders, as two collector processes are) never settle or evaluate the same
-trace at once, a trace settled or evaluated by one is not done again by the other, and the claims of
-a collector that died are taken over once they expire (expiry is moved in the catalog database,
-not waited for)."""
+trace at once, a trace settled or evaluated by one is not done again by the other, the claims of a
+collector that is gone are free at once, and those of one alive but stuck once they expire (expiry
+is moved in the catalog database, not waited for)."""
 
 from __future__ import annotations
 
@@ -88,19 +88,55 @@ def test_two_collectors_settle_each_trace_once(stores: list[LakeStore]) -> None:
     assert lake_claims.holders(con, lake_claims.SETTLE) == {}  # released once committed
 
 
-def test_a_dead_collectors_claims_are_taken_over_once_they_expire(
+def _claim_rows(postgres: Postgres, lake: Lake) -> set[tuple[str, str, str]]:
+    """(trace id, holder, taken_from) of every claim row, read in the catalog database."""
+    db = lake.catalog.rsplit("/", 1)[1]
+    out = postgres.query(db, f"SELECT trace_id, holder, coalesce(taken_from, '') FROM {lake_claims.TABLE}")
+    return {tuple(line.split("|")) for line in out.splitlines() if line}  # type: ignore[misc]
+
+
+def test_a_gone_collectors_claims_are_free_at_once_and_say_whom_they_were_taken_from(
     stores: list[LakeStore], lake: Lake, postgres: Postgres
 ) -> None:
+    """A collector's claims live as long as its presence in the catalog: closed (as a killed
+    process's connection is), they are free at once, no expiry waited for."""
     a, b = stores
     _ingest(a)
-    dead = _ready(a)  # a claims four, and dies before settling them
+    dead = _ready(a)  # a claims four, and is gone before settling them
+    holder = lake_claims.me(a.cursor())
+    assert holder is not None and len(dead) == 4
+    b_holder = lake_claims.me(b.cursor())
+    assert b_holder is not None
+    assert lake_claims.claims_of(b.cursor(), dead)[0]["holder_state"] == "alive"
+    a.close()
+    assert {c["holder_state"] for c in lake_claims.claims_of(b.cursor(), dead)} == {"gone"}
+    assert lake_claims.holders(b.cursor(), lake_claims.SETTLE) == {}  # none held any more
+    assert {(k, t) for k, t, _ in lake_claims.freed(b.cursor())} == {(lake_claims.SETTLE, t) for t in dead}
+    assert sorted(_ready(b, 10)) == sorted(TRACES)
+    taken = {t: (h, f) for t, h, f in _claim_rows(postgres, lake)}
+    assert {t: taken[t] for t in dead} == {t: (b_holder[0], holder[0]) for t in dead}
+    assert lake_claims.freed(b.cursor()) == set()
+    assert _settler(b).run_once(now=T0 + SETTLE) == 6
+    con = b.cursor()
+    assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM trace_settles").fetchall() == [(6, 6)]
+    assert _claim_rows(postgres, lake) == set()  # released once committed
+
+
+def test_a_stuck_collectors_claims_are_taken_over_once_they_expire(
+    stores: list[LakeStore], lake: Lake, postgres: Postgres
+) -> None:
+    """A holder alive but not finishing (stuck) keeps its claims until they expire (expiry is moved
+    in the catalog database, not waited for)."""
+    a, b = stores
+    _ingest(a)
+    stuck = _ready(a)
     holder = lake_claims.me(a.cursor())
     assert holder is not None
-    a.close()
-    assert _settler(b).run_once(now=T0 + SETTLE) == 2  # only the two a did not hold
-    assert _ready(b) == []
+    assert _settler(b).run_once(now=T0 + SETTLE) == 2  # only the two a does not hold
+    assert _ready(b) == [] and lake_claims.freed(b.cursor()) == set()
     _expire(postgres, lake, holder[0])
-    assert sorted(_ready(b)) == sorted(dead)
+    assert {t for _, t, _ in lake_claims.freed(b.cursor())} == set(stuck)
+    assert sorted(_ready(b)) == sorted(stuck)
     assert _settler(b).run_once(now=T0 + SETTLE) == 4
     con = b.cursor()
     assert con.execute("SELECT count(*), count(DISTINCT trace_id) FROM trace_settles").fetchall() == [(6, 6)]
@@ -174,10 +210,9 @@ def test_two_collectors_evaluate_each_trace_once_per_generation(
     a, b = stores
     _ingest(a)
     assert _settler(a).run_once(now=T0 + SETTLE) == 6
-    held = verdicts.pending(a.cursor(), 2)  # a claims two and dies
+    held = verdicts.pending(a.cursor(), 2)  # a claims two and is stuck
     holder = lake_claims.me(a.cursor())
     assert holder is not None and len(held) == 2
-    a.close()
     done = _evaluate(b, 10)
     assert len(done) == 4 and {t for t, _, _ in held}.isdisjoint(done)
     assert _evaluate(b, 10) == []
