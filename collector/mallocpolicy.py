@@ -14,7 +14,7 @@ threshold of 1 GiB one of 3 still did (``bench/README.md``, 2026-12-04).
 dynamic threshold on 64-bit) come from the heap, and a heap is trimmed only once ``TRIM_BYTES`` at
 its top are free. Memory that was freed stays resident for the next allocation, so the process's
 resident size stays near its peak instead of falling back between checkpoints. The peak is what the
-memory bound of the README counts, and it was not higher with these settings: the server process
+memory bound of docs/limits.md counts, and it was not higher with these settings: the server process
 peaked at 2.84-2.90 GB on that store against 2.84-3.14 without, and at 1.29 GB against 1.25 on an
 empty one. A ``GLIBC_TUNABLES`` that sets any ``glibc.malloc`` tunable is the operator's choice and
 is left as it is; other C libraries (musl, macOS) are left alone.

@@ -1,4 +1,4 @@
-"""Text normalization shared by context derivation and evidence matching (DESIGN §3).
+"""Text normalization shared by context derivation and evidence matching (docs/architecture.md, Evidence and matching).
 
 Comparison text is Unicode NFKC, case-folded, with every run of whitespace, punctuation and other
 non-word characters removed (``reference_normalize``). Removing (rather than collapsing to a space)

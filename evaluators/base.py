@@ -4,7 +4,7 @@ An evaluator is a pure function ``fn(inp: EvalInput, config) -> list[Metric]`` p
 ``EvaluatorSpec``. It does no I/O and reads no clock: the runner loads the trace, its gold case and
 the knowledge base into an ``EvalInput`` and writes the returned metrics to ``evaluations``.
 
-Status rules (DESIGN §5): a metric with an empty denominator is ``not_applicable`` — never 0, never 1.
+Status rules (docs/architecture.md, Evaluators and metrics): a metric with an empty denominator is ``not_applicable`` — never 0, never 1.
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ class TraceView:
 
     @cached_property
     def opening_tools(self) -> list[StepInfo]:
-        """Tool steps that opened documents a search listed (stage ``opened``, DESIGN §3)."""
+        """Tool steps that opened documents a search listed (stage ``opened``; docs/architecture.md, Evidence and matching)."""
         opened = {d.span_id for d in self.documents if d.stage == "opened"}
         if not opened:
             return []

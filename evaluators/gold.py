@@ -1,4 +1,4 @@
-"""Gold cases and the knowledge-base registry (DESIGN §3, §4): models, JSONL validation, loading.
+"""Gold cases and the knowledge-base registry (docs/architecture.md, Gold cases and the registry): models, JSONL validation, loading.
 
 A JSONL body is validated whole before anything is stored: a bad line is refused with its line
 number and the field at fault, and nothing from that body is loaded.

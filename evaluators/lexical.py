@@ -1,4 +1,4 @@
-"""The lexical tier (DESIGN §5): sentences, claims, refusals and claim support without a model.
+"""The lexical tier (docs/architecture.md, Evaluators and metrics): sentences, claims, refusals and claim support without a model.
 
 Deterministic rules for English and Chinese text:
 

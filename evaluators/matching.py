@@ -1,4 +1,4 @@
-"""Evidence matching (DESIGN §3): which step documents hold which gold evidence units.
+"""Evidence matching (docs/architecture.md, Evidence and matching): which step documents hold which gold evidence units.
 
 A step document matches an evidence item when, in order:
 1. its chunk id equals the evidence chunk id; or

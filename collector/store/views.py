@@ -1,4 +1,4 @@
-"""The views of the bundled queries (a ``queries/`` file with a ``-- view:`` line, DESIGN §8), made
+"""The views of the bundled queries (a ``queries/`` file with a ``-- view:`` line; docs/architecture.md, The interface contract), made
 on the store when it opens (``sql/views/create_view.sql``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Context-stage evidence metrics (DESIGN §3, §5): context recall and context retention.
+"""Context-stage evidence metrics (docs/architecture.md, Evidence and matching): context recall and context retention.
 
 - ``context_recall``: evidence units (an any_of group is one unit) in the final context / units.
   Not applicable without a gold case, without evidence, or when the trace has no context stage

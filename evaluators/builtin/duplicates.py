@@ -1,4 +1,4 @@
-"""Duplicates (DESIGN §5): candidates that repeat one already ranked higher in the same step.
+"""Duplicates (docs/architecture.md, Evaluators and metrics): candidates that repeat one already ranked higher in the same step.
 
 ``duplicate_candidates`` per retrieval step: candidates whose chunk id, or whose normalized content
 (NFKC, case-folded, whitespace and punctuation removed), equals that of a candidate ranked higher

@@ -1,4 +1,4 @@
-"""Is the gold evidence in the knowledge-base registry at all? (DESIGN §6 layer ``evidence_not_in_kb``)
+"""Is the gold evidence in the knowledge-base registry at all? (layer ``evidence_not_in_kb``; docs/architecture.md, Attribution order)
 
 ``evidence_in_kb`` = evidence units (an any_of group is one unit, present when any alternative is)
 present in the registry / units. An item is present when:

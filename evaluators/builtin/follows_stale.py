@@ -1,4 +1,4 @@
-"""Follows stale (DESIGN §3, seed 002 §7): does the answer state a value that only a stale version
+"""Follows stale (docs/architecture.md, Experiments): does the answer state a value that only a stale version
 of a document holds?
 
 The stale versions of a trace are its stale candidates and context documents (``freshness``'s

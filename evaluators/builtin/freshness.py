@@ -1,4 +1,4 @@
-"""Freshness (DESIGN §3, §5): stale documents among the candidates and in the final context.
+"""Freshness (docs/architecture.md, Gold cases and the registry): stale documents among the candidates and in the final context.
 
 A document is judged at time t (the case's ``as_of``, else the trace time: ``EvalInput.as_of``) from
 its registry row (found by id, source id or content), else from the span's own metadata

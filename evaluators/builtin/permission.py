@@ -1,4 +1,4 @@
-"""Permission (DESIGN §3, §5, §6 layer ``permission_violation``): documents outside the caller's scope.
+"""Permission (layer ``permission_violation``; docs/architecture.md, Attribution order): documents outside the caller's scope.
 
 The caller's scopes are ``EvalInput.user_scope`` (the trace's ``ragfault.user_scope``, else the gold
 case's ``user_scope``); without any, every metric is not applicable ("no user scope"). A document's

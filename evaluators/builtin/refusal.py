@@ -1,4 +1,4 @@
-"""Refusal detection and the answerable × answered/refused table (DESIGN §5; seed 002).
+"""Refusal detection and the answerable × answered/refused table (docs/architecture.md, Evaluators and metrics).
 
 - ``refusal`` (trace): value 1 when the answer refuses, 0 when it answers; label ``refused`` or
   ``answered``. An answer refuses when it is made only of refusal and hedge sentences ("I don't

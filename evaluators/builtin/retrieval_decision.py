@@ -1,4 +1,4 @@
-"""Retrieval decision and the trace's cost counters (DESIGN §5, layer ``no_retrieval`` of §6).
+"""Retrieval decision and the trace's cost counters (layer ``no_retrieval``; docs/architecture.md, Attribution order).
 
 - ``retrieval_decision`` (trace): label ``{must}×{did}`` with must ∈ ``must_retrieve`` | ``may_skip``
   | ``unknown`` (the case's ``must_retrieve`` true / false / null, or no case) and did ∈

@@ -1,11 +1,11 @@
-"""Deep-search agents: evidence surfaced but never opened (DESIGN §3 stages ``surfaced`` and
-``opened``; §6 layer ``not_opened``).
+"""Deep-search agents: evidence surfaced but never opened (stages ``surfaced`` and
+``opened``; layer ``not_opened``: docs/architecture.md, Attribution order).
 
 ``evidence_opened`` (trace, with a gold case): evidence units a search surfaced that the agent then
 had the text of (it opened the result, or retrieved the document otherwise: the unit is among the
 candidates) / evidence units a search surfaced. ``passed`` when every surfaced unit was opened.
 A unit is surfaced when a ``surfaced`` document matches it (by id or url, as any step document:
-DESIGN §3) or one of its quotes is inside a result's title or snippet. Not applicable without a
+docs/architecture.md, Evidence and matching) or one of its quotes is inside a result's title or snippet. Not applicable without a
 gold case, without evidence, when no search listed results (``surfaced``), or when no unit was
 surfaced. Details: ``not_opened`` (each unit with the search span and 1-based rank it was listed
 at) and ``opened``.

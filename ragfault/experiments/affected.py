@@ -1,4 +1,4 @@
-"""A document changed: what must be re-run (seed 002 §7).
+"""A document changed: what must be re-run (docs/architecture.md, Experiments).
 
 Every reload of the knowledge base records the documents whose content, version or validity it
 changed (``kb_changes``, written by ``store_kb``). The bundled ``kb_affected`` query lists, for each

@@ -1,4 +1,4 @@
-"""Conflict samples (seed 002 §7): does the system follow a stale version of a document?
+"""Conflict samples (docs/architecture.md, Experiments): does the system follow a stale version of a document?
 
 ``plant`` copies each evidence document of the chosen answerable cases (policy cases first) with
 its key numbers changed and an earlier validity, superseded by the original, and returns the new

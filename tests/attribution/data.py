@@ -1,5 +1,5 @@
 # ruff: noqa: E501 -- scenario tables, one scenario a line
-"""A small knowledge base and gold set (English and Chinese) on which every root cause of DESIGN §6
+"""A small knowledge base and gold set (English and Chinese) on which every root cause (docs/architecture.md, Attribution order)
 can be planted, and the scenarios that plant them."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A trace that cannot tell is never ``ok``: ``insufficient_trace`` and the missing fields it names,
-through a real server and real OTLP exports (DESIGN §6 item 13)."""
+through a real server and real OTLP exports (docs/architecture.md, Attribution order: insufficient_trace)."""
 
 from __future__ import annotations
 

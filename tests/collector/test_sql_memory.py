@@ -1,4 +1,4 @@
-"""One SQL API call cannot grow the server past the bound the README states: DuckDB holds 2,048
+"""One SQL API call cannot grow the server past the bound docs/limits.md states: DuckDB holds 2,048
 rows of a query at once, so a query that builds wide values (or returns one wide value many times)
 is stopped inside DuckDB, before that vector exists, not after it was copied out."""
 
@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import free_port
 
 MB = 1 << 20
-# the README's bound for one call beyond the server's size before it: twice sql_max_result_bytes
+# docs/limits.md's bound for one call beyond the server's size before it: twice sql_max_result_bytes
 # (DuckDB's copy and the Arrow batches), one vector of 2,048 values of sql_max_value_bytes, and
 # DuckDB's operator memory (sql_operator_memory)
 RESULT, VALUE, OPERATOR = 32 * MB, 64 << 10, 256 * MB
