@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from evaluators.lexical import _CN_DIGITS
+
 # unit word -> (dimension, size in the dimension's base unit)
 _UNITS: dict[str, tuple[str, float]] = {
     **dict.fromkeys(["second", "sec", "s", "秒", "秒钟"], ("time", 1.0)),
@@ -68,20 +70,7 @@ _EN_WORD_STEMS = ("zero", "one", "two", "thr", "thi", "fou", "forty", "fiv", "fi
                   "twe", "hundred", "thousand", "million")  # fmt: skip
 _EN_WORD_HINT = re.compile("|".join(_EN_WORD_STEMS))
 _EN_WORDS_RE = re.compile(rf"\b(?:{_EN_NUM_WORD})(?:[\s-]+(?:and\s+)?(?:{_EN_NUM_WORD}))*\b", re.I)
-_CN_DIGIT = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
+_CN_DIGIT = _CN_DIGITS  # the Chinese digits, as the claim splitter reads them
 _CN_SMALL_MULT = {"十": 10, "百": 100, "千": 1000}
 _CN_BIG = {"万": 10_000, "亿": 100_000_000}
 

@@ -7,26 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from tests.ragfault.clirun import cli
 from tests.served import Collector
-
-ROOT = Path(__file__).resolve().parents[2]
-NOWHERE = "http://127.0.0.1:9"  # nothing listens there
-
-
-def cli(cwd: Path, *argv: str, server: str = NOWHERE) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragfault.cli", *argv], capture_output=True, text=True, cwd=cwd, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "RAGFAULT_SERVER": server},
-    )  # fmt: skip
 
 
 def digest(path: Path) -> str:

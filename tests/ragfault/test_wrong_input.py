@@ -4,9 +4,6 @@ to do, never a traceback, and a non-zero exit: what a newcomer's first mistakes 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,16 +11,7 @@ import pytest
 from ragfault.cli import COMMANDS, build_parser, main
 from tests.conftest import Server
 from tests.demo_db import demo_db  # noqa: F401
-
-ROOT = Path(__file__).resolve().parents[2]
-NOWHERE = "http://127.0.0.1:9"  # nothing listens there
-
-
-def cli(cwd: Path, *argv: str, server: str = NOWHERE) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragfault.cli", *argv], capture_output=True, text=True, cwd=cwd, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "RAGFAULT_SERVER": server},
-    )  # fmt: skip
+from tests.ragfault.clirun import NOWHERE, cli
 
 
 def write(path: Path, text: str) -> Path:
