@@ -47,7 +47,9 @@ def test_readers_are_one_per_convention_in_detection_order() -> None:
     names = [r.convention for r in READERS]
     assert names == ["openinference", "traceloop", "haystack", "vercel_ai", "genai"]
     # (``structural``: the layer beneath the readers, ``collector.normalize.shape``)
-    assert len(set(names)) == len(names) and set(names) | {"structural", "unknown"} == set(CONVENTIONS)
+    assert len(set(names)) == len(names) and set(names) | {"structural", "mapping", "unknown"} == set(
+        CONVENTIONS
+    )
 
 
 # one span per convention; each also carries GenAI keys, so only the order decides
