@@ -292,9 +292,14 @@ def written_facts(
         )
     )
     steps, docs = tables.steps, tables.docs
-    retrieving = set(
-        pc.filter(steps.column("trace_id"), pc.equal(steps.column("step_type"), "retrieval")).to_pylist()
+    # traces with a retrieval step that recorded its output: one that recorded neither documents
+    # nor an output value is unknown, not empty (``evaluators.builtin._recorded``)
+    recorded = pc.or_kleene(
+        pc.greater(pc.utf8_length(steps.column("output_text")), 0),
+        pc.greater(pc.utf8_length(steps.column("tool_result")), 0),
     )
+    is_retrieval = pc.and_kleene(pc.equal(steps.column("step_type"), "retrieval"), recorded)
+    retrieving = set(pc.filter(steps.column("trace_id"), is_retrieval).to_pylist())
     stage = docs.column("stage")
     if pa.types.is_dictionary(stage.type):
         stage = stage.cast(pa.string())

@@ -3,12 +3,15 @@
 --   service: empty retrieval rate, top retrieval score, stale and forbidden documents in context,
 --   unsupported-claim rate, refusal rate, retrieval-skipped rate, latency percentiles, tokens, errors,
 --   and what users said (traces with negative feedback, thumbs down, mean score).
---   Rates are over the traces where the signal applies (their count is given); NULL when none.
+--   Rates are over the traces where the signal applies (their count is given); NULL when none. A
+--   retrieval that recorded neither documents nor an output value is unknown, not empty: the empty
+--   retrieval rate is over the retrieval traces whose output is known, and the others are counted.
 -- grain: one row per hour and service_name
 -- params: $since TIMESTAMP = NULL, $until TIMESTAMP = NULL, $service VARCHAR = NULL
 -- returns: hour, service_name, traces, retrieval_traces, empty_retrieval_rate, top_score_p50, top_score_min,
 --   stale_context_traces, forbidden_traces, claims, unsupported_claim_rate, refusal_rate, retrieval_skipped_rate,
---   latency_p50_ms, latency_p95_ms, tokens, error_traces, negative_feedback_traces, thumbs_down, mean_feedback_score
+--   latency_p50_ms, latency_p95_ms, tokens, error_traces, negative_feedback_traces, thumbs_down, mean_feedback_score,
+--   retrieval_output_known_traces, retrieval_output_unrecorded_traces
 WITH t AS (
     SELECT trace_id, service_name, start_time, date_trunc('hour', start_time) AS hour, error_count
     FROM traces
@@ -19,7 +22,8 @@ WITH t AS (
       AND ($service IS NULL OR service_name = $service)
 ),
 retr AS (
-    SELECT s.trace_id, count(*) AS calls
+    SELECT s.trace_id, count(*) AS calls,
+        bool_or(coalesce(s.output_text, '') <> '' OR coalesce(s.tool_result, '') <> '') AS output_recorded
     FROM steps s JOIN t USING (trace_id)
     WHERE s.step_type = 'retrieval'
     GROUP BY s.trace_id
@@ -48,8 +52,8 @@ SELECT
     t.service_name,
     count(*) AS traces,
     count(retr.trace_id) AS retrieval_traces,
-    count(*) FILTER (WHERE retr.trace_id IS NOT NULL AND coalesce(cand.candidates, 0) = 0)
-        / nullif(count(retr.trace_id), 0) AS empty_retrieval_rate,
+    count(*) FILTER (WHERE retr.output_recorded AND coalesce(cand.candidates, 0) = 0)
+        / nullif(count(*) FILTER (WHERE retr.output_recorded OR cand.candidates > 0), 0) AS empty_retrieval_rate,
     quantile_cont(cand.top_score, 0.5) AS top_score_p50,
     min(cand.top_score) AS top_score_min,
     count(*) FILTER (WHERE ev.stale_in_context) AS stale_context_traces,
@@ -64,7 +68,10 @@ SELECT
     count(*) FILTER (WHERE t.error_count > 0) AS error_traces,
     count(*) FILTER (WHERE fb.negative_count > 0) AS negative_feedback_traces,
     coalesce(sum(fb.thumbs_down), 0) AS thumbs_down,
-    avg(fb.mean_score) AS mean_feedback_score
+    avg(fb.mean_score) AS mean_feedback_score,
+    count(*) FILTER (WHERE retr.output_recorded OR cand.candidates > 0) AS retrieval_output_known_traces,
+    count(*) FILTER (WHERE retr.trace_id IS NOT NULL AND NOT retr.output_recorded AND cand.candidates IS NULL)
+        AS retrieval_output_unrecorded_traces
 FROM t
 LEFT JOIN retr USING (trace_id)
 LEFT JOIN cand USING (trace_id)

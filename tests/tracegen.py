@@ -85,6 +85,8 @@ def rag_trace(
             if convention == "openinference":
                 attrs = {"openinference.span.kind": "RETRIEVER", "input.value": query}
                 attrs.update(_doc_attrs("retrieval.documents", candidates))
+                if not candidates:  # a retrieval that returned nothing records its empty result
+                    attrs["output.value"] = "[]"
             else:
                 attrs = {
                     "gen_ai.operation.name": "retrieval",

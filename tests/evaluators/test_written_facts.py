@@ -36,7 +36,12 @@ def _traces() -> list[tuple[list, str]]:
     root = new_span_id()
     empty_spans = [
         span(empty, span_id=root, name="ask", attrs={"openinference.span.kind": "CHAIN", "input.value": "q"}),
-        span(empty, parent=root, name="retrieve", attrs={"openinference.span.kind": "RETRIEVER"}),
+        span(
+            empty,
+            parent=root,
+            name="retrieve",
+            attrs={"openinference.span.kind": "RETRIEVER", "output.value": "[]"},
+        ),
     ]
     experiment = new_trace_id()
     experiment_spans = rag_spans(experiment)
@@ -44,6 +49,10 @@ def _traces() -> list[tuple[list, str]]:
     experiment_spans[0].attributes.add(key="tenant").value.string_value = "acme"
     no_retrieval = new_trace_id()
     tool_only = [span(no_retrieval, name="tool", attrs={"openinference.span.kind": "TOOL", "tool.name": "x"})]
+    unrecorded = new_trace_id()  # a retrieval that recorded nothing: unknown, not empty
+    unrecorded_spans = [
+        span(unrecorded, name="retrieve", attrs={"openinference.span.kind": "RETRIEVER", "input.value": "q"})
+    ]
     rated = new_trace_id()
     rated_spans = rag_spans(rated)
     rated_spans.append(
@@ -57,6 +66,7 @@ def _traces() -> list[tuple[list, str]]:
         (experiment_spans, "svc-b"),
         (tool_only, "svc-c"),
         (rated_spans, "svc-a"),
+        (unrecorded_spans, "svc-c"),
     ]
 
 
@@ -113,10 +123,11 @@ def test_written_facts_are_the_facts_read_back_after_the_write(
     assert from_batch == read_back
     # the facts say something: every kind of fact is true of some trace and false of another
     by_id = dict(zip(tids, (f for f in sorted(read_back, key=lambda f: tids.index(f.trace_id))), strict=True))
-    plain, failed, empty, experiment, no_retrieval, rated = (by_id[t] for t in tids)
+    plain, failed, empty, experiment, no_retrieval, rated, unrecorded = (by_id[t] for t in tids)
     assert plain.stale and not failed.stale
     assert failed.error_count > 0 and plain.error_count == 0
     assert empty.empty_retrieval and not plain.empty_retrieval and not no_retrieval.empty_retrieval
+    assert not unrecorded.empty_retrieval  # read back from the store and built from the batch alike
     assert experiment.run_id == "exp-7" and plain.run_id is None
     assert rated.negative_feedback and not plain.negative_feedback
     assert {f.service_name for f in read_back} == {"svc-a", "svc-b", "svc-c"}

@@ -86,8 +86,10 @@ def _add_retrieval(
     the lake's raw tables behind its views)."""
     con.execute(
         f"INSERT INTO {steps} (trace_id, span_id, parent_span_id, step_type, name, start_time, end_time, "
-        "is_root, query_text, received_at) VALUES ($t, 's1', 'r1', 'retrieval', 'retrieve', $at, $at, false, $q, $at)",
-        {"t": trace_id, "at": at, "q": query},
+        "is_root, query_text, output_text, received_at) "
+        "VALUES ($t, 's1', 'r1', 'retrieval', 'retrieve', $at, $at, false, $q, $out, $at)",
+        # a retrieval that returned nothing records it (an empty list), as the readers keep it
+        {"t": trace_id, "at": at, "q": query, "out": None if documents else "[]"},
     )
     for i, (doc_id, content) in enumerate(documents):
         con.execute(
