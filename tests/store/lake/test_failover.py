@@ -21,7 +21,7 @@ import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from collector.store import lake_claims, verdicts
+from collector.store import lake_claims, lake_holders, verdicts
 from collector.store.lake import LakeStore
 from collector.store.lease import CatalogLeases
 from collector.store.maintenance import LEASE, Maintainer
@@ -63,11 +63,22 @@ def holding(lake: Lake, kind: str, ids: list[str] = ()) -> Iterator[tuple[subpro
         proc.wait(30)
 
 
-def _kill(proc: subprocess.Popen[str]) -> float:
-    """SIGKILL ``proc``; the moment it was killed (monotonic)."""
+def _kill(proc: subprocess.Popen[str], lake: Lake, holder: str) -> float:
+    """SIGKILL ``proc``; the moment it was killed (monotonic). Returns once PostgreSQL has ended the
+    killed process's session (its backend sees the socket close a moment after the kill, not at
+    once), so what the test asks next sees ``holder`` gone; that moment is within the takeover
+    time the tests measure from the kill."""
+    import psycopg  # (the lake extra's; these tests run only where it is installed)
+
     proc.kill()
     proc.wait(30)
-    return time.monotonic()
+    killed = time.monotonic()
+    state = f"SELECT {lake_holders.state_sql(lake_holders.pg_literal(holder))}"
+    with psycopg.connect(lake.catalog, autocommit=True) as pg:
+        while (got := pg.execute(state).fetchone()) != ("gone",):
+            assert time.monotonic() - killed < TAKEOVER_SECONDS, f"{holder} still {got} after the kill"
+            time.sleep(0.02)  # (how often PostgreSQL is asked, not a wait for time to pass)
+    return killed
 
 
 @pytest.fixture
@@ -100,7 +111,7 @@ def test_a_killed_collectors_settle_claim_is_settled_by_the_survivor_at_once(
             True,
         )
         assert claim["claimed_at"] <= claim["expires_at"]
-        killed = _kill(proc)
+        killed = _kill(proc, lake, dead)
         assert _settler(survivor).run_once(now=T0 + SETTLE) == 1
         took = time.monotonic() - killed
     assert took < TAKEOVER_SECONDS
@@ -120,7 +131,7 @@ def test_a_killed_collectors_evaluate_claim_is_evaluated_by_the_survivor_at_once
         assert sorted(_evaluate(survivor, 10)) == sorted(TRACES[1:])
         assert _evaluate(survivor, 10) == []  # x is held: the round skips it
         assert _claim_of(survivor, x)["holder_state"] == "alive"
-        killed = _kill(proc)
+        killed = _kill(proc, lake, dead)
         # what wakes the evaluation loop: the claim it skipped is free now
         assert lake_claims.freed(survivor.cursor()) == {(lake_claims.EVALUATE, x, dead)}
         assert _claim_of(survivor, x)["holder_state"] == "gone"
@@ -144,10 +155,10 @@ def test_a_killed_collectors_judge_claim_lets_the_survivor_write_the_verdicts_on
     later = T0 + timedelta(hours=2)
     judged = "SELECT count(*) FROM evaluation_rows WHERE trace_id = ? AND tier = 'judge'"
     con = survivor.cursor()
-    with holding(lake, lake_claims.JUDGE, [x]) as (proc, _):
+    with holding(lake, lake_claims.JUDGE, [x]) as (proc, dead):
         _write(survivor, _judge_batch([x], 2, later), later)  # held by the other: left out
         assert con.execute(judged, [x]).fetchall() == [(0,)]
-        killed = _kill(proc)
+        killed = _kill(proc, lake, dead)
         _write(survivor, _judge_batch([x], 2, later), later)
         took = time.monotonic() - killed
     assert took < TAKEOVER_SECONDS
@@ -182,7 +193,7 @@ def test_a_killed_collectors_maintenance_lease_is_taken_and_run_by_the_survivor(
             assert runs == []
             state = leases.state(LEASE)
             assert state is not None and state[0] == dead and state[3] == "alive"
-            killed = _kill(proc)
+            killed = _kill(proc, lake, dead)
             clock.tick(maintainer.recheck)
             took = time.monotonic() - killed
             assert runs == [leases.holder]  # once
@@ -202,7 +213,7 @@ def test_a_lease_taken_from_a_killed_holder_records_whom_from(lake: Lake) -> Non
     try:
         with holding(lake, "lease") as (proc, dead):
             assert not leases.claim(LEASE, 60) and not leases.free(LEASE)
-            _kill(proc)
+            _kill(proc, lake, dead)
             assert leases.free(LEASE)
             assert leases.claim(LEASE, 60)
         state = leases.state(LEASE)
@@ -267,10 +278,10 @@ def test_a_collector_takes_over_a_killed_holders_traces_and_says_who_held_them(
                 ("evaluate", evaluate_holder, "alive")
             ]
             # the evaluate holder first: nothing is settled meanwhile that could wake the loop
-            killed = _kill(evaluator)
+            killed = _kill(evaluator, lake, evaluate_holder)
             _wait_for(c, evaluated, [[len(ids) - 2]], timeout=60)
             took = [time.monotonic() - killed]
-            killed = _kill(settler)
+            killed = _kill(settler, lake, settle_holder)
             _wait_for(c, evaluated, [[len(ids)]], timeout=60)
             took.append(time.monotonic() - killed)
         assert max(took) < TAKEOVER_SECONDS, took
@@ -288,10 +299,10 @@ def test_the_claims_a_killed_holder_left_are_told_to_the_loops_once(lake: Lake, 
     test instead of its thread)."""
     told: list[set[str]] = []
     survivor.claim_listeners.append(told.append)
-    with holding(lake, lake_claims.EVALUATE, TRACES[:2]) as (proc, _):
+    with holding(lake, lake_claims.EVALUATE, TRACES[:2]) as (proc, dead):
         survivor._watch_claims()
         assert told == []  # held, and its holder alive
-        _kill(proc)
+        _kill(proc, lake, dead)
         survivor._watch_claims()
         assert told == [{lake_claims.EVALUATE}]
         survivor._watch_claims()
