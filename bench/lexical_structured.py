@@ -1,4 +1,4 @@
-"""The three-valued lexical tier (``evaluators.lexical_claims``) on the structured claim set.
+"""The three-valued lexical tier (``evaluators.lexical.claims``) on the structured claim set.
 
 ``bench/lexical/structured.jsonl`` (grown by ``bench/lexical/generate.py`` from hand-written seeds)
 holds claim/context pairs in English and Chinese with a category and a label each. A pair is judged
@@ -30,7 +30,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluators import lexical, lexical_claims, lexical_reading, lexical_values  # noqa: E402
+from evaluators import lexical  # noqa: E402
+from evaluators.lexical import analysis, checking, claim_split, sentence_split  # noqa: E402
+from evaluators.lexical import claims as lexical_claims  # noqa: E402
+from evaluators.lexical import reading as lexical_reading  # noqa: E402
+from evaluators.lexical import values as lexical_values  # noqa: E402
 
 HERE = Path(__file__).resolve().parent / "lexical"
 SETS = {"structured": HERE / "structured.jsonl", "claims": HERE / "claims.jsonl"}
@@ -100,8 +104,9 @@ def _fmt(s: dict[str, Any]) -> str:
 
 
 def _clear() -> None:
-    for f in (lexical.analyze, lexical._scan, lexical._sentences, lexical._clauses, lexical._mismatches_of,
-              lexical._cjk_terms, lexical._claim_units, lexical._split_claims, lexical_reading.read,
+    for f in (lexical.analyze, analysis._scan, sentence_split._sentences, claim_split._clauses,
+              checking._mismatches_of, analysis._cjk_terms, claim_split._claim_units, claim_split._split_claims,
+              lexical_reading.read,
               lexical_reading._units_cached, lexical_reading._context_summary, lexical_values.read_values):  # fmt: skip
         f.cache_clear()
 

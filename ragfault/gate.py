@@ -46,8 +46,6 @@ A rule whose slice has no applicable case fails unless ``if_empty = "pass"``.
 
 from __future__ import annotations
 
-import json
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,10 +55,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from collector.config import explain
 from collector.errors import ConfigError
+from ragfault.gate_metrics import MACRO, RATES, RECALL_AT, metric_of
 
-MACRO = ("candidate_recall", "context_recall", "context_retention", "fact_coverage", "citation_validity")
-RECALL_AT = re.compile(r"recall@[1-9][0-9]*")
-RATES = ("answer_accuracy", "over_refusal_rate", "correct_refusal_rate")
+__all__ = [
+    "DELTA", "EXPERIMENT", "MACRO", "RATES", "RECALL_AT", "SLICE_COLUMNS", "Outcome", "Rule", "Rules", "load_rules",
+    "measure",
+]  # fmt: skip
+
 SLICE_COLUMNS = ("category", "risk", "expected_behavior", "answerable", "dataset", "promoted")
 DELTA = ("ok_rate", "answer_support", *MACRO, *RATES)
 # metrics over experiment rows (``measure``'s ``extra``), with the kind of rows each reads
@@ -85,14 +86,7 @@ class Rule(BaseModel):
     def _check(self) -> Rule:
         if self.min is None and self.max is None and not self.is_delta:
             raise ValueError("a rule needs min, max, min_delta or max_delta")
-        known = (
-            self.metric in MACRO
-            or RECALL_AT.fullmatch(self.metric)
-            or self.metric in RATES
-            or self.metric in ("answer_support", "ok_rate", "traces", "regressions", *EXPERIMENT)
-            or self.metric.startswith(("layer:", "root_cause:"))
-        )
-        if not known:
+        if metric_of(self.metric) is None and self.metric not in EXPERIMENT:
             allowed = [*MACRO, "recall@K", *RATES, "answer_support", "ok_rate", "traces", "regressions",
                        *EXPERIMENT, "layer:<layer>", "root_cause:<root cause>"]  # fmt: skip
             raise ValueError(f"unknown metric {self.metric!r}; the metrics are: {', '.join(allowed)}")
@@ -161,25 +155,6 @@ def _in_slice(row: dict[str, Any], where: dict[str, Any]) -> bool:
     return True
 
 
-def _latest_per_case(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for r in sorted(rows, key=lambda r: (str(r.get("start_time") or ""), r["trace_id"])):
-        out[r["case_id"]] = r
-    return out
-
-
-def _metric(row: dict[str, Any], name: str) -> float | None:
-    """A per-trace metric of a case_results row; recall@k values sit in its ``recall_at`` object."""
-    if RECALL_AT.fullmatch(name):
-        at = row.get("recall_at")
-        if isinstance(at, str):
-            at = json.loads(at)
-        value = (at or {}).get(name)
-        return float(value) if value is not None else None
-    value = row.get(name)
-    return float(value) if value is not None else None
-
-
 def measure(
     rule: Rule,
     rows: list[dict[str, Any]],
@@ -189,68 +164,32 @@ def measure(
     resamples: int = 10_000,
     seed: int = 0,
 ) -> Outcome:
-    """One rule over a run's case results (``extra``: the experiment rows its metric may read)."""
+    """One rule over a run's case results (``extra``: the experiment rows its metric may read).
+
+    The metric's registered function tallies the slice; a rate whose denominator is empty (or a
+    slice with no case at all) is "not applicable", which fails unless ``if_empty = "pass"``."""
     if rule.is_delta or rule.metric in EXPERIMENT:
         from ragfault.experiments import gates
 
         if rule.is_delta:
             return gates.measure_delta(rule, rows, baseline, resamples=resamples, seed=seed)
         return gates.measure_experiment(rule, extra)
+    metric = metric_of(rule.metric)
+    if metric is None:  # pragma: no cover - validated in Rule
+        raise ConfigError(f"unknown metric {rule.metric}")
     rows = [r for r in rows if _in_slice(r, rule.where)]
-    m = rule.metric
-    num: float | None
-    den: float | None
-    detail = ""
-    if m == "traces":
-        num, den = float(len(rows)), 1.0
-    elif m.startswith("layer:"):
-        num, den = float(sum(1 for r in rows if m[6:] in (r["failing_layers"] or []))), 1.0
-    elif m.startswith("root_cause:"):
-        num, den = float(sum(1 for r in rows if r["root_cause"] == m[11:])), 1.0
-    elif m == "ok_rate":
-        num, den = float(sum(1 for r in rows if r["root_cause"] == "ok")), float(len(rows))
-    elif m in MACRO or RECALL_AT.fullmatch(m):
-        vals = [v for v in (_metric(r, m) for r in rows) if v is not None]
-        num, den = float(sum(vals)), float(len(vals))
-    elif m == "answer_support":
-        num = float(sum(r["answer_support_num"] or 0 for r in rows if r["answer_support_den"]))
-        den = float(sum(r["answer_support_den"] or 0 for r in rows if r["answer_support_den"]))
-    elif m in RATES:
-        cells = [r["answerability"] for r in rows if r.get("answerability")]
-        answerable = [c for c in cells if c.endswith("_answerable") and not c.endswith("_unanswerable")]
-        unanswerable = [c for c in cells if c.endswith("_unanswerable")]
-        if m == "over_refusal_rate":
-            num, den = float(answerable.count("refused_answerable")), float(len(answerable))
-        elif m == "correct_refusal_rate":
-            num, den = float(unanswerable.count("refused_unanswerable")), float(len(unanswerable))
-        else:
-            acc = [
-                r
-                for r in rows
-                if r.get("answerability") == "answered_answerable" and r.get("fact_coverage") == 1
-            ]
-            num, den = float(len(acc)), float(len(answerable))
-    elif m == "regressions":
-        if baseline is None:
-            raise ConfigError("rule 'regressions' needs a baseline run (rules `baseline` or --baseline)")
-        base = _latest_per_case([r for r in baseline if _in_slice(r, rule.where)])
-        now = _latest_per_case(rows)
-        regressed = sorted(
-            c
-            for c, r in now.items()
-            if c in base and base[c]["root_cause"] == "ok" and r["root_cause"] != "ok"
-        )
-        num, den = float(len(regressed)), 1.0
-        detail = ", ".join(f"{c} ({now[c]['root_cause']})" for c in regressed)
-    else:  # pragma: no cover - validated in Rule
-        raise ConfigError(f"unknown metric {m}")
-    count_like = m.startswith(("layer:", "root_cause:")) or m in ("traces", "regressions")
-    if not rows and rule.metric != "regressions" or (not count_like and not den):
+    base = None if baseline is None else [r for r in baseline if _in_slice(r, rule.where)]
+    tally = metric.tally(rule.metric, rows, base)
+    if not rows and not metric.on_empty_slice or (not metric.count and not tally.den):
         return Outcome(
-            rule, rule.if_empty == "pass", None, num, den, len(rows), "no applicable case in the slice"
+            rule,
+            rule.if_empty == "pass",
+            None,
+            tally.num,
+            tally.den,
+            len(rows),
+            "no applicable case in the slice",
         )
-    value = num if count_like else num / den  # type: ignore[operator]
+    value = tally.num if metric.count else tally.num / tally.den
     ok = (rule.min is None or value >= rule.min) and (rule.max is None or value <= rule.max)
-    if not detail and m.startswith("layer:"):
-        detail = ", ".join(sorted(r["case_id"] for r in rows if m[6:] in (r["failing_layers"] or [])))
-    return Outcome(rule, ok, value, num, den, len(rows), detail)
+    return Outcome(rule, ok, value, tally.num, tally.den, len(rows), tally.detail)

@@ -3,7 +3,7 @@
 ``answer_support`` on the LLM step that produced the answer (``span_id`` = that step, NULL when the
 trace has no LLM step): the answer is split into atomic claims (``evaluators.lexical.split_claims``;
 refusal and hedge sentences and questions are not claims) and each claim is read for structure and
-checked against the sentences of the final context (``evaluators.lexical_claims.check_claim``):
+checked against the sentences of the final context (``evaluators.lexical.claims.check_claim``):
 *supported* (a clause about the same entity and attribute states it, values equal after
 normalization, bounds, periods, conditions and polarity agreeing), *contradicted* (the clause it
 aligns to states another value, bound, period, weekday, polarity or quantifier, or a condition the
@@ -34,7 +34,7 @@ from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, not_appli
 from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text, context_sentences, query_text
 from evaluators.lexical import is_refusal, split_claims
-from evaluators.lexical_claims import (
+from evaluators.lexical.claims import (
     DEFAULT_ABSENT_COVERAGE,
     DEFAULT_CONTRADICTION_COVERAGE,
     DEFAULT_MIN_COVERAGE,

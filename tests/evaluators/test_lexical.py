@@ -1,4 +1,4 @@
-"""The lexical tier's rules (evaluators/lexical.py), English and Chinese, on the seed cases."""
+"""The lexical tier's rules (evaluators/lexical/), English and Chinese, on the seed cases."""
 
 from __future__ import annotations
 

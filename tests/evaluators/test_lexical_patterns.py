@@ -1,5 +1,5 @@
 """Fast paths of the lexical checker give what the plain forms give: its patterns compiled behind a
-lookahead on their first character (``lexical._starting_with``) find what the bare patterns find,
+lookahead on their first character (``chars._starting_with``) find what the bare patterns find,
 and the sentence splitter, jumping from one possible sentence end to the next, splits as a loop over
 every character does."""
 
@@ -10,13 +10,13 @@ import re
 
 import pytest
 
-from evaluators import lexical
+from evaluators.lexical import patterns, sentence_split, vocabulary
 
 ANCHORED = {
-    "cannot": lexical._CANNOT_RE,
-    "number": lexical._NUMBER_RE,
-    "number word": lexical._EN_NUMBER_WORD_RE,
-    **{f"date {i} ({kind})": p for i, (p, kind) in enumerate(lexical._DATE_PATTERNS)},
+    "cannot": vocabulary._CANNOT_RE,
+    "number": patterns._NUMBER_RE,
+    "number word": patterns._EN_NUMBER_WORD_RE,
+    **{f"date {i} ({kind})": p for i, (p, kind) in enumerate(patterns._DATE_PATTERNS)},
 }
 
 PIECES = [
@@ -56,35 +56,35 @@ def test_anchored_pattern_finds_what_the_bare_one_does(name: str) -> None:
 
 def test_the_lookahead_only_drops_positions_where_no_match_starts() -> None:
     # a first character outside the class: the bare pattern cannot match there either
-    assert _bare(lexical._NUMBER_RE).match("x12") is None
-    assert lexical._NUMBER_RE.search("x 12 days").span() == (1, 4)
-    assert lexical._DATE_PATTERNS[3][0].search("since March 5, 2026").group(0) == "March 5, 2026"
+    assert _bare(patterns._NUMBER_RE).match("x12") is None
+    assert patterns._NUMBER_RE.search("x 12 days").span() == (1, 4)
+    assert patterns._DATE_PATTERNS[3][0].search("since March 5, 2026").group(0) == "March 5, 2026"
 
 
 def _reference_sentences(text: str) -> tuple[str, ...]:
     """The sentence splitter looking at every character in turn."""
     out: list[str] = []
     for line in text.splitlines():
-        line = lexical._LIST_MARKER.sub("", line, count=1)
+        line = sentence_split._LIST_MARKER.sub("", line, count=1)
         start, i, n = 0, 0, len(line)
         while i < n:
             ch = line[i]
             end = False
-            if ch in lexical._HARD_END or ch in "！？；":
+            if ch in sentence_split._HARD_END or ch in "！？；":
                 end = True
             elif ch == ".":
-                end = lexical._is_sentence_period(line, i)
+                end = sentence_split._is_sentence_period(line, i)
             elif ch == "…":
                 end = i + 1 >= n or line[i + 1].isspace()
             if end:
                 j = i + 1
                 while j < n and line[j] in "\"'”’)]」』!?！？.。":
                     j += 1
-                lexical._add_sentence(out, line[start:j])
+                sentence_split._add_sentence(out, line[start:j])
                 start = i = j
                 continue
             i += 1
-        lexical._add_sentence(out, line[start:])
+        sentence_split._add_sentence(out, line[start:])
     return tuple(out)
 
 
@@ -99,4 +99,4 @@ def test_sentence_splitter_jumping_between_candidates_equals_the_character_loop(
     rng = random.Random(5)
     for _ in range(3000):
         text = rng.choice(["", " "]).join(rng.choice(SENTENCE_PIECES) for _ in range(rng.randrange(1, 15)))
-        assert lexical._sentences.__wrapped__(text) == _reference_sentences(text), repr(text)  # type: ignore[attr-defined]
+        assert sentence_split._sentences.__wrapped__(text) == _reference_sentences(text), repr(text)  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from evaluators import lexical
+from evaluators.lexical import analysis
 
 TEXTS = [
     "Annual members may request a refund within 30 days of purchase.",
@@ -24,15 +24,15 @@ TEXTS = [
 ]
 
 
-def _all_patterns(text: str, monkeypatch: pytest.MonkeyPatch) -> lexical.Analysis:
+def _all_patterns(text: str, monkeypatch: pytest.MonkeyPatch) -> analysis.Analysis:
     with monkeypatch.context() as m:
-        m.setattr(lexical, "_SKIP_IMPOSSIBLE", False)
-        return lexical.analyze.__wrapped__(text)  # type: ignore[attr-defined,no-any-return]
+        m.setattr(analysis, "_SKIP_IMPOSSIBLE", False)
+        return analysis.analyze.__wrapped__(text)  # type: ignore[attr-defined,no-any-return]
 
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_skipping_patterns_changes_nothing(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert lexical.analyze.__wrapped__(text) == _all_patterns(text, monkeypatch)  # type: ignore[attr-defined]
+    assert analysis.analyze.__wrapped__(text) == _all_patterns(text, monkeypatch)  # type: ignore[attr-defined]
 
 
 def test_skipping_patterns_changes_nothing_on_mixed_text(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,4 +50,4 @@ def test_skipping_patterns_changes_nothing_on_mixed_text(monkeypatch: pytest.Mon
     rng = random.Random(11)
     for _ in range(400):
         text = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 14)))
-        assert lexical.analyze.__wrapped__(text) == _all_patterns(text, monkeypatch), text  # type: ignore[attr-defined]
+        assert analysis.analyze.__wrapped__(text) == _all_patterns(text, monkeypatch), text  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""The three-valued lexical tier (``evaluators.lexical_claims``) on the structured claim set of
+"""The three-valued lexical tier (``evaluators.lexical.claims``) on the structured claim set of
 ``bench/lexical/structured.jsonl`` and on the values and verdicts it is built from.
 
 The set is data grown by ``bench/lexical/generate.py`` from hand-written seeds: the file must be
@@ -16,8 +16,8 @@ import pytest
 from bench.lexical import generate
 from bench.lexical_structured import evaluate, load
 from evaluators.lexical import sentences
-from evaluators.lexical_claims import check_claim
-from evaluators.lexical_values import read_values, same_value
+from evaluators.lexical.claims import check_claim
+from evaluators.lexical.values import read_values, same_value
 
 CLASSES = {
     "entity_swap", "quantifier", "comparator", "condition_dropped", "negation", "period", "unit", "weekday",

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import random
 
-from evaluators import lexical
-from evaluators.lexical import Analysis, Verdict, analyze, support
+from evaluators.lexical import Analysis, Verdict, analyze, checking, support
 
 
 def _reference_compare(
@@ -15,7 +14,7 @@ def _reference_compare(
     covered = sum(1 for t in keys if t in sent.positive or (t in claim.negated and t in sent.negated))
     coverage = covered / len(keys) if keys else 1.0
     topical = sum(1 for t in keys if t in sent.terms) / len(keys) if keys else 1.0
-    missing, conflicts = lexical._mismatches(claim, sent)
+    missing, conflicts = checking._mismatches(claim, sent)
     negated_here = sent.negated & claim.terms
     if claim.has_negation and (
         bool(negated_here) or (claim.bare_negation and not claim.negated and sent.has_negation)
@@ -166,13 +165,13 @@ def test_cached_comparisons_give_the_same_verdicts_in_other_contexts() -> None:
     first = ["Refunds are available within 14 days of purchase.", "Shipping fees are not refundable."]
     second = ["Refunds are available within 30 days of purchase.", *first]
     third = ["年度会员在购买后 30 天内可以申请退款。", "Refunds are not available after 30 days."]
-    lexical._mismatches_of.cache_clear()
+    checking._mismatches_of.cache_clear()
     for sentences in (first, second, third, first, second):
         for claim in claims:
             assert support(claim, sentences, 0.6, ignore="refund") == _reference_support(
                 claim, sentences, 0.6, 0.5, "refund"
             )
-    assert lexical._mismatches_of.cache_info().hits > 0
+    assert checking._mismatches_of.cache_info().hits > 0
     for claim in claims:
         for s in first + second + third:
-            assert lexical._mismatches_of(claim, s) == lexical._mismatches(analyze(claim), analyze(s))
+            assert checking._mismatches_of(claim, s) == checking._mismatches(analyze(claim), analyze(s))

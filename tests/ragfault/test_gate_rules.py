@@ -6,6 +6,7 @@ import pytest
 
 from collector.errors import ConfigError
 from ragfault.gate import Rule, measure
+from ragfault.gate_metrics import NAMED, PREFIXED, metric_of
 
 
 def row(case: str, cause: str, **kw: object) -> dict[str, object]:
@@ -64,3 +65,23 @@ def test_unknown_metric_and_slice_column_are_refused() -> None:
         Rule(metric="ok_rate", where={"colour": "red"}, min=1)
     with pytest.raises(ValueError):
         Rule(metric="ok_rate")
+
+
+def test_metrics_are_found_by_name_prefix_and_pattern() -> None:
+    """The registry the validator and ``measure`` share: a metric is one of its entries or unknown."""
+    assert metric_of("ok_rate") is NAMED["ok_rate"]
+    assert metric_of("layer:permission_violation") is PREFIXED["layer:"]
+    assert metric_of("root_cause:stale_context") is PREFIXED["root_cause:"]
+    assert metric_of("recall@12") is metric_of("context_recall")  # both macro over cases
+    assert metric_of("recall@0") is None and metric_of("layers:x") is None and metric_of("ok") is None
+    counts = {name for name, m in NAMED.items() if m.count} | {p for p, m in PREFIXED.items() if m.count}
+    assert counts == {"traces", "regressions", "layer:", "root_cause:"}
+
+
+def test_a_count_is_measured_on_an_empty_rate_denominator_but_a_rate_is_not_applicable() -> None:
+    rows = [row("a", "ok", answerability=None), row("b", "stale_context", answerability=None)]
+    layer = measure(Rule(metric="layer:stale_context", max=0), rows, None)
+    assert (layer.value, layer.passed, layer.detail) == (1.0, False, "b")
+    rate = measure(Rule(metric="over_refusal_rate", max=0.1), rows, None)
+    assert (rate.value, rate.denominator, rate.passed) == (None, 0.0, False)
+    assert rate.detail == "no applicable case in the slice"

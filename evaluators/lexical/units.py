@@ -1,4 +1,4 @@
-"""Units, number words and bound phrases of the value reader (``evaluators.lexical_values``).
+"""Units, number words and bound phrases of the value reader (``evaluators.lexical.values``).
 
 The unit table maps each unit word (English and Chinese, singular; plurals are taken off) to its
 dimension and its size in the dimension's base unit: seconds, grams, meters, bytes, a currency,
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from evaluators.lexical import _CN_DIGITS
+from evaluators.lexical.vocabulary import _CN_DIGITS
 
 # unit word -> (dimension, size in the dimension's base unit)
 _UNITS: dict[str, tuple[str, float]] = {

@@ -1,9 +1,9 @@
 """The structured reading of claims and context clauses for the three-valued lexical tier
-(``evaluators.lexical_claims``; docs/architecture.md, Evaluators and metrics).
+(``evaluators.lexical.claims``; docs/architecture.md, Evaluators and metrics).
 
 ``read(text)``: content terms (``lexical.analyze`` of the text with its values and bound words taken
 out, plus marks for the kinds of value it states and for designators such as "Warehouse A"), the
-values normalized (``lexical_values``), the weekdays, the periods of its rates (per hour, 每月, per
+values normalized (``lexical.values``), the weekdays, the periods of its rates (per hour, 每月, per
 semester, 单日), whether it quantifies universally (all, every, always, 所有) or restrictively (only,
 仅), its conditions (if, unless, when, during, after …, 如果, 只要, …期间, …时, …后) with their
 terms, and its negation cues (a double negative has two).
@@ -21,9 +21,11 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from evaluators.lexical import Analysis, analyze, clauses
-from evaluators.lexical_values import DIMS as _STANDARD_DIMS
-from evaluators.lexical_values import Value, ValueReading, read_values
+from evaluators.lexical.analysis import analyze
+from evaluators.lexical.claim_split import clauses
+from evaluators.lexical.tokens import Analysis
+from evaluators.lexical.values import DIMS as _STANDARD_DIMS
+from evaluators.lexical.values import Value, ValueReading, read_values
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _CJK_RUNS = re.compile(r"[\u3400-\u9fff]+")

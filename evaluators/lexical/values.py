@@ -1,5 +1,5 @@
 """Values of a claim or a context clause, normalized so that equal values written differently compare
-equal (the structured claim check, ``evaluators.lexical_claims``).
+equal (the structured claim check, ``evaluators.lexical.claims``).
 
 A value is a quantity (a number with its unit, converted to a base unit of its dimension: 2 hours and
 120 minutes are both 7,200 s; 2 kg, 2000 grams and 4 斤 are 2,000 g; $20 and twenty dollars are
@@ -27,8 +27,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evaluators.lexical import _DATE_PATTERNS, _MONTHS
-from evaluators.lexical_units import (
+from evaluators.lexical.dates import (
+    _CN_DAY,
+    _CN_DAYPART_END,
+    _DAY_CN_HINT,
+    _DAY_CN_RE,
+    _DAY_EN_RE,
+    _DAY_HINT,
+    _DAYS_EN,
+    _EVERY_DAY,
+    _PM_CN,
+    _TIME_CN,
+    _TIME_EN,
+    _TIME_WORD,
+    _TIME_WORD_HINT,
+    _date_of,
+    _date_patterns,
+    _day_range,
+    _en_day,
+)
+from evaluators.lexical.units import (
     _CN_AFTER_RE,
     _CN_UNIT_AFTER,
     _CURRENCY_SIGN,
@@ -55,38 +73,12 @@ _HALF_EN = re.compile(
     r"\b(?:half an?|an? half)\s+(hour|day|year|minute)\b|\ban?\s+(hour|day|year)\s+and\s+a\s+half\b", re.I
 )
 
-_TIME_EN = re.compile(
-    r"(?=\d)(?<![\d.:])(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?![A-Za-z])|(?<![\d.:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])",
-    re.I,
-)
-_TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b|(中午|午夜|正午|零点)", re.I)
-_TIME_CN = re.compile(
-    r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里)?\s*(\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*点"
-    r"(?:\s*(半|\d{1,2}\s*分|[零一二三四五六七八九十]{1,3}分))?"
-)
-_PM_CN = ("下午", "傍晚", "晚上", "夜里")
 
-_DAYS_EN = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_DAY_EN_RE = re.compile(
-    r"\b(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?s?\b"
-    r"(?:\s*(?:to|through|thru|-|–|until)\s*\b(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?\b)?"
-    r"|\b(weekdays?|weekends?)\b",
-    re.I,
-)
-_DAY_CN_RE = re.compile(
-    r"(?:周|星期|礼拜)([一二三四五六日天])(?![次个])(?:\s*(?:至|到|-|–|~)\s*(?:周|星期|礼拜)?([一二三四五六日天]))?|(?<!个)(工作日|周末)"
-)
-_CN_DAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _ANY_DIGIT = re.compile(r"\d")
 _DIGIT_NEXT = re.compile(r"\s{0,2}\d")
 _DAY_KIND = re.compile(r"(business|working|calendar)\s")
-_CN_DAYPART_END = re.compile(r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里)\s*$")
 _HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
 _CN_NUMERAL = re.compile("[零〇一二两三四五六七八九十百千万亿]")
-_TIME_WORD_HINT = re.compile("noon|midday|midnight|中午|午夜|正午|零点")
-_DAY_HINT = re.compile(r"mon|tue|wed|thu|fri|sat|sun|weekday|weekend")
-_DAY_CN_HINT = re.compile("周|星期|礼拜|工作日")
-_EVERY_DAY = re.compile(r"\bevery\s+day\b|\bdaily\b|每天|每日", re.I)
 
 
 @dataclass(frozen=True)
@@ -265,53 +257,6 @@ def read_values(text: str) -> ValueReading:
     for s, e in sorted(spans, reverse=True):
         rest = rest[:s] + " , " + rest[e:]
     return ValueReading(tuple(v for _, v in sorted(found, key=lambda x: x[0])), days, rest)
-
-
-_FOUR_DIGITS = re.compile(r"\d{4}")
-_MONTH_HINT = re.compile("jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")
-
-
-def _date_patterns(t: str, low: str) -> list[tuple[re.Pattern[str], str]]:
-    """The date patterns that can match ``t``: each needs four digits in a row, 年, 月 or a month
-    name (the order of ``lexical._DATE_PATTERNS``)."""
-    month = _MONTH_HINT.search(low) is not None
-    keep = (_FOUR_DIGITS.search(t) is not None, "年" in t, "月" in t, month, month, month)
-    return [p for p, k in zip(_DATE_PATTERNS, keep, strict=True) if k]
-
-
-def _en_day(raw: str) -> int:
-    r = raw.lower()[:3]
-    return ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].index(r)
-
-
-def _day_range(a: int, b: int | None) -> int:
-    if b is None:
-        return 1 << a
-    out, i = 0, a
-    while True:
-        out |= 1 << i
-        if i == b:
-            return out
-        i = (i + 1) % 7
-
-
-def _date_of(m: re.Match[str], kind: str) -> tuple[int | None, int | None, int | None] | None:
-    g = m.groups()
-    if kind == "ymd":
-        y, mo, d = int(g[0]), int(g[1]), int(g[2]) if g[2] else None
-        out: tuple[int | None, int | None, int | None] = (y, mo, d)
-    elif kind == "md":
-        out = (None, int(g[0]), int(g[1]))
-    elif kind == "mdy":
-        out = (int(g[2]) if g[2] else None, _MONTHS[g[0].lower()], int(g[1]))
-    elif kind == "dmy":
-        out = (int(g[2]) if g[2] else None, _MONTHS[g[1].lower()], int(g[0]))
-    else:
-        out = (int(g[1]), _MONTHS[g[0].lower()], None)
-    mo2, d2 = out[1], out[2]
-    if mo2 is None or not 1 <= mo2 <= 12 or (d2 is not None and not 1 <= d2 <= 31):
-        return None
-    return out
 
 
 def _quantity(

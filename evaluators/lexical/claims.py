@@ -2,7 +2,7 @@
 with the evidence that shows it, or undecided.
 
 A claim and every clause of the context are *read* (``read``): content terms (``lexical.analyze`` of
-the text with its values and bound words taken out), values normalized (``lexical_values``: units
+the text with its values and bound words taken out), values normalized (``lexical.values``: units
 and conversions, number words, Chinese magnitudes, times, dates, weekdays), and qualifiers: the
 bound written at each value (at most / at least / before / after / exactly), a rate's period, a
 universal or restrictive quantifier (all, every, always / only, 仅), conditions (if, unless, when,
@@ -37,11 +37,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from evaluators.lexical import _ignore_terms
-from evaluators.lexical_compare import _compare, _coverage, _states_values
-from evaluators.lexical_reading import _CJK_RUNS, Reading, _cjk_chars, _context_summary, _Unit, _units, read
-from evaluators.lexical_values import DIMS as _STANDARD_DIMS
-from evaluators.lexical_values import comparable, same_value
+from evaluators.lexical.checking import _ignore_terms
+from evaluators.lexical.compare import _compare, _coverage, _states_values
+from evaluators.lexical.reading import _CJK_RUNS, Reading, _cjk_chars, _context_summary, _Unit, _units, read
+from evaluators.lexical.values import DIMS as _STANDARD_DIMS
+from evaluators.lexical.values import comparable, same_value
 
 __all__ = [
     "ClaimVerdict",

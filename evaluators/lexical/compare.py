@@ -1,4 +1,4 @@
-"""What a context unit says of a claim (``evaluators.lexical_claims``): coverage of its terms, and
+"""What a context unit says of a claim (``evaluators.lexical.claims``): coverage of its terms, and
 the claim's gaps (what the unit does not state) and conflicts (what it states otherwise: another
 value of the same dimension, the opposite bound, another period or weekday, the other polarity, a
 quantifier it restricts, a condition or threshold the claim drops, the other time order).
@@ -6,8 +6,8 @@ quantifier it restricts, a condition or threshold the claim drops, the other tim
 
 from __future__ import annotations
 
-from evaluators.lexical import analyze
-from evaluators.lexical_reading import (
+from evaluators.lexical.analysis import analyze
+from evaluators.lexical.reading import (
     _BEFORE_DE,
     _CN_MARKER_END,
     _IF,
@@ -18,7 +18,7 @@ from evaluators.lexical_reading import (
     Reading,
     _cjk_chars,
 )
-from evaluators.lexical_values import Value, comparable, same_value
+from evaluators.lexical.values import Value, comparable, same_value
 
 
 def _coverage(keys: frozenset[str], claim: Reading, unit: Reading) -> float:

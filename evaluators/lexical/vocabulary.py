@@ -1,0 +1,245 @@
+"""The word tables the token reader consults: stop words, negation cues (English and Chinese, with
+the words that only look negated), unit aliases, number words and month names. Data, kept apart
+from the code that reads it so either can be read alone."""
+
+from __future__ import annotations
+
+import re
+
+from evaluators.lexical.chars import _starting_with
+
+_STOP_WORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren as at be because been before
+    being below between both but by can could did do does doing don down during each either else etc
+    even ever every few for from further had has have having he her here hers herself him himself
+    his how however i if in into is it its itself just let lets like may me might more most much
+    must my myself nor now of off on once only or other ought our ours ourselves out over own per
+    please same shall she should so some such than that the their theirs them themselves then there
+    these they this those though through thus to too under until up upon us very via was we were
+    what when where whether which while who whom whose why will with within would yes yet you your
+    yours yourself yourselves get gets got one ones s t also then there's it's that's i'm you're
+    they're we're
+    """.split()  # noqa: SIM905
+)
+# never stop words: negation cues, handled apart
+_NEG_WORDS = frozenset(["not", "no", "never", "cannot", "none", "nothing", "neither", "nor", "without"])
+_CONTRACTIONS = [
+    (re.compile(r"\bcan't\b|\bcan’t\b", re.I), "can not"),
+    (_CANNOT_RE := _starting_with("c", r"\bcannot\b", re.I), "can not"),
+    (re.compile(r"\bwon't\b|\bwon’t\b", re.I), "will not"),
+    (re.compile(r"\bshan't\b", re.I), "shall not"),
+    (re.compile(r"n['’]t\b", re.I), " not"),
+]
+_CN_NEG_CUES = ("并非", "没有", "无法", "不", "没", "无", "未", "非", "别", "勿")
+# words that contain a negation character but are not negations
+_CN_NOT_NEG = (
+    "非常",
+    "不过",
+    "不但",
+    "不仅",
+    "不论",
+    "无论",
+    "未来",
+    "除非",
+    "是非",
+    "无线",
+    "不久",
+    "不少",
+    "不错",
+    "不断",
+    "不管",
+    "毫不",
+    "无疑",
+    "不如",
+    "未必",
+    "无数",
+    "不妨",
+    "莫非",
+    "非得",
+    "不禁",
+)
+_CN_PARTICLES = frozenset("的了吗呢吧啊呀嘛么着")
+_CN_NEG_RE = re.compile("|".join(sorted(_CN_NOT_NEG, key=len, reverse=True)) + "|" + "|".join(_CN_NEG_CUES))
+
+_UNIT_ALIASES = {
+    "day": "day",
+    "天": "day",
+    "日": "day",
+    "d": "day",
+    "week": "week",
+    "wk": "week",
+    "周": "week",
+    "星期": "week",
+    "礼拜": "week",
+    "month": "month",
+    "mo": "month",
+    "月": "month",
+    "个月": "month",
+    "year": "year",
+    "yr": "year",
+    "年": "year",
+    "hour": "hour",
+    "hr": "hour",
+    "h": "hour",
+    "小时": "hour",
+    "个小时": "hour",
+    "minute": "minute",
+    "min": "minute",
+    "分钟": "minute",
+    "second": "second",
+    "sec": "second",
+    "s": "second",
+    "秒": "second",
+    "秒钟": "second",
+    "millisecond": "ms",
+    "ms": "ms",
+    "毫秒": "ms",
+    "percent": "%",
+    "%": "%",
+    "pct": "%",
+    "percentage": "%",
+    "元": "cny",
+    "块": "cny",
+    "块钱": "cny",
+    "rmb": "cny",
+    "cny": "cny",
+    "yuan": "cny",
+    "¥": "cny",
+    "￥": "cny",
+    "$": "usd",
+    "usd": "usd",
+    "dollar": "usd",
+    "美元": "usd",
+    "€": "eur",
+    "eur": "eur",
+    "euro": "eur",
+    "欧元": "eur",
+    "£": "gbp",
+    "gbp": "gbp",
+    "pound": "gbp",
+    "次": "times",
+    "time": "times",
+    "倍": "x",
+    "x": "x",
+    "gb": "gb",
+    "mb": "mb",
+    "kb": "kb",
+    "tb": "tb",
+}
+_CN_UNITS = sorted(
+    [
+        "天",
+        "日",
+        "周",
+        "星期",
+        "礼拜",
+        "个月",
+        "月",
+        "年",
+        "小时",
+        "个小时",
+        "分钟",
+        "秒钟",
+        "秒",
+        "毫秒",
+        "元",
+        "块钱",
+        "块",
+        "美元",
+        "欧元",
+        "次",
+        "倍",
+        "折",
+        "人",
+        "岁",
+        "个",
+        "条",
+        "项",
+        "公里",
+        "米",
+        "克",
+        "千克",
+        "斤",
+        "页",
+        "份",
+        "张",
+        "位",
+        "家",
+        "笔",
+        "台",
+    ],
+    key=len,
+    reverse=True,
+)
+_CN_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_CN_MULT = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_EN_NUMBERS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "ninety": 90,
+    "hundred": 100,
+}
+_MONTHS = {
+    "jan": 1,
+    "january": 1,
+    "feb": 2,
+    "february": 2,
+    "mar": 3,
+    "march": 3,
+    "apr": 4,
+    "april": 4,
+    "may": 5,
+    "jun": 6,
+    "june": 6,
+    "jul": 7,
+    "july": 7,
+    "aug": 8,
+    "august": 8,
+    "sep": 9,
+    "sept": 9,
+    "september": 9,
+    "oct": 10,
+    "october": 10,
+    "nov": 11,
+    "november": 11,
+    "dec": 12,
+    "december": 12,
+}
+_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))

@@ -1,0 +1,217 @@
+"""Grep-able invariants of the layout, each with the allowlist of today's offenders.
+
+An allowlist only shrinks: a test fails on an offender that is not listed (or a listed module that
+gained more) and on a listed one that is gone or has fewer (lower the entry in the same change), so
+every list says exactly what is left to do. The scanners read the syntax tree (``scan.py``); the
+tests at the end show that each of them finds what it is meant to find.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from collector.store.sqlfiles import all_statements
+from queries import Query, all_queries
+from tests.layout import scan
+
+# Modules outside the store that hold a raw DuckDB connection (``import duckdb``, the store's ``Tx``
+# alias imported, ``DuckDBPyConnection`` named): the store as a typed interface with an opaque
+# handle removes them. Value: how many such places the module has.
+DUCKDB_HANDLES: dict[str, int] = {
+    "collector/content_events.py": 1,  # reads a trace's content log records when it settles
+    "collector/export.py": 1,  # exports traces to Parquet through a cursor
+    "collector/retention.py": 1,  # finds and deletes expired traces in a write job
+    "collector/settle.py": 1,  # the settler's read cursor and write jobs
+    "evaluators/eval_api.py": 1,  # picks the traces to re-run
+    "evaluators/eval_log.py": 1,  # writes eval_log rows in a write job
+    "evaluators/feedback.py": 1,  # stores feedback and re-queues traces
+    "evaluators/judge/calibration.py": 1,  # reads labels and judge versions
+    "evaluators/judge/judge.py": 1,  # the judge's cache cursor
+    "evaluators/judge/service.py": 1,  # the judge runner's cursor and write jobs
+    "evaluators/judge_tier.py": 1,  # the judge tier's cursor
+    "evaluators/loading.py": 1,  # stores gold cases and the knowledge base
+    "evaluators/promote.py": 1,  # promotes a live trace to a gold case
+    "evaluators/references.py": 1,  # reloads gold cases and documents
+    "evaluators/sampling.py": 1,  # reads the facts the sampler decides on
+    "evaluators/scheduler.py": 1,  # the scheduler's backlog query
+    "evaluators/store_runner.py": 1,  # fetches batches and writes verdict jobs
+    "evaluators/views.py": 1,  # fetches the rows evaluators read
+    "queries/__init__.py": 1,  # create_views takes a connection (type checking only)
+    "ragfault/dbfile.py": 3,  # probes a --db file before a command opens it
+    "ragfault/local.py": 1,  # the CLI's write jobs on a file no server owns
+}
+
+# String constants outside the store that are SQL statements (``scan.is_sql``): statements belong in
+# the store's files, run through its typed operations. Value: how many the module holds.
+SQL_LITERALS: dict[str, int] = {
+    "collector/api.py": 5,  # the /sql endpoint's settings probe and the trace detail reads
+    "collector/coverage.py": 1,  # the mapping coverage count per service
+    "collector/inferred_fields.py": 1,  # the fields of recent steps no convention reader read
+    "collector/mapping_doctor.py": 1,  # the spans of unknown convention
+    "evaluators/live_api.py": 1,  # promoted gold cases
+    "evaluators/promote.py": 1,  # the attribution of the trace to promote
+    "ragfault/client.py": 1,  # whether a file holds a ragfault store
+    "ragfault/commands/demo.py": 1,  # the demo's attribution per case
+    "ragfault/commands/evaluate.py": 1,  # the settled traces to evaluate
+    "ragfault/commands/gold.py": 1,  # the live attribution of a trace
+    "ragfault/dbfile.py": 8,  # probing and stamping a --db file
+    "ragfault/demo/experiments.py": 2,  # closed-book pairs and evaluation progress
+    "ragfault/demo/run.py": 1,  # evaluation progress
+    "ragfault/experiments/affected.py": 1,  # knowledge-base changes
+    "ragfault/report.py": 3,  # the report's cases, runs and datasets
+    "ragfault/ui/live.py": 7,  # the live page's reads
+}
+
+# Parameters named ``runtime`` typed ``Any``: a service locator components patch attributes onto;
+# components given a typed context remove them. Value: how many the module has.
+ANY_RUNTIME: dict[str, int] = {
+    "collector/api.py": 3,  # protected_router, api_router, health_router
+    "collector/config.py": 1,  # settings_table: a component's settings read off the runtime
+    "collector/coverage.py": 1,  # the coverage router
+    "collector/lake_retention.py": 1,  # lake retention's constructor
+    "collector/retention.py": 2,  # the retention router and its service's constructor
+    "evaluators/eval_api.py": 1,  # the evaluation router
+    "evaluators/feedback.py": 1,  # the feedback router
+    "evaluators/judge/api.py": 1,  # the judge router
+    "evaluators/judge_tier.py": 1,  # the judge tier's constructor
+    "evaluators/live_api.py": 2,  # the live router and its registry search
+    "evaluators/scheduler.py": 3,  # build_runner, build_judge and the service's constructor
+    "ragfault/experiments/api.py": 2,  # the experiments router and its query function
+    "ragfault/ui/__init__.py": 3,  # the UI router, the trace view and the registry search
+    "ragfault/ui/api.py": 4,  # the UI's JSON router, its constructor, the demo loader and the facts
+    "ragfault/ui/live.py": 2,  # the live page's router and its constructor
+}
+
+MAX_LINES = 400
+# Modules over MAX_LINES, to be split by concern (none is generated or data: such a module would be
+# listed in DATA_MODULES instead, which may be any length).
+OVERSIZED: dict[str, str] = {
+    "collector/batch.py": "span batches: decoding, columns and their checks in one module",
+    "collector/normalize/common.py": "the readers' shared helpers",
+    "collector/normalize/structural.py": "structural reading: payloads, documents and prompts by shape",
+    "collector/signals.py": "logs and metrics receivers beside their storage",
+    "collector/store/duck.py": "the DuckDB file store: connection, writes and maintenance",
+    "collector/store/lake.py": "the DuckLake store: attach, writes and maintenance",
+    "collector/store/ui_facts.py": "the UI's fact reads",
+    "evaluators/base.py": "the evaluator API: spec, views and results together",
+    "evaluators/builtin/live_evidence.py": "live evidence: inputs, checks and rows",
+    "evaluators/sampling.py": "the sampler's settings, facts and decisions",
+    "evaluators/scheduler.py": "the evaluation service: its loop, rounds, backlog and the judge hand-off",
+}
+DATA_MODULES: dict[str, str] = {}
+
+# SQL files whose declared parameters (``-- params:``) differ from the ones their body uses: a
+# statement is complete in its file, every window and filter a parameter it uses.
+SQL_PARAMS: dict[str, str] = {
+    "store ui/dash_quadrant": "window and run filters appended by Python",
+    "store ui/dash_root_causes": "window and run filters appended by Python",
+    "store ui/dash_trend": "window and run filters appended by Python",
+    "store ui/traces_count": "the trace list's filters appended by Python",
+    "store ui/traces_page": "the trace list's filters appended by Python",
+    "store ui/traces_search": "the trace list's filters appended by Python",
+}
+
+
+def _outside_store() -> list[str]:
+    return [m for m in scan.modules() if not m.startswith(scan.STORE)]
+
+
+def _found(measure: dict[str, int]) -> dict[str, int]:
+    return {m: n for m, n in measure.items() if n}
+
+
+def test_no_duckdb_handle_outside_the_store() -> None:
+    found = _found({m: scan.duckdb_handles(scan.tree(m)) for m in _outside_store()})
+    assert not scan.compare(found, DUCKDB_HANDLES, "DuckDB handle(s)")
+
+
+def test_no_sql_literal_outside_the_store() -> None:
+    found = _found({m: scan.sql_literals(scan.tree(m)) for m in _outside_store()})
+    assert not scan.compare(found, SQL_LITERALS, "SQL literal(s)")
+
+
+def test_no_any_typed_runtime_parameter() -> None:
+    found = _found({m: scan.any_runtime_params(scan.tree(m)) for m in scan.modules()})
+    assert not scan.compare(found, ANY_RUNTIME, "runtime: Any parameter(s)")
+
+
+def test_no_module_over_the_line_limit() -> None:
+    over = {m for m in scan.modules() if scan.line_count(m) > MAX_LINES and m not in DATA_MODULES}
+    new = sorted(f"{m}: {scan.line_count(m)} lines" for m in over - set(OVERSIZED))
+    gone = sorted(set(OVERSIZED) - over)
+    assert not new, f"modules over {MAX_LINES} lines: split them by concern: {new}"
+    assert not gone, f"no longer over {MAX_LINES} lines, take them off OVERSIZED: {gone}"
+    missing = sorted(m for m in DATA_MODULES if m not in scan.modules())
+    assert not missing, f"DATA_MODULES names modules that do not exist: {missing}"
+
+
+def _param_mismatch(q: Query) -> str | None:
+    declared, used = set(q.params), q.used_params()
+    if declared == used:
+        return None
+    return f"declares unused {sorted(declared - used)}, uses undeclared {sorted(used - declared)}"
+
+
+def test_sql_files_declare_exactly_the_parameters_they_use() -> None:
+    """Read at test time, so the list follows the files: the store's statements and the bundled
+    queries."""
+    found = {f"store {k}": _param_mismatch(q) for k, q in all_statements().items()}
+    found |= {f"query {k}": _param_mismatch(q) for k, q in all_queries().items()}
+    bad = {k: why for k, why in found.items() if why}
+    new = {k: why for k, why in bad.items() if k not in SQL_PARAMS}
+    fixed = sorted(set(SQL_PARAMS) - set(bad))
+    assert not new, f"SQL files whose parameters differ from their body's: {new}"
+    assert not fixed, f"these now declare exactly what they use; take them off SQL_PARAMS: {fixed}"
+
+
+# The scanners find what they are meant to find (so an empty result means something).
+
+
+@pytest.mark.parametrize(
+    ("text", "sql"),
+    [
+        ("SELECT 1", True),
+        ("-- name: x\n-- params: none\nWITH t AS (SELECT 1) SELECT * FROM t", True),
+        ("  INSERT INTO t VALUES (1)", True),
+        ("select a from t where b = 1", True),
+        ("create or replace table t (a INT)", True),
+        ("CHECKPOINT", True),
+        ("With the lake, the store attaches a catalog.", False),
+        ("select a profile in the settings", False),
+        ("Settings are read once", False),
+        ("AND received_at BETWEEN $lo AND $hi", False),  # a fragment, not a statement
+        ("SELECTED rows", False),
+    ],
+)
+def test_what_counts_as_an_sql_literal(text: str, sql: bool) -> None:
+    assert scan.is_sql(text) is sql
+
+
+def test_the_scanners_count_what_they_are_meant_to() -> None:
+    code = '''
+"""SELECT in a docstring is prose."""
+import duckdb
+from collector.store.base import Tx
+from typing import Any
+Q = "SELECT * FROM traces"
+F = f"SELECT {1} FROM steps"
+def f(runtime: Any, cursor: Tx) -> None:
+    """DELETE nothing."""
+def g(runtime: Any | None = None, other: Any = None) -> None: ...
+def h(runtime: "Runtime") -> None: ...
+def k(con: duckdb.DuckDBPyConnection, cur: base.Tx) -> None: ...
+'''
+    module = ast.parse(code)
+    assert scan.sql_literals(module) == 2
+    assert scan.any_runtime_params(module) == 2
+    assert scan.duckdb_handles(module) == 4
+
+
+def test_compare_fails_both_ways() -> None:
+    assert scan.compare({"a.py": 2}, {"a.py": 2}, "x") == []
+    assert "new ones" in scan.compare({"a.py": 3}, {"a.py": 2}, "x")[0]
+    assert "new ones" in scan.compare({"b.py": 1}, {}, "x")[0]
+    assert "only shrinks" in scan.compare({"a.py": 1}, {"a.py": 2}, "x")[0]
+    assert "only shrinks" in scan.compare({}, {"a.py": 2}, "x")[0]
