@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from collector.store.backend import is_lake
 from collector.store.base import Tx
 from collector.store.templates import filled
 
@@ -25,7 +26,7 @@ def trace_tables(tx: Tx, keep: tuple[str, ...] = KEEP_OUT) -> list[str]:
     On a lake, the names users read (``lake_work.export_tables``)."""
     from collector.store import lake_work
 
-    if lake_work.is_lake(tx):
+    if is_lake(tx):
         return lake_work.export_tables(tx, keep)
     names = [r[0] for r in tx.execute(filled(AREA, "trace_tables")).fetchall() if r[0] not in keep]
     return ["traces"] + [n for n in names if n != "traces"]

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from collector.batch import FEEDBACK_EVENT, FEEDBACK_KEYS
 from collector.store import lake_work
+from collector.store.backend import is_lake
 from collector.store.base import Tx
 from collector.store.reader import (
     QueryResult,
@@ -16,7 +17,7 @@ from collector.store.reader import (
     received_window,
     run_select,
     traces_in_range,
-    window_sql,
+    window_params,
 )
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
@@ -39,7 +40,7 @@ def insert(con: Tx, rows: pa.Table, requeue: bool = True) -> tuple[int, list[str
         negative = new.column("negative").to_pylist()
         targets = sorted({t for t, n in zip(new.column("trace_id").to_pylist(), negative, strict=True) if n})
         if requeue and targets:
-            if lake_work.is_lake(con):
+            if is_lake(con):
                 requeued = lake_work.requeue(con, targets, evaluated_only=True, own_transaction=False)
             else:
                 requeued = [
@@ -59,14 +60,13 @@ def annotated_spans(con: Tx, trace_ids: list[str], hint: Window = None) -> list[
         # lets the scan skip the rest of the table, which otherwise grows with every trace stored
         times_sql = sql("feedback", "received_times")
 
-        def run(extra: str, params: dict[str, Any]) -> list[Any]:
-            return con.execute(times_sql + extra, params or None).fetchall()
+        def run(params: dict[str, Any]) -> list[Any]:
+            return con.execute(times_sql, params).fetchall()
 
         times = traces_in_range(run, len, lambda a, b: a + b, len(set(trace_ids)), hint)
-        window, params = window_sql(received_window(times))
         rows = con.execute(
-            sql("feedback", "annotated_spans") + window,
-            {"keys": list(FEEDBACK_KEYS), "event": FEEDBACK_EVENT, **params},
+            sql("feedback", "annotated_spans"),
+            {"keys": list(FEEDBACK_KEYS), "event": FEEDBACK_EVENT, **window_params(received_window(times))},
         ).fetchall()
     return [tuple(r) for r in rows]
 

@@ -43,9 +43,9 @@ from collector.store.sqlfiles import sql
 
 log = logging.getLogger("ragfault.lake")
 
-CATALOG_DB = "lake_catalog"
+AREA = "claims"
+CATALOG_DB = "lake_catalog"  # (named so in sql/claims/)
 TABLE = "ragfault_claim"
-_ME = "memory.main.ragfault_claimer"
 _CREATE = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (kind text NOT NULL, trace_id text NOT NULL, holder text NOT NULL, "
     "token text NOT NULL, expires_at timestamptz NOT NULL, PRIMARY KEY (kind, trace_id))"
@@ -87,10 +87,7 @@ def attach(
     holder = holder or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     con.execute(f"ATTACH '{conninfo.replace(chr(39), chr(39) * 2)}' AS {CATALOG_DB} (TYPE postgres)")
     _create(con)
-    con.execute(
-        f"CREATE OR REPLACE TABLE {_ME} AS SELECT $h AS holder, $s::DOUBLE AS seconds, $m::BIGINT AS max_traces",
-        {"h": holder, "s": seconds, "m": max_traces},
-    )
+    con.execute(sql(AREA, "name_claimer"), {"h": holder, "s": seconds, "m": max_traces})
     return holder
 
 
@@ -111,7 +108,7 @@ def _create(con: duckdb.DuckDBPyConnection) -> None:
 def round_cap(tx: Tx) -> int:
     """How many traces one round of this instance claims at most."""
     try:
-        rows = tx.execute(f"SELECT max_traces FROM {_ME}").fetchall()
+        rows = tx.execute(sql(AREA, "round_cap")).fetchall()
     except duckdb.Error:
         return MAX_TRACES
     return int(rows[0][0]) if rows else MAX_TRACES
@@ -120,21 +117,20 @@ def round_cap(tx: Tx) -> int:
 def me(tx: Tx) -> tuple[str, float] | None:
     """This instance's holder and claim length; None on an instance that claims nothing (read-only)."""
     try:
-        rows = tx.execute(f"SELECT holder, seconds FROM {_ME}").fetchall()
+        rows = tx.execute(sql(AREA, "claimer")).fetchall()
     except duckdb.CatalogException:
         return None
     return (str(rows[0][0]), float(rows[0][1])) if rows else None
 
 
-def _execute(tx: Tx, sql: str) -> None:
-    tx.execute(f"CALL postgres_execute('{CATALOG_DB}', $sql)", {"sql": sql})
+def _execute(tx: Tx, text: str) -> None:
+    """Run ``text`` (PostgreSQL) in the catalog database."""
+    tx.execute(sql(AREA, "catalog_execute"), {"sql": text})
 
 
-def _query(tx: Tx, sql: str) -> list[tuple[object, ...]]:
-    return [
-        tuple(r)
-        for r in tx.execute(f"SELECT * FROM postgres_query('{CATALOG_DB}', $sql)", {"sql": sql}).fetchall()
-    ]
+def _query(tx: Tx, text: str) -> list[tuple[object, ...]]:
+    """The rows of ``text`` (PostgreSQL) in the catalog database."""
+    return [tuple(r) for r in tx.execute(sql(AREA, "catalog_query"), {"sql": text}).fetchall()]
 
 
 def claim(tx: Tx, kind: str, trace_ids: Iterable[str]) -> list[str]:

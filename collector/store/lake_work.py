@@ -29,21 +29,13 @@ from collector.store import lake_claims
 from collector.store.base import Tx
 from collector.store.content import FILL_SCHEMA, Fill
 from collector.store.sqlfiles import sql
-from collector.store.templates import filled, fragment
+from collector.store.templates import filled
 from collector.store.tx import transaction
 
 AREA = "lake"
 CONFLICT_RETRIES = 6
 JUDGE_TIER = "judge"  # the ``tier`` of the judge's verdicts
 T = TypeVar("T")
-
-
-def is_lake(tx: Tx) -> bool:
-    """Whether ``tx`` is a lake store's handle (its instance has the lake attached as a DuckLake)."""
-    rows = tx.execute(
-        "SELECT count(*) FROM duckdb_databases() WHERE database_name = 'lake' AND type = 'ducklake'"
-    ).fetchall()  # (fetched to the end: DuckDB 2 holds a connection until a result is)
-    return bool(rows[0][0])
 
 
 def _with(tx: Tx, tables: Mapping[str, pa.Table], run: Callable[[], T]) -> T:
@@ -117,7 +109,8 @@ def write_settled(
     released after the commit."""
     settle_id = uuid.uuid4().hex
     ids = _ids(assembly.column("trace_id").to_pylist())
-    tables = {"_asm": assembly, "_ctx": context, "_text_ids": ids}
+    no_docs = pa.table({"doc_id": pa.array([], pa.string())})  # (registry_texts: every document)
+    tables = {"_asm": assembly, "_ctx": context, "_text_ids": ids, "_kb": no_docs}
     if fills:
         tables["_fills"] = pa.table(
             {name: pa.array([getattr(f, name) for f in fills], pa.string()) for name in FILL_SCHEMA.names},
@@ -129,7 +122,7 @@ def write_settled(
         tx.execute(sql(AREA, "insert_settles"), {"settle_id": settle_id, "now": settled_at})
         if fills:
             tx.execute(sql(AREA, "insert_fills"), {"settle_id": settle_id})
-        tx.execute(filled(AREA, "registry_texts", docs=""), {"now": settled_at})
+        tx.execute(sql(AREA, "registry_texts"), {"now": settled_at, "loaded": False})
 
     _with(tx, tables, lambda: _committed(tx, body))
     lake_claims.release(tx, lake_claims.SETTLE, assembly.column("trace_id").to_pylist())
@@ -145,7 +138,7 @@ def refill_textless(tx: Tx, now: datetime) -> list[str]:
         return []
 
     def run() -> None:
-        tx.execute(filled(AREA, "registry_texts", docs=fragment(AREA, "loaded_docs")), {"now": now})
+        tx.execute(sql(AREA, "registry_texts"), {"now": now, "loaded": True})
         tx.execute(sql(AREA, "reassemble"), {"t": ids})
 
     _with(tx, {"_text_ids": _ids(ids)}, run)
@@ -294,9 +287,7 @@ def delete_traces(tx: Tx, trace_ids: list[str], keep: tuple[str, ...]) -> dict[s
 
     def body() -> None:
         counts.clear()
-        row = tx.execute(
-            "SELECT count(*) FROM trace_spans WHERE trace_id IN (SELECT trace_id FROM _del_ids)"
-        ).fetchall()
+        row = tx.execute(sql("retention", "count_traces")).fetchall()
         n_traces = int(row[0][0])
         for table in _tables_with_trace_id(tx):
             name = RAW_NAMES.get(table, table)

@@ -29,8 +29,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from collector.store.lake import LAKE, LakeStore
+from collector.store.lake import LakeStore
 from collector.store.lease import CatalogLeases
+from collector.store.sqlfiles import sql
+
+AREA = "maintenance"  # (its statements name the lake as it is attached: lake.LAKE)
 
 log = logging.getLogger("ragfault.lake")
 
@@ -44,38 +47,29 @@ def maintain(store: LakeStore, keep_snapshots_seconds: float) -> dict[str, Any]:
     done["duplicates_deleted"] = store.compact_duplicates()
     con = store.cursor()
     try:
-        keep = f"now() - to_seconds({float(keep_snapshots_seconds)!r})"
+        keep = {"keep": float(keep_snapshots_seconds)}
         # small commits are kept in the catalog itself (DuckLake's inlining): written out as files first
-        done["inlined_rows_flushed"] = _count(con, f"ducklake_flush_inlined_data('{LAKE}')")
+        done["inlined_rows_flushed"] = _count(con, "flush_inlined")
         files_before = _data_files(con)
-        con.execute(f"CALL ducklake_merge_adjacent_files('{LAKE}')")
+        con.execute(sql(AREA, "merge_files"))
         done["data_files_before"], done["data_files_after_merge"] = files_before, _data_files(con)
-        # counted in SQL: their rows hold time zones, which Python would need pytz to convert
-        done["snapshots_expired"] = _count(con, f"ducklake_expire_snapshots('{LAKE}', older_than => {keep})")
-        done["files_deleted"] = _count(con, f"ducklake_cleanup_old_files('{LAKE}', older_than => {keep})")
+        done["snapshots_expired"] = _count(con, "expire_snapshots", keep)
+        done["files_deleted"] = _count(con, "cleanup_files", keep)
     finally:
         con.close()
     done["seconds"] = round(time.perf_counter() - t0, 3)
     return done
 
 
-def _count(con: Any, table_function: str) -> int:
-    row = con.execute(f"SELECT count(*) FROM {table_function}").fetchone()
+def _count(con: Any, name: str, params: dict[str, Any] | None = None) -> int:
+    row = con.execute(sql(AREA, name), params).fetchone()
     return int(row[0]) if row else 0
 
 
 def _data_files(con: Any) -> int:
     """Data files of the current snapshot, over every table of the lake."""
-    tables = [
-        r[0]
-        for r in con.execute(
-            f"SELECT table_name FROM duckdb_tables() WHERE database_name = '{LAKE}'"
-        ).fetchall()
-    ]
-    return sum(
-        int(con.execute(f"SELECT count(*) FROM ducklake_list_files('{LAKE}', ?)", [t]).fetchone()[0])
-        for t in tables
-    )
+    tables = [r[0] for r in con.execute(sql(AREA, "lake_tables")).fetchall()]
+    return sum(_count(con, "data_files", {"table": t}) for t in tables)
 
 
 RECHECK_SECONDS = 2.0  # how often a collector without the lease asks for it again

@@ -213,8 +213,19 @@ def received_window(times: list[tuple[dt.datetime | None, dt.datetime | None]]) 
     return min(f for f, _ in times if f is not None), max(la for _, la in times if la is not None)
 
 
+def window_params(window: Window) -> dict[str, Any]:
+    """The ``$lo`` and ``$hi`` of a statement's received window (NULL for none: the statement's
+    ``$lo IS NULL OR ...`` reads every row then). DuckDB binds the values before it plans, so a
+    window still skips the row groups outside it (``tests/store/test_complete_statements.py``)."""
+    if window is None:
+        return {"lo": None, "hi": None}
+    return {"lo": window[0], "hi": window[1]}
+
+
 def window_sql(window: Window, column: str = "received_at") -> tuple[str, dict[str, Any]]:
-    """An ``AND column BETWEEN $lo AND $hi`` filter for ``window`` and its parameters (none for None)."""
+    """An ``AND column BETWEEN $lo AND $hi`` filter for ``window`` and its parameters (none for None).
+    The store's own statements take the window as parameters (``window_params``); this is kept for
+    callers that still build such a filter."""
     if window is None:
         return "", {}
     return f" AND {column} BETWEEN $lo AND $hi", {"lo": window[0], "hi": window[1]}
@@ -242,7 +253,7 @@ def first_received_range(
 
 
 def traces_in_range(
-    run: Callable[[str, dict[str, Any]], _T],
+    run: Callable[[dict[str, Any]], _T],
     found: Callable[[_T], int],
     merge: Callable[[_T, _T], _T],
     n_ids: int,
@@ -257,13 +268,10 @@ def traces_in_range(
     after the ids were read, but had been received earlier) is still found: when the range yields
     fewer than ``n_ids`` rows, the rest of the table is read too.
 
-    ``run(filter, params)`` runs the query with ``filter`` appended to its WHERE clause; ``found``
-    counts its rows; ``merge`` joins two results."""
-    if hint is None:
-        return run("", {})
-    extra, params = window_sql(hint, "first_received_at")
-    rows = run(extra, params)
-    if found(rows) >= n_ids:
+    ``run(params)`` runs the statement with its ``$lo``, ``$hi`` (NULL: no range) and ``$outside``
+    (the rows outside the range instead); ``found`` counts its rows; ``merge`` joins two results."""
+    params: dict[str, Any] = {**window_params(hint), "outside": False}
+    rows = run(params)
+    if hint is None or found(rows) >= n_ids:
         return rows
-    outside = " AND (first_received_at IS NULL OR first_received_at NOT BETWEEN $lo AND $hi)"
-    return merge(rows, run(outside, params))
+    return merge(rows, run({**params, "outside": True}))

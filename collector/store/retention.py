@@ -9,6 +9,7 @@ from datetime import datetime
 import pyarrow as pa
 
 from collector.store import lake_work
+from collector.store.backend import is_lake
 from collector.store.base import Tx
 from collector.store.export import KEEP_OUT, trace_tables
 from collector.store.templates import filled
@@ -42,7 +43,7 @@ def delete_traces(tx: Tx, trace_ids: list[str], keep: tuple[str, ...] = KEEP_OUT
     ``traces`` row last; returns rows deleted per table."""
     if not trace_ids:
         return {}
-    if lake_work.is_lake(tx):
+    if is_lake(tx):
         return lake_work.delete_traces(tx, trace_ids, keep)
     tx.register("_del_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
     counts: dict[str, int] = {}

@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from collector.store.base import Tx
-from collector.store.reader import Window, received_window, traces_in_range, window_sql
+from collector.store.reader import Window, received_window, traces_in_range, window_params
 from collector.store.sqlfiles import sql
-from collector.store.verdicts import ids_table, registered, verdicts_since_sql
+from collector.store.verdicts import ids_table, registered
 
 
 @dataclass
@@ -46,23 +46,20 @@ def fact_rows(
     with registered(con, {"_s_ids": ids_table(trace_ids)}):
         facts_sql = sql("sampling", "trace_facts")
 
-        def run(extra: str, params: dict[str, Any]) -> list[Any]:
-            return con.execute(facts_sql + extra, params or None).fetchall()
+        def run(params: dict[str, Any]) -> list[Any]:
+            return con.execute(facts_sql, params).fetchall()
 
         rows = traces_in_range(run, len, lambda a, b: a + b, len(set(trace_ids)), hint)
         # the steps and documents of these traces were received in their window: the scans skip
         # the rest of the tables (migration 005)
-        window = received_window([(r[7], r[8]) for r in rows])
-        s_win, params = window_sql(window, "s.received_at")
-        d_win, _ = window_sql(window, "d.received_at")
-        empty_sql = sql("sampling", "empty_retrieval").format(steps_window=s_win, docs_window=d_win)
+        window = window_params(received_window([(r[7], r[8]) for r in rows]))
         out = FactRows([tuple(r[:7]) for r in rows])
-        out.empty_retrieval = {r[0] for r in con.execute(empty_sql, params).fetchall()}
+        out.empty_retrieval = {
+            r[0] for r in con.execute(sql("sampling", "empty_retrieval"), window).fetchall()
+        }
         if flag_metrics:
-            since, since_params = verdicts_since_sql(written_since)
-            for tid, metric in con.execute(
-                sql("sampling", "flagged") + since, {"m": flag_metrics, **since_params}
-            ).fetchall():
+            given = {"m": flag_metrics, "since": written_since}
+            for tid, metric in con.execute(sql("sampling", "flagged"), given).fetchall():
                 out.flagged.setdefault(tid, set()).add(metric)
         out.negative, out.attributes = _feedback_and_attributes(con, annotator_kinds, with_attributes)
     return out

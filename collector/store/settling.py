@@ -17,17 +17,18 @@ import pyarrow.compute as pc
 
 from collector.assemble import STAGE_PRIORITY, DocView, StepView
 from collector.store import lake_work
+from collector.store.backend import is_lake
 from collector.store.base import Tx
 from collector.store.content import Fill, write_fills
 from collector.store.lake_claims import SETTLE
-from collector.store.reader import Window, window_sql
-from collector.store.templates import filled, fragment
+from collector.store.reader import Window, window_params
+from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 
 AREA = "settle"
 
 # the ranked stages, for ``assembly_docs``
-_RANKED = ", ".join(f"'{st}'" for st in STAGE_PRIORITY)
+_RANKED = list(STAGE_PRIORITY)
 
 ASSEMBLY_SCHEMA = pa.schema([
     ("trace_id", pa.string()), ("query_text", pa.string()), ("query_norm", pa.string()),
@@ -72,11 +73,8 @@ def ready_traces(
     traces whose last span arrived since then (else the whole table); with ``keep``, only the rows it
     keeps, of ``limit + spare`` read (so the rows it holds back do not crowd out the rest), before a
     lake collector claims them (one held back is left to the others)."""
-    params: dict[str, Any] = {"settled": settled, "expired": expired, "limit": limit + spare}
-    if recent is not None:
-        params["recent"] = recent
-    text = filled(AREA, "ready_traces", recent="" if recent is None else fragment(AREA, "recent_filter"))
-    rows = _waiting(tx.execute(text, params).fetchall())
+    params = {"settled": settled, "expired": expired, "limit": limit + spare, "recent": recent}
+    rows = _waiting(tx.execute(sql(AREA, "ready_traces"), params).fetchall())
     if keep is not None:  # asked of each row until ``limit`` are kept, no further
         kept: list[Waiting] = []
         for r in rows:
@@ -90,12 +88,12 @@ def ready_traces(
 
 def waiting_traces(tx: Tx, limit: int) -> list[Waiting]:
     """Traces with spans not assembled yet, complete or not (a forced round)."""
-    return _claimed(tx, _waiting(tx.execute(filled(AREA, "waiting_traces"), {"limit": limit}).fetchall()))
+    return _claimed(tx, _waiting(tx.execute(sql(AREA, "waiting_traces"), {"limit": limit}).fetchall()))
 
 
 def _claimed(tx: Tx, rows: list[Waiting]) -> list[Waiting]:
     """On a lake, the rows this collector claimed to settle (``lake_work``); else all of them."""
-    if not rows or not lake_work.is_lake(tx):
+    if not rows or not is_lake(tx):
         return rows
     return lake_work.claim_waiting(tx, rows, lambda r: r.trace_id, kind=SETTLE, recheck="still_waiting")
 
@@ -118,13 +116,13 @@ def ready_backlog(
         "max_wait": max_wait,
         "recent": recent,
     }
-    n, since = tx.execute(filled(AREA, "ready_backlog"), params).fetchall()[0]
+    n, since = tx.execute(sql(AREA, "ready_backlog"), params).fetchall()[0]
     return int(n), since
 
 
 def any_waiting(tx: Tx, recent: datetime) -> bool:
     """Whether a trace whose last span arrived since ``recent`` waits to be assembled."""
-    return bool(tx.execute(filled(AREA, "any_waiting"), {"recent": recent}).fetchall()[0][0])
+    return bool(tx.execute(sql(AREA, "any_waiting"), {"recent": recent}).fetchall()[0][0])
 
 
 def load_trace_parts(
@@ -134,15 +132,14 @@ def load_trace_parts(
     ``first_of_each_text``); ``window`` (their received range) lets the scans skip the row groups of
     other traces."""
     tx.register("_ids", pa.table({"trace_id": trace_ids}))
-    extra, params = window_sql(window)
+    params = window_params(window)
     try:
         steps: dict[str, list[StepView]] = {t: [] for t in trace_ids}
-        for r in tx.execute(filled(AREA, "trace_steps", window=extra), params).fetchall():
+        for r in tx.execute(sql(AREA, "trace_steps"), params).fetchall():
             steps[r[0]].append(
                 StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), *r[11:])
             )
-        text = filled(AREA, "assembly_docs", window=extra, ranked=_RANKED)
-        rows = tx.sql(text, params=params or None).to_arrow_table()
+        rows = tx.sql(sql(AREA, "assembly_docs"), params={**params, "ranked": _RANKED}).to_arrow_table()
     finally:
         tx.unregister("_ids")
     docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}
@@ -227,19 +224,19 @@ def write_settled(tx: Tx, settled: Settled, fills: list[Fill], window: Window, s
     """Store a round's assembly in one transaction: the text content events filled into steps, the
     registry's text of documents sent without any, the derived context (replacing the last
     assembly's) and each trace's row (``settled_at``). On a lake: ``lake_work.write_settled``."""
-    if lake_work.is_lake(tx):
+    if is_lake(tx):
         return lake_work.write_settled(tx, settled.assembly, settled.context, fills, settled_at)
     tx.register("_asm", settled.assembly)
     tx.register("_ctx", settled.context)
     try:
         with transaction(tx):
-            extra, params = window_sql(window)
+            params = window_params(window)
             write_fills(tx, fills)
-            tx.execute(filled(AREA, "registry_text", window=extra), params)
+            tx.execute(sql(AREA, "registry_text"), params)
             if settled.resettles:  # derived context is written only here, with settled_at
-                tx.execute(filled(AREA, "delete_derived", window=extra), params)
-            tx.execute(filled(AREA, "insert_context"))
-            tx.execute(filled(AREA, "update_traces"), {"now": settled_at})
+                tx.execute(sql(AREA, "delete_derived"), params)
+            tx.execute(sql(AREA, "insert_context"))
+            tx.execute(sql(AREA, "update_traces"), {"now": settled_at})
     finally:
         tx.unregister("_asm")
         tx.unregister("_ctx")

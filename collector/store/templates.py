@@ -1,5 +1,6 @@
-"""Statements with parts filled in when they run: ``{name}`` in a store statement stands for a piece
-of SQL only known then (the received-time window of the traces at hand, a table's name, a fragment).
+"""Statements with parts filled in when they run: ``{name}`` in a store statement stands for what a
+parameter cannot be (a table's name, a column list, a sort from a fixed list). A value, a window or an
+optional filter is a ``$name`` parameter instead (``tests/store/test_complete_statements.py``).
 
 The parts are SQL written by the store itself (never user input); values always go as ``$name``
 parameters. Filling is one pass: text put in is not searched again. The header is left out of what
@@ -24,7 +25,7 @@ def fill(text: str, **parts: str) -> str:
 @cache
 def filled(area: str, name: str, **parts: str) -> str:
     """The statement ``sql/<area>/<name>.sql`` without its header, with its parts filled in (cached: a
-    window's part is one of two strings, a table's one of a few names)."""
+    table's part is one of a few names)."""
     return fill(_body(sql(area, name)), **parts)
 
 

@@ -63,7 +63,7 @@ import pyarrow.compute as pc
 from collector.store.base import Tx
 from collector.store.sqlfiles import sql
 from collector.store.templates import fill, filled
-from collector.store.verdicts import ids_table, registered, verdicts_since_sql
+from collector.store.verdicts import ids_table, registered
 from queries import load_query
 
 TABLES = {"attribution": "facts_attribution", "_ui_layers": "facts_layers", "_ui_refusals": "facts_refusals"}
@@ -537,9 +537,8 @@ class DashboardFacts:
         since = mine.column("verdicts_since")
         # a trace without verdicts_since may have verdicts anywhere: then every row is read
         bound = None if since.null_count else pc.min(since).as_py()
-        where, params = verdicts_since_sql(bound)
         with registered(con, {"_ui_ids": ids_table(changed)}):
-            evaluations = con.sql(sql("ui", "facts_verdicts") + where, params=params or None).to_arrow_table()
+            evaluations = con.sql(sql("ui", "facts_verdicts"), params={"since": bound}).to_arrow_table()
         new = compute(con, changed, evaluations)
         self.refreshes.partial += 1
         self.refreshes.traces += len(changed)
@@ -585,8 +584,8 @@ def root_causes(con: Tx, trace_ids: list[str]) -> dict[str, str]:
     dashboard's facts exist."""
     with registered(con, {"_ui_ids": ids_table(trace_ids)}):
         unknown, since = con.execute(sql("ui", "facts_since")).fetchall()[0]
-        where, params = verdicts_since_sql(None if unknown else since)
-        evaluations = con.sql(sql("ui", "facts_verdicts") + where, params=params or None).to_arrow_table()
+        bound = None if unknown else since
+        evaluations = con.sql(sql("ui", "facts_verdicts"), params={"since": bound}).to_arrow_table()
     table = compute(con, trace_ids, evaluations, ("attribution",))["attribution"]
     return dict(
         zip(table.column("trace_id").to_pylist(), table.column("root_cause").to_pylist(), strict=True)

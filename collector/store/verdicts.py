@@ -18,8 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collector.store import lake_work
+from collector.store.backend import is_lake
 from collector.store.base import Tx
-from collector.store.reader import Window, received_window, traces_in_range, window_sql
+from collector.store.reader import Window, received_window, traces_in_range, window_params
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 
@@ -79,8 +80,8 @@ def fetch_traces(con: Tx, trace_ids: list[str], hint: Window = None) -> tuple[Tr
     with registered(con, {"_eval_ids": ids_table(trace_ids)}):
         trace_sql = sql("verdicts", "trace_rows")
 
-        def run(extra: str, params: dict[str, Any]) -> pa.Table:
-            return con.sql(trace_sql + extra, params=params or None).to_arrow_table()
+        def run(params: dict[str, Any]) -> pa.Table:
+            return con.sql(trace_sql, params=params).to_arrow_table()
 
         traces = traces_in_range(
             run, lambda t: t.num_rows, lambda a, b: pa.concat_tables([a, b]), len(set(trace_ids)), hint
@@ -89,9 +90,9 @@ def fetch_traces(con: Tx, trace_ids: list[str], hint: Window = None) -> tuple[Tr
         # span: the window lets the scans skip the rest of the tables (see migration 005)
         first = traces.column("first_received_at").to_pylist()
         last = traces.column("last_received_at").to_pylist()
-        window, params = window_sql(received_window(list(zip(first, last, strict=True))))
-        steps = con.sql(sql("verdicts", "step_rows") + window, params=params or None).to_arrow_table()
-        docs = con.sql(sql("verdicts", "document_rows") + window, params=params or None).to_arrow_table()
+        params = window_params(received_window(list(zip(first, last, strict=True))))
+        steps = con.sql(sql("verdicts", "step_rows"), params=params).to_arrow_table()
+        docs = con.sql(sql("verdicts", "document_rows"), params=params).to_arrow_table()
         roots = traces.select(["trace_id", "root_name"])
         traces = traces.drop_columns(["first_received_at", "last_received_at", "root_name"])
     for name in _DOC_DICT_COLS:
@@ -123,17 +124,19 @@ class Earlier(NamedTuple):
             min(times) if times else None,
         )
 
-    def bound(self) -> tuple[str, dict[str, Any]]:
-        """The filter on ``evaluated_at`` that finds every earlier verdict of these traces ('' when
+    def bound(self) -> datetime | None:
+        """The bound on ``evaluated_at`` that finds every earlier verdict of these traces (None when
         one of them does not say since when it has verdicts: then every row is read)."""
-        return verdicts_since_sql(None if self.unknown else self.since)
+        return None if self.unknown else self.since
 
 
 def verdicts_since_sql(since: datetime | None) -> tuple[str, dict[str, Any]]:
     """The filter (appended to a WHERE clause on ``evaluations``) and its parameters that keep to
     the rows written since ``since`` (a trace's ``verdicts_since``, migration 007; the start of a
     sampling round): rows are appended in the order they are written, so the scan skips the row
-    groups before it. None: no filter."""
+    groups before it. None: no filter. The store's own statements take ``$since`` as a parameter
+    (``to_history``, ``drop_current``, ``sampling/flagged``); this is kept for callers that still
+    build such a filter."""
     if since is None:
         return "", {}
     return " AND evaluated_at >= $since", {"since": since}
@@ -152,8 +155,8 @@ def _earlier(con: Tx, n_done: int, window: Window) -> Earlier:
     up within ``window`` (``traces_in_range``)."""
     text = sql("verdicts", "earlier")
 
-    def run(extra: str, params: dict[str, Any]) -> Earlier:
-        found, before, unknown, since = con.execute(text + extra, params or None).fetchall()[0]
+    def run(params: dict[str, Any]) -> Earlier:
+        found, before, unknown, since = con.execute(text, params).fetchall()[0]
         return Earlier(int(found), int(before), int(unknown), since)
 
     earlier: Earlier = traces_in_range(run, lambda r: r.found, Earlier.merge, n_done, window)
@@ -163,8 +166,8 @@ def _earlier(con: Tx, n_done: int, window: Window) -> Earlier:
 def _mark_evaluated(con: Tx, now: datetime, n_done: int, window: Window, judged: bool) -> None:
     text = sql("verdicts", "mark_evaluated")
 
-    def run(extra: str, params: dict[str, Any]) -> int:
-        return int(con.execute(text + extra, {"now": now, "judged": judged, **params}).fetchall()[0][0])
+    def run(params: dict[str, Any]) -> int:
+        return int(con.execute(text, {"now": now, "judged": judged, **params}).fetchall()[0][0])
 
     traces_in_range(run, lambda n: n, lambda a, b: a + b, n_done, window)
 
@@ -185,16 +188,16 @@ def write_verdicts(
     generation of each trace of ``done`` goes up by one; a cheap-tier batch also takes the traces off
     the cheap tier's queue, a judge-tier one leaves it as it is. ``window``: the range of the traces'
     ``first_received_at`` as fetched (``fetch_traces``), which limits looking them up."""
-    if lake_work.is_lake(con):
+    if is_lake(con):
         lake_work.write_verdicts(con, evals, log, done, now)
         return
     n_done = done.num_rows
     with registered(con, {"_evals": evals, "_elog": log, "_ran": ran, "_done": done}), transaction(con):
         earlier = _earlier(con, n_done, window)
         if earlier.before:
-            bound, params = earlier.bound()
-            con.execute(sql("verdicts", "to_history") + bound, params or None)
-            con.execute(sql("verdicts", "drop_current") + bound, params or None)
+            since = {"since": earlier.bound()}
+            con.execute(sql("verdicts", "to_history"), since)
+            con.execute(sql("verdicts", "drop_current"), since)
         con.execute(sql("verdicts", "insert_verdicts"))
         con.execute(sql("verdicts", "insert_log"))
         _mark_evaluated(con, now, n_done, window, lake_work.judge_batch(evals))
@@ -203,7 +206,7 @@ def write_verdicts(
 def write_log(con: Tx, log: pa.Table, done: Mapping[str, int] | None = None) -> None:
     """``eval_log`` rows and (optionally) the span count the cheap tier loaded for each trace of
     ``done`` (a span that settled meanwhile re-queues the trace), in one transaction."""
-    if lake_work.is_lake(con):
+    if is_lake(con):
         return lake_work.write_log(con, log, _spans_done(done) if done else None)
     tables = {"_elog": log}
     if done:
@@ -227,7 +230,7 @@ def pending(con: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
     """The oldest ``n`` settled traces waiting for the cheap tier, with the span count each was
     assembled with and the time its first span was received. On a lake, those no other collector
     holds, claimed by this one (``lake_work.pending``)."""
-    if lake_work.is_lake(con):
+    if is_lake(con):
         return lake_work.pending(con, n)
     rows = con.execute(sql("verdicts", "pending"), {"n": n}).fetchall()
     return [(r[0], int(r[1] or 0), r[2]) for r in rows]
@@ -243,7 +246,7 @@ def requeue(con: Tx, trace_ids: list[str]) -> list[str]:
     """Mark these settled traces waiting for the cheap tier again; the ids marked."""
     if not trace_ids:
         return []
-    if lake_work.is_lake(con):
+    if is_lake(con):
         return lake_work.requeue(con, trace_ids)
     return [r[0] for r in con.execute(sql("verdicts", "requeue"), {"t": trace_ids}).fetchall()]
 

@@ -3,6 +3,7 @@
 --   generation one up, $now, and the span count they were assembled with as the count evaluated. A
 --   judge-tier batch ($judged) is a 'judged' row that keeps the count the cheap tier evaluated (the
 --   judge does not take a trace off the cheap tier's queue).
+--   Pair: verdicts/mark_evaluated (tests/store/test_statement_pairs.py holds their shared conditions equal).
 -- params: $now TIMESTAMP, $judged BOOLEAN
 -- returns: nothing
 INSERT INTO trace_evals (trace_id, event, generation, evaluated_at, evaluated_spans)

@@ -2,6 +2,7 @@
 -- description: The oldest settled traces waiting for the cheap tier that no other collector has
 --   claimed (registered as _others), with the span count they were assembled with and when their first
 --   span was received.
+--   Pair: verdicts/pending (tests/store/test_statement_pairs.py holds their shared conditions equal).
 -- params: $n INTEGER
 -- returns: trace_id, assembled_spans, first_received_at
 SELECT trace_id, assembled_spans, first_received_at

@@ -2,6 +2,7 @@
 -- description: The settled traces with a document sent without text that the documents just loaded
 --   (registered as _kb) have text for: a knowledge-base load refills them (refill_textless on the
 --   file). A trace not settled yet takes the text when it settles.
+--   Pair: references/refill_textless (tests/store/test_statement_pairs.py holds their shared conditions equal).
 -- params: none
 -- returns: trace_id
 SELECT DISTINCT d.trace_id

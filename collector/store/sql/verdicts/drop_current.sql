@@ -1,7 +1,8 @@
 -- name: drop_current
--- description: Delete the verdicts just copied to history (the pairs registered as _ran); the caller
---   appends the same evaluated_at bound as to_history.
+-- description: Delete the verdicts just copied to history (the pairs registered as _ran);
+--   $since as in to_history.
 -- params: $since TIMESTAMP = NULL
 -- returns: nothing
 DELETE FROM evaluations
 WHERE (trace_id, evaluator) IN (SELECT trace_id, evaluator FROM _ran)
+  AND ($since IS NULL OR evaluated_at >= $since)
