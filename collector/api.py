@@ -173,6 +173,7 @@ def api_router(runtime: Any) -> APIRouter:
                     ),
                 ):
                     out[name] = run_select(con, q, {"t": trace_id.lower()}, row_cap=100_000).as_dict()
+                _objects(out["steps"], "provenance")
                 return out
             finally:
                 con.close()
@@ -183,6 +184,21 @@ def api_router(runtime: Any) -> APIRouter:
         return result
 
     return router
+
+
+def _objects(result: dict[str, Any], column: str) -> None:
+    """A JSON column of a result given as objects, not as the JSON text DuckDB returns: a step's
+    ``provenance`` reads ``{"output_text": "genai"}`` in the trace's JSON."""
+    columns = result.get("columns") or []
+    if column not in columns:
+        return
+    i = columns.index(column)
+    for row in result.get("rows") or []:
+        if isinstance(row[i], str):
+            try:
+                row[i] = orjson.loads(row[i])
+            except orjson.JSONDecodeError:
+                pass  # kept as stored
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -67,16 +67,16 @@ class Assembly:
     context: list[DocView] = field(default_factory=list)
 
 
-def plain_text(value: str | None) -> str | None:
+def plain_text(value: str | None, answer: bool = False) -> str | None:
     """The human text inside a JSON-wrapped input or output value, else the value itself.
 
     The usual wrappers are taken off first (``unwrap_text``); a value still structured after that
     is read by the structural rules (``collector.normalize.structural``: decorated calls, pipeline
     components, message lists under any key, content blocks), and kept as it is when it holds no
-    single text."""
-    text = unwrap_text(value)
+    single text. ``answer``: the value is an output (its text is what was said, not what was asked)."""
+    text = unwrap_text(value, answer)
     if text and is_structured(text):
-        found = structural.query_of(text)
+        found = structural.answer_of(text) if answer else structural.query_of(text)
         if found and not is_structured(found):
             return found
     return text
@@ -183,7 +183,7 @@ def answering_llm(steps: list[StepView], answer: str | None = None) -> StepView 
     leaves = [s for s in llms if s.span_id not in wrappers]
     answering = [s for s in leaves if s.output_text] or [s for s in llms if s.output_text] or llms
     if answer and len(answering) > 1:
-        said = [s for s in answering if plain_text(s.output_text) == answer]
+        said = [s for s in answering if plain_text(s.output_text, answer=True) == answer]
         if said:
             return said[-1]
     return answering[-1] if answering else None
@@ -216,9 +216,9 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
     # answer: the root's output when it is a chain or agent and plain text, else the answering LLM's
     # output. A root output that is structured (a pipeline's outputs by component, the repr of a
     # framework's message object) or that merely wraps the LLM's text is not the answer's text.
-    llm_answer = plain_text(answer_llm.output_text) if answer_llm is not None else None
+    llm_answer = plain_text(answer_llm.output_text, answer=True) if answer_llm is not None else None
     if root is not None and root.step_type in ("chain", "agent", "other") and root.output_text:
-        text = plain_text(root.output_text)
+        text = plain_text(root.output_text, answer=True)
         wraps_llm = llm_answer is not None and text != llm_answer and llm_answer in (text or "")
         if not is_structured(text) and not wraps_llm:
             out.answer_text = text
@@ -229,7 +229,7 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
         if not out.answer_text:
             out.answer_text = llm_answer
     if not out.answer_text and root is not None and root.step_type in ("chain", "agent", "other"):
-        out.answer_text = plain_text(root.output_text)
+        out.answer_text = plain_text(root.output_text, answer=True)
 
     for s in ([root] if root else []) + steps:
         if s is not None and s.user_scope:

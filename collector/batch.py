@@ -20,9 +20,11 @@ import pyarrow as pa
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from collector.normalize import DEFAULT_SOURCE_KEYS, normalize_span
+from collector.normalize import events as span_payloads
 from collector.normalize.common import key_blob
 from collector.normalize.genai_events import CONTENT_EVENTS, span_content_events, with_content
 from collector.normalize.mapping import Mappings
+from collector.normalize.provenance import as_json as provenance_json
 
 SPAN_KIND = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUS_CODE = ("UNSET", "OK", "ERROR")
@@ -44,7 +46,7 @@ STEP_COLUMNS = (
     "start_time", "end_time", "duration_ms", "status_code", "model", "input_tokens",
     "output_tokens", "total_tokens", "query_text", "input_text", "output_text", "tool_name",
     "tool_arguments", "tool_result", "top_k", "case_id", "run_id", "session_id", "user_id",
-    "user_scope", "citations", "is_root", "received_at", "data_source_id",
+    "user_scope", "citations", "is_root", "received_at", "data_source_id", "provenance",
 )  # fmt: skip
 
 DOC_COLUMNS = (
@@ -320,13 +322,19 @@ def flatten(
                 attrs = attributes(span.attributes)
                 keys = read_keys = key_blob(attrs)  # searched by the feedback check and the readers
                 read = attrs
-                if len(span.events) and any(e.name in CONTENT_EVENTS for e in span.events):
-                    # GenAI content events on the span: read as if they were its message attributes
-                    read = with_content(attrs, span_content_events(span.events))
-                    read_keys = key_blob(read)
+                extra = None
+                if len(span.events):
+                    if any(e.name in CONTENT_EVENTS for e in span.events):
+                        # GenAI content events on the span: read as if they were its message attributes
+                        read = with_content(attrs, span_content_events(span.events))
+                        read_keys = key_blob(read)
+                    # other events: payloads for the structural layer (``collector.normalize.events``)
+                    extra = span_payloads.attributes(span_payloads.span_events(span.events)) or None
                 try:
-                    if mappings:
-                        step = normalize_span(read, source_keys, read_keys, mappings, span.name, scope_name)
+                    if mappings or extra:
+                        step = normalize_span(
+                            read, source_keys, read_keys, mappings, span.name, scope_name, extra
+                        )
                     else:
                         step = normalize_span(read, source_keys, read_keys)
                 except Exception as exc:  # a convention reader must never lose a span
@@ -370,6 +378,7 @@ def flatten(
                     step.query_text, step.input_text, step.output_text, step.tool_name, step.tool_arguments,
                     step.tool_result, step.top_k, case_id, run_id, session_id, user_id, step.user_scope,
                     step.citations, parent is None, now, step.data_source_id,
+                    provenance_json(step.provenance),
                 ))  # fmt: skip
                 for d in step.docs:
                     meta = d.metadata

@@ -25,6 +25,8 @@ returned nothing leaves the context empty rather than unknown.
 
 Spans no reader could read (convention ``unknown``) add ``"mappings"``: their keys, what the values
 look like, and the ``[[conventions.mapping]]`` entries that would read them (``collector.mapping_doctor``).
+Fields of recent steps that the structural layer or a mapping read add ``"inferred"``: per span name
+and field, the rule and key that read it (``collector.inferred_fields``, from ``steps.provenance``).
 
 When no trace matches, the report also lists the services that have settled traces
 (``"services": [{"service_name": ..., "traces": n}]``), so a mistyped ``--service`` is told apart
@@ -41,6 +43,8 @@ from pydantic import BaseModel, Field
 
 from collector.api import protected_router
 from collector.errors import PermanentError
+from collector.inferred_fields import inferred
+from collector.inferred_fields import render as render_inferred
 from collector.mapping_doctor import sample, suggest
 from collector.store.reader import run_select
 
@@ -265,6 +269,9 @@ def coverage(cursor: Any, service: str | None = None, since: Any = None) -> dict
     unread = suggest(sample(cursor, service, since))
     if unread["spans"]:  # spans no reader could read: the mapping that would (collector.mapping_doctor)
         rep["mappings"] = unread
+    found = inferred(cursor, service, since)
+    if found:  # fields the structural layer or a mapping read, by rule and key (steps.provenance)
+        rep["inferred"] = found
     return rep
 
 
@@ -299,6 +306,7 @@ def render(rep: dict[str, Any]) -> str:
         out.append("")
     if rep.get("mappings"):
         out.extend(_render_mappings(rep["mappings"]))
+    out.extend(render_inferred(rep.get("inferred") or []))
     return "\n".join(out).rstrip() + "\n"
 
 

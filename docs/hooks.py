@@ -32,7 +32,10 @@ PURPOSE = {
     "attribute keys or event names look like annotations or evaluations). Ids are lowercase hex.",
     "steps": "one row per span, as a convention reader understood it: `step_type` (retrieval, rerank, "
     "llm, tool, agent, chain, embedding, other), query, input and output text, model, tokens, the tool "
-    "call, `top_k`, `data_source_id`, and which reader produced it.",
+    "call, `top_k`, `data_source_id`, which reader produced it (`convention`), and `provenance`: a JSON "
+    "object naming, for each field, the reader or rule that produced it (`genai`, "
+    "`shape:documents@search.output`, `shape:text@event[llm.prompt].content`, `mapping:<name>@<key>`, "
+    "`ragfault`).",
     "step_documents": "the documents of each step by `stage`: candidate, rerank_input, reranked, "
     "context, surfaced, opened; position, ids, content, score, metadata; `source` span or derived; "
     "`content_source` registry when the text came from `kb_documents`.",

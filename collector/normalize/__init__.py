@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.normalize import genai, haystack, mapping, openinference, shape, traceloop, vercel
+from collector.normalize import events, genai, haystack, mapping, openinference, shape, traceloop, vercel
+from collector.normalize import provenance as prov
 from collector.normalize.common import (
     CONVENTIONS,
     DEFAULT_SOURCE_KEYS,
@@ -102,10 +103,17 @@ def normalize_span(
     mappings: Mappings = (),
     name: str = "",
     scope: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Step:
     """Read one span's attributes into a ``Step`` (never raises on odd values). ``keys`` is the
     attributes' ``key_blob`` when the caller has it; ``mappings`` the compiled
-    ``[[conventions.mapping]]`` entries, matched against the span's ``name`` and ``scope``."""
+    ``[[conventions.mapping]]`` entries, matched against the span's ``name`` and ``scope``;
+    ``extra`` what the span's events and log records hold (``collector.normalize.events.attributes``),
+    read by the structural layer only, under the span's own attributes.
+
+    Each field set is named in ``Step.provenance`` (``collector.normalize.provenance``): the
+    structural layer and the mappings name theirs by rule and key, the project's own attributes as
+    ``ragfault``, and what is left was the reader's, named by its convention."""
     step = Step()
     if keys is None:
         keys = key_blob(attrs)
@@ -123,9 +131,17 @@ def normalize_span(
     # An agent's search tool that returns documents retrieved them: they are candidates of the tool step.
     if step.step_type == "tool" and not step.docs and step.tool_result:
         step.docs = tool_docs(step.tool_result, source_keys)
+        if step.docs:
+            prov.note(step, "docs", "shape:tool_documents@tool_result")
 
-    # The structural layer: what the reader left empty, read by the shape of the payloads.
-    shape.fill(attrs, step, source_keys, owns)
+    # The structural layer: what the reader left empty, read by the shape of the payloads (the
+    # span's events and log records after its attributes). It names each field it fills.
+    if extra:
+        shape.fill({**attrs, **{k: v for k, v in extra.items() if k not in attrs}}, step, source_keys, owns)
+        if step.convention not in ("unknown", "structural"):
+            events.fill_documents(step, extra, source_keys)
+    else:
+        shape.fill(attrs, step, source_keys, owns)
     # The user's mappings: over the structural layer, under the reader (``collector.normalize.mapping``).
     if mappings:
         mapping.apply(mappings, name, scope, attrs, step, source_keys)
@@ -150,4 +166,6 @@ def normalize_span(
         context = json_docs(attrs["ragfault.context.documents"], "context", source_keys)
     if context:
         step.docs.extend(context)
+        prov.note(step, "docs.context", prov.OWN)
+    prov.complete(step)
     return step

@@ -500,12 +500,23 @@ def json_messages_text(value: Any) -> tuple[str | None, str | None]:
             if t:
                 texts.append(t)
             continue
-        t = message_text(m.get("parts", m.get("content")))
+        content = m.get("parts", m.get("content"))
+        t = message_text(content)
         if t:
             texts.append(t)
-            if m.get("role") in ("user", "human"):
+            if m.get("role") in ("user", "human") and not _only_tool_responses(content):
                 last_user = t
     return ("\n".join(texts) if texts else None), last_user
+
+
+def _only_tool_responses(content: Any) -> bool:
+    """Whether a message's parts are all tool results: some SDKs send what a tool returned as a
+    ``user`` message of ``tool_call_response`` parts, which is no question the user asked."""
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(p, dict) and p.get("type") == "tool_call_response" for p in content)
+    )
 
 
 def join_texts(texts: list[str | None]) -> str | None:
@@ -520,34 +531,42 @@ _TEXT_KEYS = (
 )  # fmt: skip
 
 
-def unwrap_text(value: str | None) -> str | None:
+# Keys that name what was asked: an output value's text is never under one of them (a graph's final
+# state ``{"question": q, "documents": [...], "answer": a}`` answered a, it did not say q).
+QUESTION_KEYS = frozenset(("query_str", "query", "question", "input", "inputs", "user_input", "prompt"))
+
+
+def unwrap_text(value: str | None, answer: bool = False) -> str | None:
     """The human text inside a JSON-wrapped input or output value, else the value itself.
 
     ``{"query_bundle": {"query_str": "q"}}`` (LlamaIndex), ``{"inputs": "q", "tags": []}`` and
     ``{"outputs": "a", "kwargs": {}}`` (OpenLLMetry LangChain), ``"\"q\""`` and a list of chat
     messages all give the text. A value that holds no single obvious text is returned unchanged.
+    ``answer``: the value is an output, whose text is not under a key naming what was asked.
     """
     if not value:
         return value
     s = value.strip()
     if not s or s[0] not in '{["':
         return value
-    found = _text_in(parse_json(s), 0)
+    found = _text_in(parse_json(s), 0, QUESTION_KEYS if answer else frozenset())
     return found if found else value
 
 
-def _text_in(parsed: Any, depth: int) -> str | None:
+def _text_in(parsed: Any, depth: int, skip: frozenset[str] = frozenset()) -> str | None:
     if depth > 4 or parsed is None:
         return None
     if isinstance(parsed, str):
         return parsed or None
     if isinstance(parsed, dict):
+        if skip:
+            parsed = {k: v for k, v in parsed.items() if k not in skip}
         for key in _TEXT_KEYS:
             v = parsed.get(key)
             if isinstance(v, str) and v:
                 return v
             if isinstance(v, (dict, list)):
-                inner = _text_in(v, depth + 1)
+                inner = _text_in(v, depth + 1, skip)
                 if inner:
                     return inner
         nested = [v for v in parsed.values() if isinstance(v, dict)]
@@ -555,7 +574,7 @@ def _text_in(parsed: Any, depth: int) -> str | None:
         if len(strings) == 1:
             return strings[0]
         if not strings and len(nested) == 1:
-            return _text_in(nested[0], depth + 1)
+            return _text_in(nested[0], depth + 1, skip)
         return None
     if isinstance(parsed, list) and parsed:
         last = parsed[-1]

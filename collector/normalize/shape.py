@@ -9,10 +9,13 @@ payloads (``collector.normalize.structural``), never by a convention's attribute
   input and query (the last user message), text on its output side its output; messages in and text
   out make it a model call (``llm``). Its convention is then ``structural``.
 - a span a reader claimed keeps every field the reader set, and every field it left empty on
-  purpose (named in ``Step.provenance`` by the reader); the layer adds: the documents of a task
-  or chain whose output *is* a document list (it retrieved), of a retrieval or tool whose output
+  purpose (named in ``Step.provenance`` by the reader); the layer adds: a tool call's arguments
+  and result, and an agent's input and output, recorded under keys the reader does not know; the
+  documents of a task or chain whose output *is* a document list (it retrieved; given documents in
+  its input too, it reranked or cut them: a rerank), of a retrieval or tool whose output
   holds one (wrapped in JSON strings, call results, objects), the query of such a retrieval, and a
-  model call's input or output recorded under keys the reader does not know.
+  model call's input or output recorded under keys the reader does not know. A payload written as a
+  Python object's repr rather than JSON is read for its documents too (``collector.normalize.pyrepr``).
 
 Keys of OpenTelemetry's transport and infrastructure namespaces (``http.``, ``url.``, ``db.`` ...,
 ``INFRASTRUCTURE``) are never read as content: an HTTP server span's captured request headers are
@@ -28,8 +31,8 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from collector.normalize import structural
-from collector.normalize.common import Step
+from collector.normalize import pyrepr, structural
+from collector.normalize.common import Step, as_str
 
 Side = Literal["in", "out"]
 
@@ -98,25 +101,64 @@ def fill(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], owns: 
         return
     stype = step.step_type
     decided = step.provenance or {}  # a field a reader left empty on purpose says so here
+    if stype == "tool" and (step.tool_arguments is None or step.tool_result is None):
+        _tool_gaps(attrs, step, owns)
     if stype in ("chain", "other", "retrieval", "tool") and not step.docs and "docs" not in decided:
         _documents(step, source_keys)
-    if stype == "llm" and (not step.input_text or not step.output_text):
+    if stype in ("llm", "agent") and (not step.input_text or not step.output_text):
         _llm_gaps(attrs, step, owns)
+
+
+def _tool_gaps(attrs: dict[str, Any], step: Step, owns: tuple[str, ...]) -> None:
+    """A tool call's arguments or result under keys its reader does not know (``tool_arguments``,
+    ``tool_response``): kept as recorded, structured or not (a result listing documents is read
+    for them next, and one that is plain text is what the tool answered)."""
+    for key, value in attrs.items():
+        if key.startswith(INFRASTRUCTURE) or key.startswith(owns) or value is None or value == "":
+            continue
+        where = side(key)
+        if where == "in" and step.tool_arguments is None:
+            step.tool_arguments = as_str(value)
+            step.input_text = step.input_text or step.tool_arguments
+            _note(step, "tool_arguments", f"shape:tool_input@{key}")
+        elif where == "out" and step.tool_result is None:
+            step.tool_result = as_str(value)
+            step.output_text = step.output_text or step.tool_result
+            _note(step, "tool_result", f"shape:tool_output@{key}")
 
 
 def _documents(step: Step, source_keys: tuple[str, ...]) -> None:
     stype = step.step_type
-    if stype == "tool":
-        payload, field = step.tool_result, "tool_result"
-    else:
-        payload, field = step.output_text, "output_text"
-    if not payload or not _structured(payload):
+    recorded, field = (
+        (step.tool_result, "tool_result") if stype == "tool" else (step.output_text, "output_text")
+    )
+    if not recorded:
         return
+    payload: Any = recorded
+    if not _structured(payload):
+        # a value recorded as a Python object's repr (``content='..' artifact=[Document(...)]``)
+        described = pyrepr.value(payload)
+        if not isinstance(described, (dict, list)):
+            return
+        payload, field = described, f"{field}:repr"
     if stype in ("chain", "other"):
         # a task whose output *is* a document list retrieved it (not one that merely carries
         # documents beside its answer, like a query engine's response with its source nodes)
         docs = structural.is_document_list(payload, source_keys)
         if not docs:
+            return
+        given = (
+            structural.documents_in(step.input_text, "rerank_input", source_keys) if step.input_text else None
+        )
+        if given:
+            # given documents and returning documents: it reranked or cut them (a prompt budget)
+            step.step_type = "rerank"
+            _note(step, "step_type", f"shape:documents_in_document_list_out@{field}")
+            for d in docs:
+                d.stage = "reranked"
+            step.docs = given + docs
+            _note(step, "docs.rerank_input", "shape:documents@input_text")
+            _note(step, "docs.reranked", f"shape:documents@{field}")
             return
         step.step_type = "retrieval"
         _note(step, "step_type", f"shape:document_list@{field}")

@@ -5,11 +5,15 @@ Convention readers are exact where they apply. Beneath them this layer reads any
 of unwrapping rules, applied recursively until none applies:
 
 1. a string holding JSON (an object, an array or a quoted string) is its parsed value: JSON inside
-   JSON strings, layer after layer;
+   JSON strings, layer after layer; a serialized constructor call (LangChain's ``{"lc", "type":
+   "constructor", "kwargs"}``) is the object its arguments describe;
 2. a decorated call's ``{"args": [...], "kwargs": {...}}`` is the one text among its arguments;
 3. a pipeline's ``{"data": {component: {...}}}`` is its inputs by component, and an object whose
    components all ask one text asks that text;
-4. a message ``{"role", "content" | "parts" | "text"}`` is its content; a content-block list
+4. a message ``{"role", "content" | "parts" | "text"}`` (or typed by its speaker: ``{"type":
+   "human", "content"}``, ``{"type": "human", "data": {...}}``; or a pair ``["user", text]`` in a
+   list of messages) is its content, and one whose parts are all tool results speaks for a
+   tool, not the user; a content-block list
    (``[{"type": "text", "text": ...}]``, GenAI parts, plain strings) is its text joined;
 5. a list of messages is found under any key (``{"messages": [...]}``, ``{"input": {"history": ...}}``);
 6. an object with a usual text key (``query``, ``question``, ``input``, ``prompt``, ``output``,
@@ -30,7 +34,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from collector.normalize.common import Doc, Stage, make_doc
+from collector.normalize.common import QUESTION_KEYS, Doc, Stage, make_doc
 
 MAX_DEPTH = 24  # levels of a value looked into (a hostile payload nests without end); a wrapper takes 1-3
 _JSON_HEADS = frozenset('{["')
@@ -41,8 +45,12 @@ TEXT_KEYS = (
     "response", "output", "outputs", "result", "completion", "text", "content",
 )  # fmt: skip
 _ROLE_KEYS = ("role", "_role")
+_SPEAKER_TYPES = frozenset(("human", "ai", "system", "tool", "user", "assistant", "function", "developer"))
 _CONTENT_KEYS = ("content", "parts", "text", "_content")
 _BLOCK_TYPES = frozenset(("text", "input_text", "output_text"))
+_TOOL_RESULT_TYPES = frozenset(
+    ("tool_call_response", "tool_result", "function_response", "function_call_output")
+)
 _TOOL_CALL_KEYS = ("tool_calls", "toolCalls", "tool_call_id", "toolCallId", "toolName", "function_call")
 _PART_TEXT_KEYS = ("text", "content", "response", "result")  # what a typed part's text may sit under
 # (a search listing's ``snippet`` is no document text: a search agent's results are ``surfaced``,
@@ -60,13 +68,31 @@ class Message(NamedTuple):
     text: str
 
 
+def _constructed(value: Any) -> Any:
+    """A serialized constructor call (``{"lc": 1, "type": "constructor", "id": [...], "kwargs": {...}}``,
+    how LangChain writes its messages and documents) is the object its arguments describe."""
+    if isinstance(value, dict) and value.get("type") == "constructor" and "lc" in value:
+        kwargs = value.get("kwargs")
+        if isinstance(kwargs, dict):
+            return kwargs
+    if (
+        isinstance(value, dict)
+        and len(value) == 2
+        and isinstance(value.get("data"), dict)
+        and "type" in value
+    ):
+        return value["data"]  # a typed envelope (``{"type": "human", "data": {"content": ...}}``)
+    return value
+
+
 def parsed(value: Any) -> Any:
-    """Rule 1: a string holding JSON is its parsed value, layer after layer; other values as they are."""
+    """Rule 1: a string holding JSON is its parsed value, layer after layer (a serialized constructor
+    call its arguments); other values as they are."""
     for _ in range(MAX_DEPTH):
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
         if not isinstance(value, str):
-            return value
+            return _constructed(value)
         s = value.lstrip()
         if not s or s[0] not in _JSON_HEADS:
             return value
@@ -77,7 +103,7 @@ def parsed(value: Any) -> Any:
         if inner == value:
             return value
         value = inner
-    return value
+    return _constructed(value)
 
 
 def _role(d: dict[str, Any]) -> str | None:
@@ -85,6 +111,9 @@ def _role(d: dict[str, Any]) -> str | None:
         r = d.get(key)
         if isinstance(r, str) and r:
             return r.lower()
+    kind = d.get("type")  # a message typed by its speaker (LangChain's ``{"type": "human", "content"}``)
+    if isinstance(kind, str) and kind.lower() in _SPEAKER_TYPES:
+        return kind.lower()
     return None
 
 
@@ -95,18 +124,49 @@ def _content(d: dict[str, Any]) -> Any:
     return None
 
 
+def _speaker(d: dict[str, Any]) -> str:
+    """A message's role, ``tool`` for one whose parts are all tool results (some SDKs send what a
+    tool returned as a ``user`` message of such parts: no question the user asked)."""
+    role = _role(d) or ""
+    content = parsed(_content(d))
+    if (
+        isinstance(content, list)
+        and content
+        and all(
+            isinstance(p, dict) and str(p.get("type", "")).replace("-", "_") in _TOOL_RESULT_TYPES
+            for p in content
+        )
+    ):
+        return "tool"
+    return role
+
+
 def is_message(d: Any) -> bool:
     return isinstance(d, dict) and _role(d) is not None and any(k in d for k in _CONTENT_KEYS)
+
+
+def _pair_message(x: Any) -> Any:
+    """A message written as a pair ``[role, text]`` (``("user", "...")``, a shorthand frameworks
+    accept) as the object it stands for; anything else as it is."""
+    if (
+        isinstance(x, list)
+        and len(x) == 2
+        and isinstance(x[0], str)
+        and x[0].lower() in _SPEAKER_TYPES
+        and isinstance(x[1], (str, list, dict))
+    ):
+        return {"role": x[0], "content": x[1]}
+    return x
 
 
 def _messages_here(items: list[Any], depth: int) -> list[Message] | None:
     """The messages of a list that is one (every item a message), else None."""
     if not items:
         return None
-    values = [parsed(x) for x in items]
+    values = [_pair_message(parsed(x)) for x in items]
     if not all(is_message(x) for x in values):
         return None
-    return [Message(_role(x) or "", text_of(_content(x), depth + 1) or "") for x in values]
+    return [Message(_speaker(x), text_of(_content(x), depth + 1) or "") for x in values]
 
 
 def message_list(value: Any, depth: int = 0) -> list[Message] | None:
@@ -121,7 +181,7 @@ def message_list(value: Any, depth: int = 0) -> list[Message] | None:
         children: list[Any] = v
     elif isinstance(v, dict):
         if is_message(v):
-            return [Message(_role(v) or "", text_of(_content(v), depth + 1) or "")]
+            return [Message(_speaker(v), text_of(_content(v), depth + 1) or "")]
         children = list(v.values())
     else:
         return None
@@ -194,7 +254,10 @@ def text_of(value: Any, depth: int = 0) -> str | None:
             t = read[key] = text_of(v[key], depth + 1)
             if t:
                 return t
-    present = [(k, x) for k, x in v.items() if x is not None and x != "" and x != [] and x != {}]
+    # (a part's ``type`` names its kind, never its text: ``{"type": "text"}`` recorded without content)
+    present = [
+        (k, x) for k, x in v.items() if k != "type" and x is not None and x != "" and x != [] and x != {}
+    ]
     if len(present) == 1:
         k, x = present[0]
         return read[k] if k in read else text_of(x, depth + 1)
@@ -234,6 +297,22 @@ def _list_text(items: list[Any], depth: int) -> str | None:
         else:
             return None  # a list of objects that are neither messages nor blocks holds no one text
     return "\n".join(t for t in texts if t.strip()) or None
+
+
+def answer_of(value: Any) -> str | None:
+    """The answer in an output value: the last message of a message list in it that no user,
+    system or tool spoke, else its text, never under a key naming what was asked (a graph's final
+    state ``{"question": q, "documents": [...], "answer": a}`` answered a)."""
+    v = parsed(value)
+    if isinstance(v, dict) and not is_message(v):
+        v = {k: x for k, x in v.items() if k not in QUESTION_KEYS}
+        if not v:
+            return None
+    messages = message_list(v)
+    if messages:
+        said = [m for m in messages if m.role not in ("user", "human", "system", "tool") and m.text]
+        return said[-1].text if said else None
+    return text_of(v)
 
 
 def query_of(value: Any) -> str | None:

@@ -193,13 +193,6 @@ def _task_docs(
         if docs:
             step.step_type = "retrieval"
             return docs
-    if '"page_content"' in entity_out:
-        # Older releases report a retriever as a plain task; its output is the documents.
-        docs = json_docs(parsed_out, "candidate", source_keys)
-        if docs:
-            step.step_type = "retrieval"
-            return docs
-        return None
     if "NodeWithScore" in entity_out:
         # LlamaIndex's retrievers are tasks whose output is a list of NodeWithScore JSON strings.
         docs = node_docs(parsed_out, source_keys)

@@ -14,8 +14,9 @@ is rolled back. So what changes per trace is appended, never updated in place:
 - ``evaluation_rows``: every verdict ever written. ``evaluations`` holds those of the latest
   generation of each (trace, evaluator), ``evaluation_history`` the earlier ones: what the single
   file moves to history at each write;
-- ``step_fills``: the query, input and output text a step took from its GenAI content events at a
-  settle (the file updates ``steps``): the last fill of a step is what ``steps`` shows;
+- ``step_fills``: the query, input and output text a step took from its GenAI content events (or
+  other log records) at a settle, and where they came from (the file updates ``steps``): the last
+  fill of a step is what ``steps`` shows;
 - ``document_texts``: the registry's text of a document sent without one (at its trace's settle,
   or when a knowledge-base load brings it; the file updates ``step_documents``): ``step_documents``
   shows it in place of the empty text;
@@ -62,6 +63,7 @@ EVAL_STATE_COLUMNS = (
 FILL_COLUMNS = (
     ("trace_id", "VARCHAR NOT NULL"), ("span_id", "VARCHAR NOT NULL"), ("query_text", "VARCHAR"),
     ("input_text", "VARCHAR"), ("output_text", "VARCHAR"), ("settle_id", "VARCHAR NOT NULL"),
+    ("provenance", "VARCHAR"),
 )  # fmt: skip
 TEXT_COLUMNS = (
     ("trace_id", "VARCHAR NOT NULL"), ("span_id", "VARCHAR NOT NULL"), ("stage", "VARCHAR NOT NULL"),
@@ -163,6 +165,11 @@ def views(span_views: Mapping[str, str]) -> dict[str, str]:
     filled = ", ".join(
         f"CASE WHEN f.trace_id IS NULL THEN s.{c} ELSE f.{c} END AS {c}"
         for c in ("query_text", "input_text", "output_text")
+    )
+    # where the filled fields came from, over the provenance the step was stored with
+    filled += (
+        ", CASE WHEN f.provenance IS NULL THEN s.provenance "
+        "ELSE json_merge_patch(coalesce(s.provenance, '{}'), f.provenance) END AS provenance"
     )
     out["steps"] = (
         f"SELECT s.* REPLACE ({filled}) FROM ({span_views['steps']}) s "

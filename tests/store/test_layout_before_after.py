@@ -33,7 +33,8 @@ def readings() -> dict[str, tuple[str, dict[str, Any]]]:
         out[f"query {name}"] = (q.sql, q.bind(given))
     out["attribution view"] = ("SELECT * FROM attribution", {})
     out["spans attributes"] = ("SELECT trace_id, span_id, attributes, events, links FROM spans", {})
-    out["steps"] = ("SELECT * FROM steps", {})
+    # (a column a later migration added holds nothing on rows stored before it: it is left out)
+    out["steps"] = ("SELECT COLUMNS(lambda c: c NOT IN ('provenance')) FROM steps", {})
     out["step_documents"] = ("SELECT * FROM step_documents", {})
     return out
 
@@ -92,8 +93,9 @@ def _only_adds_tables(sql: str) -> bool:
 
 def old_layout(demo: Path, db: Path) -> None:
     """A database in the layout before migration 020 holding the demo database's rows (copied table
-    by table, by column name)."""
-    con = duckdb.connect(str(db))
+    by table, by column name), in the newest storage format, as the store makes a new file (one in
+    DuckDB 1.x's default v1.0.0 format cannot hold ZSTD columns: ``schema.zstd_columns``)."""
+    con = duckdb.connect(str(db), config={"storage_compatibility_version": "latest"})
     try:
         copy_demo_before(demo, con, LAYOUT)
         create_views(con)

@@ -4,6 +4,7 @@ and derived context are stored and it waits no more until a late span comes."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -126,6 +127,13 @@ def test_a_content_event_after_the_trace_settled_opens_it_again_and_fills_its_st
     assert settler.run_once(now=late + SETTLE) == 1
     step = "SELECT output_text FROM steps WHERE trace_id = ? AND span_id = ?"
     assert con.execute(step, [TRACE, llm]).fetchall() == [("Refunds take 14 days now.",)]
+    # where each field came from: the reader's fields at ingest, the filled one from the log record
+    where = "SELECT provenance FROM steps WHERE trace_id = ? AND span_id = ?"
+    assert json.loads(con.execute(where, [TRACE, llm]).fetchall()[0][0]) == {
+        "step_type": "genai",
+        "model": "genai",
+        "output_text": "genai@log_records",
+    }
     assert con.execute("SELECT assembled_spans FROM traces").fetchall() == [(5,)]
     assert _ready(backend, late + timedelta(hours=1)) == []
 

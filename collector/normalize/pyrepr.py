@@ -1,0 +1,125 @@
+"""Payloads written as a Python object's ``repr`` rather than JSON (docs/architecture.md, Conventions
+and readers).
+
+Some instrumentations record a value with ``str()``: a LangChain ``ToolMessage`` as ``content='...'
+name='search' artifact=[Document(metadata={...}, page_content='...')]``, a dataclass as
+``Passage(id='a', text='...')``. Such text holds the same structure JSON would; ``value`` reads it
+into dicts and lists so that the structural rules (``collector.normalize.structural``) find the
+documents and texts in it:
+
+- a call with keyword arguments only, ``Name(k=v, ...)``, is the object ``{k: v, ...}``;
+- pydantic's bare form, ``k=v k2=v2`` (fields separated by spaces), is the object too;
+- literals (strings, numbers, ``None``, ``True``, lists, tuples, dicts) are themselves.
+
+Nothing is executed: the text is parsed (``ast``), never evaluated, and anything else in it (a
+name, an operator, a call with positional arguments) gives None, never a guess. A text longer than
+``MAX_CHARS`` is not read.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import Any
+
+MAX_CHARS = 200_000
+# what a repr starts with: ``Name(`` followed by a keyword, or a bare ``field=``
+_HEAD = re.compile(r"\s*(?:[A-Za-z_][\w.]*\(\s*(?:[A-Za-z_]\w*\s*=|\))|[A-Za-z_]\w*=)")
+
+
+class _NotLiteral(Exception):
+    """A node that is no literal and no keyword-only call."""
+
+
+def looks_like(text: str) -> bool:
+    """Whether a text may be a repr this module reads (a cheap test before parsing)."""
+    return len(text) <= MAX_CHARS and _HEAD.match(text) is not None
+
+
+def value(text: str) -> Any:
+    """The structure a repr describes (see the module doc), or None when the text is no such repr."""
+    if not looks_like(text):
+        return None
+    s = text.strip()
+    try:
+        return _node(ast.parse(s, mode="eval").body)
+    except (SyntaxError, ValueError, _NotLiteral, RecursionError, MemoryError):
+        pass
+    fields = _bare_fields(s)  # pydantic's ``k=v k2=v2``
+    if fields is None:
+        return None
+    try:
+        return {k: _node(ast.parse(v, mode="eval").body) for k, v in fields}
+    except (SyntaxError, ValueError, _NotLiteral, RecursionError, MemoryError):
+        return None
+
+
+def _node(node: ast.AST) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_node(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise _NotLiteral  # ``{**x}``
+        return {
+            str(_node(k)) if k is not None else "": _node(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+        }
+    if (
+        isinstance(node, ast.Call)
+        and _is_name(node.func)
+        and not node.args
+        and all(kw.arg for kw in node.keywords)
+    ):
+        return {str(kw.arg): _node(kw.value) for kw in node.keywords}
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
+        v = node.operand.value
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return -v
+    raise _NotLiteral
+
+
+def _is_name(node: ast.AST) -> bool:
+    """A class name, dotted or not (``Document``, ``schema.Document``): not the result of a call."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _bare_fields(s: str) -> list[tuple[str, str]] | None:
+    """``k=v k2=v2`` split into (key, value text) pairs at the top level, or None."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(s).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    lines = s.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(pos: tuple[int, int]) -> int:
+        return starts[pos[0] - 1] + pos[1]
+
+    pairs: list[tuple[str, int]] = []  # (key, offset where its value starts)
+    depth = 0
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        elif depth == 0 and tok.type == tokenize.NAME and i + 1 < len(tokens) and tokens[i + 1].string == "=":
+            pairs.append((tok.string, offset(tokens[i + 1].end)))
+    if not pairs or offset(tokens[0].start) != pairs[0][1] - len(pairs[0][0]) - 1:
+        return None
+    out = []
+    for n, (key, begin) in enumerate(pairs):
+        end = pairs[n + 1][1] - len(pairs[n + 1][0]) - 1 if n + 1 < len(pairs) else len(s)
+        out.append((key, s[begin:end].strip()))
+    return out
