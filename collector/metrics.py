@@ -59,11 +59,18 @@ _HELP = {
 }
 
 
+def _escape(value: str) -> str:
+    """A label value in the text format: a service name sent by a client may hold a quote, a
+    backslash or a line break, which would otherwise end the value or the line."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 class Metrics:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._values: dict[tuple[str, tuple[tuple[str, str], ...]], float] = defaultdict(float)
         self._summaries: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])  # count, sum, max
+        self._sparse: set[str] = set()
 
     def inc(self, name: str, value: float = 1, **labels: str) -> None:
         with self._lock:
@@ -84,8 +91,22 @@ class Metrics:
         with self._lock:
             return self._values.get((name, tuple(sorted(labels.items()))), 0.0)
 
-    def describe(self, name: str, kind: str, help_text: str) -> None:
+    def describe(self, name: str, kind: str, help_text: str, sparse: bool = False) -> None:
+        """``sparse``: a labelled gauge whose absent series mean "no value" (a rate with an empty
+        denominator): with no series the name is left out instead of written as 0."""
         _HELP.setdefault(name, (kind, help_text))
+        if sparse:
+            with self._lock:
+                self._sparse.add(name)
+
+    def replace(self, name: str, series: dict[tuple[tuple[str, str], ...], float]) -> None:
+        """Every series of ``name`` at once (labels as sorted pairs): those not given are gone, so a
+        service that left the window or a rate that became not applicable leaves no stale value."""
+        with self._lock:
+            for key in [k for k in self._values if k[0] == name]:
+                del self._values[key]
+            for labels, value in series.items():
+                self._values[(name, tuple(sorted(labels)))] = value
 
     def render(self) -> str:
         lines: list[str] = []
@@ -102,9 +123,11 @@ class Metrics:
                     lines.append(f"{name}_max {mx:.6f}")
                     continue
                 series = [(k[1], v) for k, v in self._values.items() if k[0] == name]
+                if not series and name in self._sparse:
+                    continue
                 if not series:
                     lines.append(f"{name} 0")
                 for labels, v in sorted(series):
-                    lab = ",".join(f'{k}="{val}"' for k, val in labels)
+                    lab = ",".join(f'{k}="{_escape(val)}"' for k, val in labels)
                     lines.append(f"{name}{{{lab}}} {v:g}" if lab else f"{name} {v:g}")
         return "\n".join(lines) + "\n"

@@ -12,11 +12,10 @@ from collector.store.base import Tx
 from collector.store.reader import QueryResult, run_select
 from collector.store.sqlfiles import sql
 from collector.store.templates import filled
-from collector.store.verdicts import verdicts_since_sql
 
 # sort keys the tables accept -> the SQL they order by (never spliced from a request)
 CASE_SORTS = {
-    "root_cause": "array_position($causes, root_cause)",
+    "root_cause": "_cause_rank",
     "case_id": "case_id",
     "category": "category",
     "run_id": "run_id",
@@ -38,6 +37,13 @@ TRACE_FILTERS = {
     "q": "(regexp_matches(t.query_text, $q_re) OR regexp_matches(t.answer_text, $q_re) OR t.trace_id = lower($q))",
     "feedback": "$feedback = EXISTS (SELECT 1 FROM feedback f WHERE f.trace_id = t.trace_id)",
     "root_cause": "t.trace_id IN (SELECT trace_id FROM attribution WHERE root_cause = $root_cause)",
+    # the live page's links: the traces online_health counts (settled, no gold case), those with
+    # negative feedback, and those whose live_attribution names a cause
+    "live": "$live = (t.settled_at IS NOT NULL AND t.case_id IS NULL AND NOT EXISTS "
+    "(SELECT 1 FROM evaluations e WHERE e.trace_id = t.trace_id AND e.case_id IS NOT NULL))",
+    "negative_feedback": "$negative_feedback = EXISTS "
+    "(SELECT 1 FROM feedback f WHERE f.trace_id = t.trace_id AND f.negative)",
+    "live_cause": "t.trace_id IN (SELECT trace_id FROM live_attribution WHERE root_cause = $live_cause)",
 }
 
 
@@ -98,9 +104,7 @@ def cases_page(
         if reverse:
             offset, limit = total - end, max(end - offset, 0)
     order = order_by(CASE_SORTS, sort, desc, "case_id, trace_id", reverse)
-    params = {**params, "limit": limit, "offset": offset}
-    if "$causes" in order:
-        params["causes"] = causes
+    params = {**params, "limit": limit, "offset": offset, "causes": causes}
     page = run_select(con, sql("ui", "cases_page").format(order=order), params, row_cap=max(limit, 1))
     if reverse:
         page.rows.reverse()
@@ -141,10 +145,4 @@ def trace_verdicts(con: Tx, trace_id: str) -> QueryResult:
     so the scan skips older rows."""
     since = con.execute(sql("ui", "verdicts_since"), {"t": trace_id}).fetchall()
     at: datetime | None = since[0][0] if since else None
-    bound, params = verdicts_since_sql(at)
-    return run_select(
-        con,
-        sql("ui", "trace_verdicts") + bound + " ORDER BY evaluator, metric, span_id",
-        {"t": trace_id, **params},
-        row_cap=5000,
-    )
+    return run_select(con, sql("ui", "trace_verdicts"), {"t": trace_id, "since": at}, row_cap=5000)

@@ -11,10 +11,10 @@ Terms are the registry index's (``_registry_index.terms_of``: stemmed English wo
 identifiers); "the question" is the user's question, its terms ``Q``. A registry document counts
 only when it is current at the trace time (not superseded or expired, as ``freshness`` judges a
 registry row) and visible to the caller (when the trace names the caller's scopes). A document
-*holds* an answer claim (``_Trace.holds``) when the lexical checker finds a sentence of it that
-supports the claim and it is about the claim's subject and action (the question terms the answer
-sentence repeats, most of that sentence). A *failed* claim is one no context sentence supports
-(the lexical checker, as ``answer_support`` asks it); an *unsupported* one a failed claim no context
+*holds* an answer claim (``_Trace.holds``) when the claim checker (``lexical.check_claim``) finds a
+sentence of it that supports the claim and it is about the claim's subject and action (the question terms the answer
+sentence repeats, most of that sentence). A *failed* claim is one the claim checker finds contradicted
+or unsupported by the context, as ``answer_support`` asks it (an undecided claim is neither); an *unsupported* one a failed claim no context
 sentence contradicts either (the context says nothing of it). The view also asks the
 answer-support tier (the judge where it ran) to agree that the answer failed.
 
@@ -53,7 +53,8 @@ from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text, context_sentences, doc_content, query_text
 from evaluators.builtin._docs import doc_key, doc_name
 from evaluators.builtin._registry_index import RegistryIndex, is_current, registry_index, terms_of
-from evaluators.lexical import DEFAULT_MIN_COVERAGE, is_refusal, sentences, split_claims, support
+from evaluators.lexical import DEFAULT_MIN_COVERAGE, is_refusal, sentences, split_claims
+from evaluators.lexical.claims import check_claim
 from evaluators.text import normalize
 
 
@@ -120,8 +121,8 @@ class _Trace:
         self.unsupported: list[str] = []
         if self.saw:
             for c in self.claims:
-                label = support(c, self.ctx.sentences, config.min_coverage, ignore=self.question).label
-                if label != "supported":
+                label = check_claim(c, self.ctx.sentences, config.min_coverage, ignore=self.question).label
+                if label in ("contradicted", "unsupported"):  # undecided: no claim either way
                     self.failed.append(c)
                     if label == "unsupported":
                         self.unsupported.append(c)
@@ -183,10 +184,12 @@ class _Trace:
         unit = self._unit_terms(claim)
         if not self._carries(unit, terms_of(text)):  # the whole text first: set operations only
             return None
-        v = support(claim, sentences(text), self.config.min_coverage)
-        if v.label != "supported" or v.sentence is None or not self._carries(unit, terms_of(v.sentence)):
+        sents = sentences(text)
+        v = check_claim(claim, sents, self.config.min_coverage)
+        if v.label != "supported" or v.index is None:
             return None
-        return v.sentence
+        sentence = sents[v.index]  # the whole sentence, not only the clause that decided
+        return sentence if self._carries(unit, terms_of(sentence)) else None
 
     def _carries(self, unit: frozenset[str], have: frozenset[str]) -> bool:
         share = self.config.min_evidence_share

@@ -12,6 +12,7 @@ verdicts, ready to draw) and the routes of ``ragfault.ui.api``.
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
@@ -221,13 +222,59 @@ def router(runtime: Any) -> APIRouter:
             raise HTTPException(404, f"no trace {trace_id}")
         return out
 
+    @r.get(
+        "/api/v1/ui/registry",
+        dependencies=[Depends(auth)],
+        summary="The knowledge-base documents that best match a text (BM25, English and Chinese)",
+    )
+    async def registry(q: str, k: int = 8) -> list[dict[str, Any]]:
+        if not 1 <= k <= MAX_HITS:
+            raise HTTPException(400, f"k must be between 1 and {MAX_HITS}")
+        return await anyio.to_thread.run_sync(registry_search, runtime, shared, q, k)
+
     return r
+
+
+MAX_HITS = 50
+
+
+def registry_search(runtime: Any, shared: _SharedReferences, text: str, k: int) -> list[dict[str, Any]]:
+    """The registry's best documents for ``text``, from the index live attribution searches, with
+    what a reviewer needs to pick a quote (the text) and to judge it (current or not)."""
+    from evaluators.builtin._registry_index import is_current, registry_index, terms_of
+
+    con = runtime.store.cursor()
+    try:
+        kb = shared.kb_of(con)
+    finally:
+        con.close()
+    out = []
+    now = datetime.now(UTC)
+    for doc_id, score in registry_index(kb).search(terms_of(text), k):
+        doc = kb.get(doc_id)
+        if doc is None:
+            continue
+        out.append(
+            {
+                "doc_id": doc_id,
+                "score": round(score, 4),
+                "title": doc.title,
+                "content": _cap(doc.content),
+                "superseded_by": doc.superseded_by,
+                "current": is_current(kb, doc, now),
+            }  # fmt: skip
+        )
+    return jsonable(out)  # type: ignore[no-any-return]
 
 
 def register(routers: list[Any], extensions: list[Any]) -> None:
     from ragfault.ui.api import FactsKeeper
     from ragfault.ui.api import router as api_router
+    from ragfault.ui.live import LiveGauges
+    from ragfault.ui.live import router as live_router
 
     routers.append(router)
     routers.append(api_router)
+    routers.append(live_router)
     extensions.append(FactsKeeper)
+    extensions.append(LiveGauges)

@@ -29,6 +29,7 @@ from collector.store.ui import CASE_SORTS as CASE_SORTS
 from collector.store.ui import TRACE_SORTS as TRACE_SORTS
 from collector.store.ui_facts import Building, DashboardFacts
 from queries import Query, all_queries, load_query
+from ragfault.ui.live import LIVE_CAUSES
 
 ROOT_CAUSES = (
     "permission_violation", "no_retrieval", "evidence_not_in_kb", "stale_context", "candidate_miss",
@@ -77,6 +78,7 @@ def overview(con: Any) -> dict[str, Any]:
     out["datasets"] = [r[0] for r in store_ui.read(con, "datasets").rows]
     out["categories"] = [r[0] for r in store_ui.read(con, "categories").rows]
     out["root_causes"] = list(ROOT_CAUSES)
+    out["live_causes"] = list(LIVE_CAUSES)
     return out
 
 
@@ -349,11 +351,15 @@ def router(runtime: Any) -> APIRouter:
         service: str | None = None, run_id: str | None = None, root_cause: str | None = None,
         since: str | None = None, until: str | None = None, feedback: bool | None = None, q: str | None = None,
         sort: str = "start_time", desc: bool = True, limit: int = Q(50), offset: int = Q(0),
+        live: bool | None = None, live_cause: str | None = None, negative_feedback: bool | None = None,
     ) -> Any:  # fmt: skip
         lim, off = _page(limit, offset)
+        if live_cause and live_cause not in LIVE_CAUSES:
+            raise HTTPException(400, f"live_cause must be one of {', '.join(LIVE_CAUSES)}")
         params = {
             "service": service or None, "run_id": run_id or None, "root_cause": root_cause or None,
             "since": since or None, "until": until or None, "feedback": feedback, "q": q or None,
+            "live": live, "live_cause": live_cause or None, "negative_feedback": negative_feedback,
         }  # fmt: skip
 
         def page(con: Any) -> dict[str, Any]:

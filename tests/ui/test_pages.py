@@ -17,7 +17,9 @@ from tests.ui.conftest import CSP, RUN2, Page, strict_csp
 
 pytestmark = pytest.mark.browser
 
-ROUTES = ("dashboard", "traces", "compare", "review", "calibration", "coverage", "sql", "start")
+ROUTES = (
+    "dashboard", "traces", "live", "triage", "compare", "review", "calibration", "coverage", "sql", "start",
+)  # fmt: skip
 
 
 def case_rows(page: Any) -> list[dict[str, str]]:

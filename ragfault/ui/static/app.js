@@ -8,6 +8,8 @@ import {comparePage} from "./compare.js";
 import {reviewPage, calibrationPage} from "./review.js";
 import {startPage} from "./start.js";
 import {coveragePage} from "./coverage.js";
+import {livePage} from "./live.js";
+import {triagePage} from "./triage.js";
 
 const tokenInput = $("#token");
 // the token is kept for this tab's session only (see util.js)
@@ -16,7 +18,8 @@ tokenInput.value = token();
 tokenInput.addEventListener("change", () => { setToken(tokenInput.value); route(); });
 
 const PAGES = {dashboard: dashboardPage, traces: tracesPage, trace: tracePage, sql: sqlPage,
-  compare: comparePage, review: reviewPage, calibration: calibrationPage, coverage: coveragePage, start: startPage};
+  compare: comparePage, review: reviewPage, calibration: calibrationPage, coverage: coveragePage, start: startPage,
+  live: livePage, triage: triagePage};
 
 let seq = 0;
 async function route() {

@@ -2,6 +2,8 @@
 import {$, $$, api, esc, num, time, qs, go, hashParams, paint, pager, sortTh, causeBadge} from "./util.js";
 
 const toLocalInput = (v) => v || "";
+// filters the live page's links set (live: the traces online_health counts); kept while other filters change
+const LIVE_FLAGS = ["live", "negative_feedback"];
 
 export async function tracesPage(main, _arg, current) {
   const p = hashParams();
@@ -9,7 +11,8 @@ export async function tracesPage(main, _arg, current) {
   const [overview, res] = await Promise.all([
     api("/api/v1/ui/overview"),
     api("/api/v1/ui/traces?" + qs({service: p.service, run_id: p.run_id, root_cause: p.root_cause, since: p.since,
-      until: p.until, feedback: p.feedback, q: p.q, sort, desc: desc ? "true" : "false", limit, offset})),
+      until: p.until, feedback: p.feedback, q: p.q, sort, desc: desc ? "true" : "false", limit, offset,
+      live: p.live, live_cause: p.live_cause, negative_feedback: p.negative_feedback})),
   ]);
   if (!current()) return;
   const opt = (vals, sel, all) => [`<option value="">${esc(all)}</option>`, ...vals.map((v) => `<option ${v === sel ? "selected" : ""} value="${esc(v)}">${esc(v)}</option>`)].join("");
@@ -22,13 +25,15 @@ export async function tracesPage(main, _arg, current) {
       <label>To (UTC) <input type="datetime-local" name="until" value="${esc(toLocalInput(p.until))}"></label>
       <label>Feedback <select name="feedback"><option value="">any</option><option value="true" ${p.feedback === "true" ? "selected" : ""}>has feedback</option><option value="false" ${p.feedback === "false" ? "selected" : ""}>none</option></select></label>
       <label>Search <input type="search" name="q" size="22" placeholder="question, answer or trace id" value="${esc(p.q || "")}"></label>
+      <label>Live cause <select name="live_cause">${opt(overview.live_causes || [], p.live_cause, "any")}</select></label>
       <label>Per page <select name="limit">${[10, 25, 50, 100, 200].map((n) => `<option ${n === limit ? "selected" : ""}>${n}</option>`).join("")}</select></label>
+      ${LIVE_FLAGS.filter((k) => p[k]).map((k) => `<input type="hidden" name="${k}" value="${esc(p[k])}"><span class="badge" data-flag="${k}">${esc(k.replace("_", " "))}: ${esc(p[k] === "true" ? "yes" : "no")}</span>`).join("")}
       <button type="submit">Filter</button>
     </form>
     <div class="card"><div class="muted small">${res.total.toLocaleString()} traces · times in ${esc(Intl.DateTimeFormat().resolvedOptions().timeZone)}</div>
     <table><thead><tr>${sortTh("start_time", "time", sort, desc)}${sortTh("service_name", "service", sort, desc)}<th>run</th><th>root cause</th>
       <th>question</th><th>answer</th>${sortTh("latency_ms", "latency", sort, desc, "num")}<th class="num">tokens</th><th class="num">spans</th><th>feedback</th></tr></thead>
-    <tbody>${res.rows.map((r) => `<tr><td class="small"><a href="#/trace/${esc(r.trace_id)}">${time(r.start_time)}</a></td>
+    <tbody>${res.rows.map((r) => `<tr data-trace="${esc(r.trace_id)}"><td class="small"><a href="#/trace/${esc(r.trace_id)}">${time(r.start_time)}</a></td>
       <td>${esc(r.service_name)}</td><td class="nw">${esc(r.run_id)}</td><td>${r.root_cause ? causeBadge(r.root_cause) : '<span class="muted small">no gold case</span>'}</td>
       <td class="clip"><span class="clip-text">${esc(r.query_text)}</span></td><td class="clip"><span class="clip-text">${esc(r.answer_text)}</span></td>
       <td class="num">${r.latency_ms === null ? "—" : num(r.latency_ms, r.latency_ms < 10 ? 1 : 0) + " ms"}</td><td class="num">${num(r.tokens)}</td>

@@ -1,0 +1,290 @@
+"""Live traffic in the web UI and on ``/metrics``: the live page's figures, one triage screen's
+facts, and the same figures as Prometheus gauges.
+
+The live page (``GET /api/v1/ui/live``) draws ``online_health`` by hour and service, the causes
+``live_attribution`` proves by hour and service, the triage backlog (``triage``) and feedback; every
+number is one of those bundled queries' rows, so a bar and the trace list it links to count the same
+traces. A triage screen (``GET /api/v1/ui/triage/item``) adds to the trace view what live
+attribution suspects, the feedback and whether the trace was promoted already.
+
+``LiveGauges`` refreshes the gauges in a thread of its own every ``REFRESH_SECONDS`` (or
+``COST_SHARE`` times what the last refresh took, when longer) on a cursor of its own (a read: ingest
+never waits for it), over two hours only: the current UTC hour and the one
+before, each exactly the row ``online_health`` gives for that hour (rates are not re-averaged over
+hours, whose denominators the query does not all give). A scrape reads the values last computed.
+A rate with no denominator has no series (not applicable is not 0).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Depends, HTTPException, Request
+
+from collector.receivers.otlp_http import check_bearer
+from collector.store.reader import jsonable, run_select
+from queries import load_query
+
+log = logging.getLogger("ragfault.ui.live")
+
+LIVE_CAUSES = (
+    "permission_violation", "no_retrieval", "stale_context", "candidate_miss", "dropped_before_context",
+    "over_refusal", "unsupported_claims", "invalid_citation", "insufficient_trace", "none_seen",
+)  # fmt: skip
+"""The root causes ``live_attribution`` may name, in its order."""
+DEFAULT_HOURS = 48
+MAX_HOURS = 24 * 31
+BACKLOG_CAP = 100_000
+BACKLOG_ROWS = 50
+REFRESH_SECONDS = 60.0
+COST_SHARE = 20
+
+CAUSES_SQL = """
+SELECT date_trunc('hour', start_time) AS hour, service_name, root_cause, count(*) AS traces
+FROM live_attribution
+WHERE ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
+  AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
+  AND ($service IS NULL OR service_name = $service)
+GROUP BY ALL
+ORDER BY hour, service_name, root_cause
+"""
+LATEST_SQL = "SELECT max(start_time) FROM traces WHERE case_id IS NULL AND settled_at IS NOT NULL"
+ITEM_SQL = {
+    "live": "SELECT * FROM live_attribution WHERE trace_id = $t",
+    "feedback": "SELECT * FROM trace_feedback WHERE trace_id = $t",
+    "promoted": "SELECT case_id, cause, suggested_cause, promoted_by, promoted_at FROM gold_promotions "
+    "WHERE trace_id = $t",
+    "case": "SELECT case_id, root_cause FROM attribution WHERE trace_id = $t",
+}
+
+
+def _rows(result: Any) -> list[dict[str, Any]]:
+    return [dict(zip(result.columns, r, strict=True)) for r in result.rows]
+
+
+def as_datetime(value: Any) -> datetime | None:
+    """A stored timestamp as ``run_select`` gives it (ISO text) as a naive UTC datetime."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value)).replace(tzinfo=None)
+
+
+def _backlog_sql() -> str:
+    """The triage queue counted by service and reason (the bundled query as a subquery, capped)."""
+    return (
+        "SELECT service_name, reason, count(*) AS traces FROM (\n"
+        + load_query("triage").sql
+        + "\n) q, unnest(q.reasons) AS r(reason) GROUP BY ALL ORDER BY service_name, reason"
+    )
+
+
+def window(
+    con: Any, since: datetime | None, until: datetime | None
+) -> tuple[datetime | None, datetime | None]:
+    """The hours the page shows: as asked, else the ``DEFAULT_HOURS`` up to the latest live trace
+    (a database of last month's traffic opens on its last days, not on an empty chart)."""
+    if since is not None or until is not None:
+        if since is not None and until is not None and until - since > timedelta(hours=MAX_HOURS):
+            raise ValueError(f"the live page shows at most {MAX_HOURS} hours; narrow from/to")
+        if since is None and until is not None:
+            since = until - timedelta(hours=DEFAULT_HOURS)
+        return since, until
+    latest = as_datetime(run_select(con, LATEST_SQL, {}, row_cap=1).rows[0][0])
+    if latest is None:
+        return None, None
+    end = latest.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    return end - timedelta(hours=DEFAULT_HOURS), None
+
+
+def live_page(
+    con: Any, since: datetime | None, until: datetime | None, service: str | None
+) -> dict[str, Any]:
+    """Everything the live page draws, from the bundled queries."""
+    since, until = window(con, since, until)
+    params = {"since": since, "until": until, "service": service}
+    health = load_query("online_health")
+    out: dict[str, Any] = {
+        "since": since,
+        "until": until,
+        "service": service,
+        "health": _rows(run_select(con, health.sql, health.bind(params), row_cap=50_000)),
+        "causes": _rows(run_select(con, CAUSES_SQL, params, row_cap=50_000)),
+    }
+    triage = load_query("triage")
+    bind = triage.bind({"service": service, "since": since, "limit": BACKLOG_CAP})
+    out["backlog"] = _rows(run_select(con, _backlog_sql(), bind, row_cap=50_000))
+    items = triage.bind({"service": service, "since": since, "limit": BACKLOG_ROWS})
+    rows = _rows(run_select(con, triage.sql, items, row_cap=BACKLOG_ROWS))
+    keep = ("trace_id", "service_name", "start_time", "reasons", "root_cause", "question", "thumbs_down")
+    out["queue"] = [{k: r[k] for k in keep} for r in rows]
+    out["backlog_capped"] = sum(r["traces"] for r in out["backlog"]) >= BACKLOG_CAP
+    return out
+
+
+def triage_item(con: Any, trace_id: str) -> dict[str, Any]:
+    """What one triage screen shows beside the trace view: the suspected cause and its evidence,
+    the feedback, and whether the trace was promoted or joins a case already."""
+    out: dict[str, Any] = {}
+    for key, text in ITEM_SQL.items():
+        rows = _rows(run_select(con, text, {"t": trace_id}, row_cap=1))
+        out[key] = rows[0] if rows else None
+    return out
+
+
+def router(runtime: Any) -> APIRouter:
+    """``/api/v1/ui/live`` and ``/api/v1/ui/triage/item``: reads on a cursor of their own."""
+
+    def auth(request: Request) -> None:
+        check_bearer(request, runtime.settings.api_token)
+
+    r = APIRouter(prefix="/api/v1/ui", dependencies=[Depends(auth)])
+    limiter = anyio.CapacityLimiter(2)
+
+    async def read(fn: Callable[..., Any], *args: Any) -> Any:
+        def work() -> Any:
+            con = runtime.store.cursor()
+            try:
+                return jsonable(fn(con, *args))
+            finally:
+                con.close()
+
+        return await anyio.to_thread.run_sync(work, limiter=limiter)
+
+    @r.get("/live", summary="The live page: online_health, live causes by hour and service, triage backlog")
+    async def get_live(
+        since: datetime | None = None, until: datetime | None = None, service: str | None = None
+    ) -> Any:
+        def page(con: Any) -> dict[str, Any]:
+            try:
+                return live_page(con, since, until, service or None)
+            except ValueError as exc:
+                raise HTTPException(400, str(exc)) from exc
+
+        return await read(page)
+
+    @r.get("/triage/item", summary="One triage screen: the suspected cause, its evidence, the feedback")
+    async def get_triage_item(trace_id: str) -> Any:
+        return await read(triage_item, trace_id.lower())
+
+    return r
+
+
+# --- gauges ----------------------------------------------------------------------------------
+
+HEALTH_GAUGES = {
+    "traces": ("ragfault_live_traces", "Live traces (no gold case), settled, by service and hour."),
+    "empty_retrieval_rate": ("ragfault_live_empty_retrieval_rate", "Share of retrievals with a known output that returned nothing."),
+    "top_score_p50": ("ragfault_live_top_score_p50", "Median top retrieval score."),
+    "stale_context_traces": ("ragfault_live_stale_context_traces", "Live traces with a stale document in the context."),
+    "forbidden_traces": ("ragfault_live_forbidden_traces", "Live traces with a document outside the caller's scopes."),
+    "unsupported_claim_rate": ("ragfault_live_unsupported_claim_rate", "Share of answer claims no context sentence supports."),
+    "refusal_rate": ("ragfault_live_refusal_rate", "Share of answers that refuse."),
+    "retrieval_skipped_rate": ("ragfault_live_retrieval_skipped_rate", "Share of live traces without a retrieval step."),
+    "latency_p95_ms": ("ragfault_live_latency_p95_ms", "95th percentile of trace latency (ms)."),
+    "error_traces": ("ragfault_live_error_traces", "Live traces with an error span."),
+    "negative_feedback_traces": ("ragfault_live_negative_feedback_traces", "Live traces with negative user feedback."),
+    "thumbs_down": ("ragfault_live_thumbs_down", "Thumbs-down given on live traces."),
+}  # fmt: skip
+CAUSE_GAUGE = "ragfault_live_root_cause_traces"
+BACKLOG_GAUGE = "ragfault_triage_backlog_traces"
+REFRESH_GAUGE = "ragfault_live_gauges_refresh_seconds"
+FAILURES = "ragfault_live_gauges_failures_total"
+Labels = tuple[tuple[str, str], ...]
+
+
+def hour_of(now: datetime) -> datetime:
+    return now.replace(minute=0, second=0, microsecond=0, tzinfo=None)
+
+
+def gauge_values(con: Any, now: datetime) -> dict[str, dict[Labels, float]]:
+    """Every live gauge's series at ``now`` (UTC): the current and the previous hour (label
+    ``hour``: current | previous) per service, and the whole triage backlog per service and reason."""
+    current = hour_of(now)
+    start = current - timedelta(hours=1)
+    params = {"since": start, "until": None, "service": None}
+    out: dict[str, dict[Labels, float]] = {name: {} for name, _ in HEALTH_GAUGES.values()}
+    out[CAUSE_GAUGE], out[BACKLOG_GAUGE] = {}, {}
+
+    def which(value: Any) -> str | None:
+        hour = as_datetime(value)
+        return "current" if hour == current else "previous" if hour == start else None
+
+    health = load_query("online_health")
+    for row in _rows(run_select(con, health.sql, health.bind(params), row_cap=100_000)):
+        label = which(row["hour"])
+        if label is None:
+            continue
+        key: Labels = (("hour", label), ("service", str(row["service_name"])))
+        for column, (name, _) in HEALTH_GAUGES.items():
+            if row[column] is not None:  # not applicable: no series, never 0
+                out[name][key] = float(row[column])
+    for row in _rows(run_select(con, CAUSES_SQL, params, row_cap=100_000)):
+        label = which(row["hour"])
+        if label is not None:
+            cause = str(row["root_cause"])
+            out[CAUSE_GAUGE][
+                (("hour", label), ("root_cause", cause), ("service", str(row["service_name"])))
+            ] = float(row["traces"])
+    triage = load_query("triage")
+    bind = triage.bind({"limit": BACKLOG_CAP})
+    for row in _rows(run_select(con, _backlog_sql(), bind, row_cap=100_000)):
+        labels = (("reason", str(row["reason"])), ("service", str(row["service_name"])))
+        out[BACKLOG_GAUGE][labels] = float(row["traces"])
+    return out
+
+
+class LiveGauges:
+    """The live figures on ``/metrics``, refreshed every ``REFRESH_SECONDS`` in a thread of its own
+    (``refresh`` computes them now). ``now``: the wall clock the hours are read from (tests pass
+    their own)."""
+
+    def __init__(self, runtime: Any, now: Callable[[], datetime] | None = None) -> None:
+        self.runtime = runtime
+        self.now = now or (lambda: datetime.now(UTC))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="ragfault-live-gauges", daemon=True)
+        m = runtime.metrics
+        for name, text in HEALTH_GAUGES.values():
+            m.describe(name, "gauge", text + " Label hour: current or previous UTC hour.", sparse=True)
+        m.describe(CAUSE_GAUGE, "gauge", "Live traces by the root cause live_attribution proves, by service and hour.", sparse=True)  # fmt: skip
+        m.describe(BACKLOG_GAUGE, "gauge", "Traces in the triage queue, by service and reason.", sparse=True)
+        m.describe(REFRESH_GAUGE, "gauge", "Time the last refresh of the live gauges took.")
+        m.describe(FAILURES, "counter", "Refreshes of the live gauges that failed (logged).")
+        runtime.live_gauges = self
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(30)
+
+    def refresh(self) -> None:
+        t0 = time.perf_counter()
+        con = self.runtime.store.cursor()
+        try:
+            values = gauge_values(con, self.now())
+        finally:
+            con.close()
+        for name, series in values.items():
+            self.runtime.metrics.replace(name, series)
+        self.runtime.metrics.set(REFRESH_GAUGE, time.perf_counter() - t0)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                self.refresh()
+            except Exception as exc:  # a store that failed is the server's to report; try again later
+                self.runtime.metrics.inc(FAILURES)
+                log.warning("live gauges not refreshed: %s", str(exc).splitlines()[0] if str(exc) else exc)
+            # the views read every verdict (a time filter does not cut their work): on a large
+            # database the pause grows with the refresh, so the gauges take at most 1/COST_SHARE of a core
+            self._stop.wait(max(REFRESH_SECONDS, COST_SHARE * (time.perf_counter() - t0)))
