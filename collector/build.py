@@ -10,6 +10,7 @@ one chunk.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from collector.batch import ArrowBatch, SpanBatch, flatten
@@ -24,6 +25,21 @@ UNITS = {TRACES: "spans", LOGS: "log records", METRICS: "data points"}  # what a
 # is one chunk, as before chunks existed; small enough that its Python rows stay a few MB.
 CHUNK_ROWS = 4096
 CHUNK_BYTES = 8 << 20
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How a server builds every request's rows, the same for all of them: which attribute keys
+    name a document's source, how far in the future a time may lie before it is clamped to the
+    receive time (None: never), and the ``[[conventions.mapping]]`` rules. Plain picklable data,
+    sent whole with each request to a decode worker."""
+
+    source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS
+    future_grace_seconds: float | None = None
+    mappings: Mappings = ()
+
+
+DEFAULT_OPTIONS = BuildOptions()
 
 
 class SpanChunks:
@@ -63,30 +79,28 @@ def build(
     signal: str,
     req: object,
     meter: Meter,
-    *,
+    options: BuildOptions = DEFAULT_OPTIONS,
     received_at: datetime | None = None,
-    source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS,
-    future_grace_seconds: float | None = None,
-    mappings: Mappings = (),
 ) -> ArrowBatch:
     """A parsed export request of ``signal`` as an Arrow batch, metered (``PayloadTooLarge`` /
     ``NeedsBudget`` before what does not fit is built)."""
+    grace = options.future_grace_seconds
     if signal == TRACES:
         sink = SpanChunks(meter)
         batch = flatten(
             req,  # type: ignore[arg-type]
             received_at,
-            source_keys,
+            options.source_keys,
             out=sink,
-            future_grace_seconds=future_grace_seconds,
-            mappings=mappings,
+            future_grace_seconds=grace,
+            mappings=options.mappings,
         )
         return sink.result(batch)
     from collector.signals import flatten_logs, flatten_metrics
 
     if signal == LOGS:
-        return flatten_logs(req, received_at, meter=meter, future_grace_seconds=future_grace_seconds)  # type: ignore[arg-type]
-    return flatten_metrics(req, received_at, meter=meter, future_grace_seconds=future_grace_seconds)  # type: ignore[arg-type]
+        return flatten_logs(req, received_at, meter=meter, future_grace_seconds=grace)  # type: ignore[arg-type]
+    return flatten_metrics(req, received_at, meter=meter, future_grace_seconds=grace)  # type: ignore[arg-type]
 
 
 def decode_and_build(
@@ -96,11 +110,8 @@ def decode_and_build(
     content_encoding: str | None,
     max_bytes: int,
     meter: Meter,
-    *,
+    options: BuildOptions = DEFAULT_OPTIONS,
     received_at: datetime | None = None,
-    source_keys: tuple[str, ...] = DEFAULT_SOURCE_KEYS,
-    future_grace_seconds: float | None = None,
-    mappings: Mappings = (),
 ) -> ArrowBatch:
     """Body bytes of an export request -> its Arrow batch. Raises PermanentError subclasses (bad
     payload, 413) and ``NeedsBudget``."""
@@ -111,12 +122,4 @@ def decode_and_build(
     else:
         req = decode_signal(signal, body, content_type, content_encoding, max_bytes)
     meter.body = meter.body or len(body)
-    return build(
-        signal,
-        req,
-        meter,
-        received_at=received_at,
-        source_keys=source_keys,
-        future_grace_seconds=future_grace_seconds,
-        mappings=mappings,
-    )
+    return build(signal, req, meter, options, received_at)

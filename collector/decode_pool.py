@@ -37,11 +37,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from collector.batch import ArrowBatch
-from collector.build import TRACES, UNITS
+from collector.build import DEFAULT_OPTIONS, TRACES, UNITS, BuildOptions
 from collector.errors import RetryableError
 from collector.gcpolicy import collect_rarely
 from collector.inflight import Meter, batch_bytes
-from collector.normalize.mapping import Mappings
 from collector.procpool import WorkerPool
 
 log = logging.getLogger("ragfault.decode")
@@ -92,29 +91,19 @@ def decode_to_arrow(
     content_type: str | None,
     content_encoding: str | None,
     max_bytes: int,
-    source_keys: tuple[str, ...],
+    options: BuildOptions = DEFAULT_OPTIONS,
     received_at: datetime | None = None,
     *,
     signal: str = TRACES,
     meter: Meter | None = None,
-    future_grace_seconds: float | None = None,
-    mappings: Mappings = (),
 ) -> ArrowBatch:
     """Body bytes -> ArrowBatch, in whatever process calls it. Raises PermanentError subclasses and,
     with a ``meter``, ``NeedsBudget``; without one the build is not bounded (tests, tools)."""
     from collector.build import decode_and_build
 
+    unbounded = Meter(1 << 62, 1 << 62)
     return decode_and_build(
-        signal,
-        body,
-        content_type,
-        content_encoding,
-        max_bytes,
-        meter if meter is not None else Meter(1 << 62, 1 << 62),
-        received_at=received_at,
-        source_keys=source_keys,
-        future_grace_seconds=future_grace_seconds,
-        mappings=mappings,
+        signal, body, content_type, content_encoding, max_bytes, meter or unbounded, options, received_at
     )
 
 
@@ -131,26 +120,14 @@ def _work(
     content_type: str | None,
     content_encoding: str | None,
     max_bytes: int,
-    source_keys: tuple[str, ...],
+    options: BuildOptions,
     signal: str,
     allowance: int,
     limit: int,
-    future_grace_seconds: float | None,
     spool_dir: str | None = None,
-    mappings: Mappings = (),
 ) -> WorkerResult:
     meter = Meter(allowance, limit, UNITS[signal])
-    b = decode_to_arrow(
-        body,
-        content_type,
-        content_encoding,
-        max_bytes,
-        source_keys,
-        signal=signal,
-        meter=meter,
-        future_grace_seconds=future_grace_seconds,
-        mappings=mappings,
-    )
+    b = decode_to_arrow(body, content_type, content_encoding, max_bytes, options, signal=signal, meter=meter)
     del body
     b.trace_table()
     # a large batch goes through files: pickled through the pipe it would be copied twice here
@@ -322,22 +299,20 @@ class DecodePool:
         content_type: str | None,
         content_encoding: str | None,
         max_bytes: int,
-        source_keys: tuple[str, ...],
+        options: BuildOptions = DEFAULT_OPTIONS,
         *,
         signal: str = TRACES,
         allowance: int = 1 << 62,
         limit: int = 1 << 62,
-        future_grace_seconds: float | None = None,
-        mappings: Mappings = (),
     ) -> Future[ArrowBatch]:
         """Decode in a worker; the future gives an ArrowBatch or raises PermanentError /
-        RetryableError / ``NeedsBudget`` (a build past ``allowance``, under ``limit``). ``mappings``
-        (``collector.normalize.mapping``) are plain picklable data, sent with each request."""
+        RetryableError / ``NeedsBudget`` (a build past ``allowance``, under ``limit``). ``options``
+        are plain picklable data, sent with each request."""
         pool = self._executor()
         out: Future[ArrowBatch] = Future()
-        args = (signal, allowance, limit, future_grace_seconds, self.spool_dir, mappings)
+        args = (options, signal, allowance, limit, self.spool_dir)
         try:
-            inner = pool.submit(_work, body, content_type, content_encoding, max_bytes, source_keys, *args)
+            inner = pool.submit(_work, body, content_type, content_encoding, max_bytes, *args)
         except (BrokenProcessPool, RuntimeError) as exc:  # broken, or shut down by a concurrent _replace
             self._replace(pool)
             raise RetryableError(f"decode worker unavailable: {type(exc).__name__}", retry_after=1) from exc

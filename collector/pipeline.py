@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from collector.batch import ArrowBatch
-from collector.build import TRACES, UNITS
+from collector.build import TRACES, UNITS, BuildOptions
 from collector.decode_pool import DecodePool, decode_to_arrow
 from collector.errors import PayloadTooLarge
 from collector.inflight import ByteBudget, Meter, NeedsBudget, batch_bytes, build_reservation
@@ -61,12 +61,11 @@ class Pipeline:
         self.metrics = metrics
         # the ingest bytes held at once, both receivers together (``collector.inflight``)
         self.budget = ByteBudget(max_inflight_bytes, lambda n: metrics.set("ragfault_inflight_bytes", n))
-        self.source_keys = source_keys
-        self.mappings = mappings  # [[conventions.mapping]], compiled (collector.normalize.mapping)
+        # how every request's rows are built (mappings: [[conventions.mapping]], compiled)
+        self.options = BuildOptions(tuple(source_keys), future_grace_seconds, tuple(mappings))
         self.commit_timeout = commit_timeout
         # what one request's rows may take once built (413 beyond), and a body once inflated
         self.max_decoded_bytes = min(max_decoded_bytes, max_inflight_bytes)
-        self.future_grace_seconds = future_grace_seconds
         self.pool: DecodePool | None = None
         self.set_decode_workers(decode_workers)
 
@@ -118,15 +117,7 @@ class Pipeline:
         """Decode + build a request body in this thread (no pool), metered against ``allowance``."""
         meter = Meter(allowance, self.max_decoded_bytes, UNITS[signal])
         batch = decode_to_arrow(
-            body,
-            content_type,
-            encoding,
-            max_bytes,
-            self.source_keys,
-            signal=signal,
-            meter=meter,
-            future_grace_seconds=self.future_grace_seconds,
-            mappings=self.mappings,
+            body, content_type, encoding, max_bytes, self.options, signal=signal, meter=meter
         )
         return self.received(batch, signal)
 
@@ -147,12 +138,10 @@ class Pipeline:
             content_type,
             encoding,
             max_bytes,
-            self.source_keys,
+            self.options,
             signal=signal,
             allowance=allowance,
             limit=self.max_decoded_bytes,
-            future_grace_seconds=self.future_grace_seconds,
-            mappings=self.mappings,
         )
 
     def reserve(self, held: list[int], inflated: int) -> None:

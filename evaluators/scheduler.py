@@ -108,6 +108,9 @@ class EvaluationService:
         self.settings = settings_table(runtime, "evaluation", load_evaluation_settings)
         self.sampling = settings_table(runtime, "sampling", load_sampling_settings)
         self.runner = build_runner(runtime, self.settings)
+        # the runner's cursor serves one thread at a time: the loop's rounds and the API's synchronous
+        # calls (``evaluate_now``: a gold promotion, ``POST /api/v1/evaluate``) take turns on it
+        self._runner_lock = threading.Lock()
         self.judge = judge if judge is not None else build_judge(runtime, self.sampling, self.settings)
         self.cursor = runtime.store.cursor()
         self.clock: Clock = clock if clock is not None else SystemClock()
@@ -309,9 +312,10 @@ class EvaluationService:
                 self.observe()
 
         try:
-            self.runner.evaluate_chunks(
-                chunks(), pool, on_written=on_written, received=received, on_tables=on_tables
-            )
+            with self._runner_lock:
+                self.runner.evaluate_chunks(
+                    chunks(), pool, on_written=on_written, received=received, on_tables=on_tables
+                )
             log_written()
         except Exception as exc:
             log.exception("cheap-tier evaluation of %d traces failed", len(picked))
@@ -393,5 +397,6 @@ class EvaluationService:
 
     def evaluate_now(self, trace_ids: list[str], received: dict[str, datetime | None] | None = None) -> int:
         """Evaluate the cheap tier synchronously (API calls), in batches, in the server process
-        (``received`` as for ``StoreRunner.evaluate_many``)."""
-        return self.runner.evaluate_many(trace_ids, self.settings.batch_size, received=received)
+        (``received`` as for ``StoreRunner.evaluate_many``), between the loop's rounds."""
+        with self._runner_lock:
+            return self.runner.evaluate_many(trace_ids, self.settings.batch_size, received=received)

@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from collector.config import ServerSettings
 from ragfault.server import ServerThread
-from tests.served import free_port
+from tests.served import api_client, free_port
 from tests.store import lake_run
 
 
@@ -61,7 +60,7 @@ class Server:
         self.runtime = self.thread.runtime
         self.url = f"http://127.0.0.1:{settings.http_port}"
         self.grpc_endpoint = f"127.0.0.1:{self.runtime.grpc_port}"
-        self.http = httpx.Client(base_url=self.url, timeout=30)
+        self.http = api_client(self.url)
 
     def sql(self, query: str, **params: Any) -> list[list[Any]]:
         r = self.http.post("/api/v1/sql", json={"sql": query, "params": params})

@@ -17,6 +17,15 @@ from types import TracebackType
 from typing import Any
 
 
+def api_client(url: str, timeout: float = 30) -> Any:
+    """An ``httpx.Client`` for a server's API that a test keeps across calls. It lets an idle
+    connection go after 2 s, before the server closes it (``keep_alive_seconds``, 5 s): with both
+    at 5 s, a call made as the server closes the idle connection is reset."""
+    import httpx
+
+    return httpx.Client(base_url=url, timeout=timeout, limits=httpx.Limits(keepalive_expiry=2.0))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from collector.store.base import Tx
-from collector.store.reader import Window, window_sql
+from collector.store.reader import Window, window_params
 from collector.store.templates import filled
 
 AREA = "content"
@@ -21,18 +21,20 @@ AREA = "content"
 
 @dataclass(frozen=True)
 class Fill:
-    """A step whose text its content events filled in."""
+    """A step whose text its content events (or other log records) filled in; ``provenance`` the
+    JSON object of the fields filled and where each came from, merged into ``steps.provenance``."""
 
     trace_id: str
     span_id: str
     query_text: str | None
     input_text: str | None
     output_text: str | None
+    provenance: str | None = None
 
 
 FILL_SCHEMA = pa.schema([
     ("trace_id", pa.string()), ("span_id", pa.string()), ("query_text", pa.string()),
-    ("input_text", pa.string()), ("output_text", pa.string()),
+    ("input_text", pa.string()), ("output_text", pa.string()), ("provenance", pa.string()),
 ])  # fmt: skip
 
 
@@ -61,11 +63,10 @@ class ContentSources:
 def event_records(tx: Tx, trace_ids: list[str], events: Iterable[str], window: Window = None) -> list[Any]:
     """The log records named one of ``events`` of these traces that name their span, by trace, span
     and time: (trace_id, span_id, event_name, attributes, body, time_unix_nano, service_name)."""
-    extra, params = window_sql(window)
-    names = ", ".join(f"'{e}'" for e in sorted(events))
+    params = {**window_params(window), "events": sorted(events)}
     tx.register("_fill_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
     try:
-        return tx.execute(filled(AREA, "event_records", events=names, window=extra), params).fetchall()
+        return tx.execute(filled(AREA, "event_records"), params).fetchall()
     finally:
         tx.unregister("_fill_ids")
 
@@ -112,36 +113,52 @@ def admitted_events(
     tx: Tx, events: Sequence[tuple[str, str | None, str | None]], sources: ContentSources
 ) -> tuple[dict[str, int], int]:
     """Of new GenAI content events given as (trace_id, span_id, service_name): how many re-open each
-    trace (they count in ``traces.content_events``), and how many were refused.
+    trace (they count in ``traces.content_events``), and how many were refused (``admitted``)."""
+    flags, refused = admitted(tx, events, sources)
+    counts: dict[str, int] = {}
+    for e, ok in zip(events, flags, strict=True):
+        if ok:
+            counts[e[0]] = counts.get(e[0], 0) + 1
+    return counts, refused
+
+
+def admitted(
+    tx: Tx, events: Sequence[tuple[str, str | None, str | None]], sources: ContentSources
+) -> tuple[list[bool], int]:
+    """Of new GenAI content events given as (trace_id, span_id, service_name): whether each re-opens
+    its trace, and how many were refused.
 
     A record of a trace not settled yet always counts: the first assembly reads it and keeps it out
     if its service is not the span's. A record of a settled trace counts only when its span is stored
     and may take it (``ContentSources.joins``); one from another service is refused, so a forged
     record costs no settle round nor evaluation; one whose span is not stored yet waits for it (the
-    span re-opens the trace when it comes). The spans are read within their traces' received range."""
+    span re-opens the trace when it comes). The spans are read within their traces' received range.
+    The file's ingest adds the counts to ``traces``; the lake's records only these events in
+    ``trace_content_events``. Either way the record itself is stored."""
     names = sorted({e[0] for e in events})
     settled = {
         r[0]: (r[1], r[2]) for r in tx.execute(filled(AREA, "settled_windows"), {"t": names}).fetchall()
     }
-    counts: dict[str, int] = {}
-    check: list[tuple[str, str | None, str | None]] = []
-    for e in events:
+    flags = [False] * len(events)
+    check: list[int] = []
+    for i, e in enumerate(events):
         if e[0] not in settled or (e[2] is not None and e[2] in sources.trusted):
-            counts[e[0]] = counts.get(e[0], 0) + 1
+            flags[i] = True
         elif e[1]:
-            check.append(e)
+            check.append(i)
     refused = 0
     if check:
-        services = _span_services(tx, check, settled)
-        for trace_id, span_id, service in check:
+        services = _span_services(tx, [events[i] for i in check], settled)
+        for i in check:
+            trace_id, span_id, service = events[i]
             key = (trace_id, span_id or "")
             if key not in services:
                 continue  # its span is not stored: the span re-opens the trace when it comes
             if sources.joins(service, services[key]):
-                counts[trace_id] = counts.get(trace_id, 0) + 1
+                flags[i] = True
             else:
                 refused += 1
-    return counts, refused
+    return flags, refused
 
 
 def _span_services(

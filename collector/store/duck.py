@@ -23,6 +23,7 @@ from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch,
 from collector.errors import ConfigError, StoreUnavailable
 from collector.normalize.genai_events import CONTENT_EVENTS
 from collector.signals import LOG_COLUMNS, POINT_COLUMNS
+from collector.store.backend import opened
 from collector.store.base import Faults, instance_config
 from collector.store.content import ContentSources, admitted_events
 from collector.store.schema import (
@@ -287,6 +288,12 @@ def _connect(
     # TYPE DUCKDB: without it a name DuckDB reads as another format's ("notes.jsonl") was attached
     # as an empty in-memory database instead of being refused as not a DuckDB file
     options = "TYPE DUCKDB, " + ("READ_ONLY, " if read_only else "") + f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
+    if not read_only and not os.path.exists(path):
+        # a new file in the newest storage format this DuckDB writes: DuckDB 1.x makes v1.0.0 files by
+        # default, which keep every string over a few KB whole, so a resource of 10 KB cost 9.7 KB on
+        # every span of it (bench/resource_copies.py); later formats compress those repeats to ~0. A
+        # file already there keeps its format (schema.zstd_columns reads it)
+        options += ", STORAGE_VERSION 'latest'"
     quoted = path.replace("'", "''")
     try:
         try:
@@ -356,6 +363,7 @@ class Store(Faults):
             if disk_full(exc) or is_invalidated(exc):
                 raise StoreUnavailable(_full_message(self.path, exc)) from exc
             raise
+        opened(self.con, lake=False)  # (operations ask ``backend.is_lake``: no query each time)
         self._lock = threading.Lock()
         self._registered: dict[int, tuple[duckdb.DuckDBPyConnection, _Inputs]] = {}
         self._known: _KnownTraces | None = None
@@ -391,7 +399,7 @@ class Store(Faults):
         cur = self.con.cursor()
         if self._database is not None:
             cur.execute(f'USE "{self._database}"')
-        return cur
+        return opened(cur, lake=False)
 
     def close(self) -> None:
         try:

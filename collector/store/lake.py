@@ -43,8 +43,9 @@ from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch,
 from collector.errors import ConfigError
 from collector.normalize.genai_events import CONTENT_EVENTS
 from collector.signals import LOG_COLUMNS, POINT_COLUMNS
+from collector.store.backend import opened
 from collector.store.base import Faults, instance_config
-from collector.store.content import ContentSources
+from collector.store.content import ContentSources, admitted
 from collector.store.duck import CONFLICT_RETRIES, _Inputs
 from collector.store.schema import batch_to_arrow, migrate
 from collector.store.templates import filled
@@ -278,9 +279,9 @@ class LakeStore(Faults):
         self.data_path = str(Path(data_path).resolve())
         self.path = f"ducklake:{_redact(catalog)} ({self.data_path})"
         self.read_only = read_only
-        # whose GenAI content events fill a span (the server sets its own). On a lake every new one
-        # re-opens its trace at ingest; the settle round keeps another service's records out of the
-        # span, and ``max_resettles_per_minute`` bounds how often a trace settles again
+        # whose GenAI content events fill a span (the server sets its own). As on a file, a new one
+        # re-opens a settled trace only when its span may take it (``_admitted_events``); the settle
+        # round keeps another service's records out of the span all the same
         self.content_sources = ContentSources()
         # the writer's fault bookkeeping (``base.Faults``); a lake commit that fails is retried by the
         # writer and never invalidates a local file, so ``fatal`` stays False
@@ -307,6 +308,7 @@ class LakeStore(Faults):
                 options.append("READ_ONLY")
             self._attach(f"ATTACH 'ducklake:postgres:{_quote(conninfo)}' AS {LAKE} ({', '.join(options)})")
             self.con.execute(f"USE {LAKE}")
+            opened(self.con, lake=True)  # (operations ask ``backend.is_lake``: no query each time)
             self.presence: Any = None
             if not read_only:
                 # claims of work in the catalog's database (settling, evaluation across collectors),
@@ -363,8 +365,11 @@ class LakeStore(Faults):
         if logs is None and points is None:
             return 0, 0
         statements = []
+        refused = 0
         if logs is not None:
+            admitted, refused = self._admitted_events(con, logs)
             con.register("_in_logs", logs)
+            con.register("_admitted", admitted)
             events = ", ".join(f"'{e}'" for e in sorted(CONTENT_EVENTS))
             statements += [
                 filled("lake", "insert_log_records", columns=", ".join(LOG_COLUMNS)),
@@ -376,17 +381,40 @@ class LakeStore(Faults):
         try:
             self._commit(con, ";\n".join(["BEGIN TRANSACTION", *statements, "COMMIT"]))
         finally:
-            for name in ("_in_logs", "_in_points"):
+            for name in ("_in_logs", "_admitted", "_in_points"):
                 try:
                     con.unregister(name)
                 except duckdb.Error:
                     pass
+        self.content_sources.count_refused(refused)
         log_ids = logs.column("record_id").to_pylist() if logs is not None else []
         point_ids = points.column("point_id").to_pylist() if points is not None else []
         with self._lock:
             self._recent_logs.add(log_ids)
             self._recent_points.add(point_ids)
         return len(set(log_ids)), len(set(point_ids))
+
+    def _admitted_events(self, con: duckdb.DuckDBPyConnection, logs: pa.Table) -> tuple[pa.Table, int]:
+        """The record ids of the GenAI content events among ``logs`` that may re-open their traces
+        (``content.admitted``: a settled trace's span takes only its own service's records, or a
+        trusted service's), as the table ``insert_content_events`` keeps; and how many were refused.
+        A forged record is stored with the other log records, but counts in no trace's
+        ``content_events``, so it starts no settle round nor evaluation. The look-up reads the
+        catalog only for a batch that carries content events."""
+        rows = [
+            r
+            for r in logs.select(
+                ["record_id", "trace_id", "span_id", "service_name", "event_name"]
+            ).to_pylist()
+            if r["trace_id"] and r["event_name"] in CONTENT_EVENTS
+        ]
+        ok: list[str] = []
+        refused = 0
+        if rows:
+            events = [(r["trace_id"], r["span_id"], r["service_name"]) for r in rows]
+            flags, refused = admitted(con, events, self.content_sources)
+            ok = [r["record_id"] for r, f in zip(rows, flags, strict=True) if f]
+        return pa.table({"record_id": pa.array(ok, pa.string())}), refused
 
     @staticmethod
     def _new_rows(table: pa.Table | None, key: str, recent: _RecentSpans) -> pa.Table | None:
@@ -476,7 +504,7 @@ class LakeStore(Faults):
         """A new connection to the same instance, reading the lake (a cursor starts in ``memory``)."""
         cur = self.con.cursor()
         cur.execute(f"USE {LAKE}")
-        return cur
+        return opened(cur, lake=True)
 
     def wal_bytes(self) -> int:
         return 0

@@ -174,7 +174,7 @@ def after(
     (tmp / "ragfault.toml").write_text(config, encoding="utf-8")
     srv = Server(make_settings(tmp, config_file=str(tmp / "ragfault.toml"), decode_workers=1))
     try:
-        assert srv.runtime.pipeline.pool is not None and len(srv.runtime.pipeline.mappings) == 5
+        assert srv.runtime.pipeline.pool is not None and len(srv.runtime.pipeline.options.mappings) == 5
         yield srv, _send(srv, renamed_only=True)
     finally:
         srv.stop()

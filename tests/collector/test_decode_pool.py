@@ -15,14 +15,15 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from collector.build import BuildOptions
 from collector.decode_pool import DecodePool, decode_to_arrow
 from collector.errors import PayloadTooLarge, PermanentError, RetryableError
-from collector.normalize import DEFAULT_SOURCE_KEYS
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
 from tests.conftest import Server, make_settings
 
 PB = "application/x-protobuf"
 LIMIT = 64 << 20
+OPTIONS = BuildOptions()  # the default source keys, no mappings, no clamping
 
 
 def rag_request() -> bytes:
@@ -66,8 +67,8 @@ def pool() -> Iterator[DecodePool]:
 
 def test_pool_gives_the_same_tables_as_in_process_decoding(pool: DecodePool) -> None:
     body = rag_request()
-    here = decode_to_arrow(body, PB, None, LIMIT, DEFAULT_SOURCE_KEYS)
-    there = pool.submit(body, PB, None, LIMIT, DEFAULT_SOURCE_KEYS).result(60)
+    here = decode_to_arrow(body, PB, None, LIMIT, OPTIONS)
+    there = pool.submit(body, PB, None, LIMIT, OPTIONS).result(60)
     assert len(there) == len(here) == 3
     assert (there.rejected, there.errors) == (here.rejected, here.errors) == (1, here.errors)
     assert "trace_id" in there.error_message()
@@ -84,8 +85,8 @@ def test_a_large_batch_comes_back_through_a_spool_file_that_is_gone_after(pool: 
 
     tid = new_trace_id()
     body = request([span(tid, attrs={"blob": "x" * (1 << 20)}) for _ in range(20)]).SerializeToString()
-    here = decode_to_arrow(body, PB, None, LIMIT, DEFAULT_SOURCE_KEYS)
-    there = pool.submit(body, PB, None, LIMIT, DEFAULT_SOURCE_KEYS).result(60)
+    here = decode_to_arrow(body, PB, None, LIMIT, OPTIONS)
+    there = pool.submit(body, PB, None, LIMIT, OPTIONS).result(60)
     assert there.spans.nbytes >= SPOOL_MIN_BYTES
     assert _without_received_at(here.spans).equals(_without_received_at(there.spans))
     assert os.listdir(pool.spool_dir) == []
@@ -98,9 +99,7 @@ def test_logs_and_metrics_decode_in_the_pool(pool: DecodePool) -> None:
     for i in range(3):
         rec = req.resource_logs.add().scope_logs.add().log_records.add()
         rec.body.string_value = f"record {i}"
-    batch = pool.submit(req.SerializeToString(), PB, None, LIMIT, DEFAULT_SOURCE_KEYS, signal="logs").result(
-        60
-    )
+    batch = pool.submit(req.SerializeToString(), PB, None, LIMIT, OPTIONS, signal="logs").result(60)
     assert batch.logs is not None and sorted(batch.logs.column("body_text").to_pylist()) == [
         "record 0", "record 1", "record 2"
     ]  # fmt: skip
@@ -138,7 +137,7 @@ def test_a_workers_permanent_error_comes_back_as_itself(
     pool: DecodePool, body: bytes, ctype: str, cenc: str | None, error: type[Exception]
 ) -> None:
     with pytest.raises(error) as info:
-        pool.submit(body, ctype, cenc, LIMIT, DEFAULT_SOURCE_KEYS).result(60)
+        pool.submit(body, ctype, cenc, LIMIT, OPTIONS).result(60)
     assert type(info.value) is error  # not a subclass: each answers its own HTTP status
 
 
@@ -147,7 +146,7 @@ def test_a_body_that_inflates_past_the_limit_is_payload_too_large(pool: DecodePo
 
     bomb = gzip.compress(b"\0" * (2 << 20))
     with pytest.raises(PayloadTooLarge):
-        pool.submit(bomb, PB, "gzip", 1 << 20, DEFAULT_SOURCE_KEYS).result(60)
+        pool.submit(bomb, PB, "gzip", 1 << 20, OPTIONS).result(60)
 
 
 def _wait_gone(pid: int, timeout: float = 30) -> None:
@@ -169,8 +168,8 @@ def test_a_killed_worker_gives_a_retryable_error_then_a_new_pool() -> None:
         os.kill(pid, signal.SIGKILL)
         _wait_gone(pid)
         with pytest.raises(RetryableError):
-            p.submit(rag_request(), PB, None, LIMIT, DEFAULT_SOURCE_KEYS).result(60)
-        batch = p.submit(rag_request(), PB, None, LIMIT, DEFAULT_SOURCE_KEYS).result(60)
+            p.submit(rag_request(), PB, None, LIMIT, OPTIONS).result(60)
+        batch = p.submit(rag_request(), PB, None, LIMIT, OPTIONS).result(60)
         assert len(batch) == 3
         assert p.restarts == 1
         assert p.worker_pids() and p.worker_pids() != [pid]

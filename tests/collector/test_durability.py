@@ -17,6 +17,7 @@ import pytest
 
 from tests import served
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
+from tests.served import api_client
 
 PB = {"Content-Type": "application/x-protobuf"}
 
@@ -27,7 +28,7 @@ class ServeProcess(served.Collector):
     def __init__(self, db: Path, log: Path) -> None:
         super().__init__(["--db", str(db), "--settle-seconds", "0.5"], log, cwd=db.parent)
         self.db = db
-        self.http = httpx.Client(base_url=self.url, timeout=30)
+        self.http = api_client(self.url)
         try:
             self.wait_ready(60)
         except served.NotReady:

@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from tests.conftest import Server, make_settings
 from tests.otel_helpers import http_provider
+from tests.served import api_client
 
 GOLD = {
     "case_id": "c1",
@@ -40,7 +41,6 @@ class LiveServer(Server):
 
     def _start_with_clock(self, settings: Any, clock: Any) -> None:
         """``Server.__init__`` with the evaluation service built on ``clock``."""
-        import httpx
 
         from evaluators.scheduler import EvaluationService
         from ragfault.server import ServerThread
@@ -55,7 +55,7 @@ class LiveServer(Server):
         self.thread.start()
         self.url = f"http://127.0.0.1:{settings.http_port}"
         self.grpc_endpoint = f"127.0.0.1:{self.runtime.grpc_port}"
-        self.http = httpx.Client(base_url=self.url, timeout=30)
+        self.http = api_client(self.url)
         self.clock = clock
 
     def parked(self) -> None:

@@ -1,6 +1,7 @@
 """Content events on every backend fill a span only from the span's own service or a trusted one: a
-record naming another service's span changes nothing and is counted (on the file store it does not
-even re-open the settled trace); a trusted source's record fills the span."""
+record naming another service's span changes nothing and is counted, and does not even re-open the
+settled trace (a lake's ingest looks the span up as the file's does); a trusted source's record
+fills the span."""
 
 from __future__ import annotations
 
@@ -50,11 +51,10 @@ def test_only_the_spans_own_service_or_a_trusted_one_fills_it(backend: Any) -> N
     late = T0 + timedelta(seconds=30)
     forged = content_event_batch(TRACE, llm, late, late, answer="Forged again.", service="attacker")
     assert backend.write_signals(con, forged) == (1, 0)  # stored, as logs are
-    settler.run_once(now=late + SETTLE)
+    assert settler.run_once(now=late + SETTLE) == 0  # it does not re-open the trace at all
     assert con.execute(OUTPUT, [TRACE, llm]).fetchall() == [("Own answer.",)]
-    if type(backend).__name__ == "Store":  # the file store does not re-open the trace for it at all
-        assert sum(refused) == 2
-        assert con.execute("SELECT content_events, last_received_at FROM traces").fetchall() == [(2, at)]
+    assert sum(refused) == 2
+    assert con.execute("SELECT content_events, last_received_at FROM traces").fetchall() == [(2, at)]
 
     # a trusted source's record re-opens the trace and fills the span
     later = late + timedelta(seconds=30)
