@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from collector.assemble import DOC_FIELDS, assemble
+from collector.build import DEFAULT_OPTIONS, BuildOptions
 from collector.content_events import ContentSources, load_fills
 from collector.metrics import Metrics
 from collector.search_stages import search_stages
@@ -142,6 +143,7 @@ class Settler:
         wait: Callable[[threading.Event, float], bool] | None = None,
         max_resettles: int | None = None,
         content_sources: ContentSources | None = None,
+        options: BuildOptions = DEFAULT_OPTIONS,
     ) -> None:
         # time comes from these: ``clock`` (seconds, monotonic) for the loop's own timing (back-off,
         # sweeps, gauges), ``wall_clock`` (naive UTC) for what is complete, ``wait`` for the loop's
@@ -172,6 +174,8 @@ class Settler:
         # re-settles of one trace a minute (None: no limit), and whose content events fill a span
         self.resettles = ResettleLimit(max_resettles) if max_resettles is not None else None
         self.content_sources = content_sources or ContentSources()
+        # how ingest read the spans (source keys, mappings): a span read again at settle is read alike
+        self.options = options
         self.metrics = metrics  # the settle backlog's gauges (SETTLE_METRICS), when given
         self._observed_at = float("-inf")
         if metrics is not None:
@@ -354,14 +358,19 @@ class Settler:
         window = received_window([(r[2], r[3]) for r in found])
         steps, docs = load_trace_parts(self.cursor, ids, window)
         first = {r.trace_id for r in found if not r.settled_before}
-        # GenAI content sent as log records, by the span's own service or a trusted one
-        fills = load_fills(self.cursor, ids, steps, window, self.content_sources, first)
+        # GenAI content and other log records joined to their span (text, documents), by the span's own
+        # service or a trusted one
+        fills, logged = load_fills(self.cursor, ids, steps, window, self.content_sources, first, self.options)
         asm_rows: dict[str, list[Any]] = {k: [] for k in settling.ASSEMBLY_SCHEMA.names}
         ctx: dict[str, list[Any]] = {k: [] for k in settling.CONTEXT_SCHEMA.names}
         for trace_id, count in ready:
             searched = search_stages(steps[trace_id])  # surfaced and opened rows (search agents)
             opened = [d for d in searched if d.stage == "opened"]
-            a = assemble(steps[trace_id], docs[trace_id] + opened if opened else docs[trace_id])
+            mine = logged.get(trace_id, [])  # documents the trace's log records gave its steps
+            given = mine + searched if mine else searched
+            a = assemble(
+                steps[trace_id], docs[trace_id] + mine + opened if mine or opened else docs[trace_id]
+            )
             asm_rows["trace_id"].append(trace_id)
             asm_rows["query_text"].append(a.query_text)
             asm_rows["query_norm"].append(normalize(a.query_text) or None)
@@ -369,7 +378,7 @@ class Settler:
             asm_rows["answer_span_id"].append(a.answer_span_id)
             asm_rows["user_scope"].append(a.user_scope)
             asm_rows["assembled_spans"].append(count)
-            for d in a.context + searched if searched else a.context:
+            for d in a.context + given if given else a.context:
                 ctx["trace_id"].append(trace_id)
                 ctx["received_at"].append(last_received[trace_id])  # inside the trace's window
                 for k in DOC_FIELDS:

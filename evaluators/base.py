@@ -152,8 +152,9 @@ class TraceView:
         """Retrieval steps in start order. A step without candidates nested in (or enclosing) a
         retrieval step that has them is the same retrieval reported twice (LlamaIndex emits a
         document-less ``_retrieve`` span inside ``retrieve``) and is left out, so it neither counts
-        as a second retrieval call nor halves the per-step means."""
-        steps = self.steps_of("retrieval")
+        as a second retrieval call nor halves the per-step means. So is one that only passes on the
+        documents of a retrieval nested in it (``passed_through``)."""
+        steps = [s for s in self.steps_of("retrieval") if s.span_id not in self.passed_through]
         if len(steps) < 2:
             return steps
         with_docs = {d.span_id for d in self.documents if d.stage == "candidate"}
@@ -181,6 +182,47 @@ class TraceView:
         return [s for s in steps if s.span_id not in shadowed]
 
     @cached_property
+    def passed_through(self) -> frozenset[str]:
+        """Span ids of the retrieval and tool steps whose candidates are all among those of a retrieval
+        or tool step nested in them: a search tool that calls a retriever and hands on its documents
+        (all of them, or the first few) is that retriever's call, not a second retrieval. The inner
+        step keeps the candidates (the retriever's own list, with its scores). An outer step that
+        adds documents of its own (a fusion of two searches) is a retrieval of its own."""
+        held: dict[str, set[object]] = {}
+        for d in self.documents:
+            if d.stage == "candidate":
+                held.setdefault(d.span_id, set()).add(d.doc_id or d.chunk_id or ("text", d.content))
+        if len(held) < 2:
+            return frozenset()
+        kinds = {s.span_id: s.step_type for s in self.steps}
+        parent = {s.span_id: s.parent_span_id for s in self.steps}
+        out: set[str] = set()
+        for inner, docs in held.items():
+            if kinds.get(inner) not in ("retrieval", "tool"):
+                continue
+            seen: set[str] = set()
+            p = parent.get(inner)
+            while p and p not in seen:
+                seen.add(p)
+                if p in held and kinds.get(p) in ("retrieval", "tool") and held[p] <= docs:
+                    out.add(p)
+                p = parent.get(p)
+        return frozenset(out)
+
+    @cached_property
+    def retrieval_callers(self) -> frozenset[str]:
+        """Span ids of the steps that enclose a retrieval step or a retrieving tool: a search tool
+        whose name says retrieval, calling another that returned the documents, is one call."""
+        parent = {s.span_id: s.parent_span_id for s in self.steps}
+        out: set[str] = set(self.retrieval_wrappers)
+        for r in self.retrieving_tools:
+            p = parent.get(r.span_id)
+            while p and p not in out:
+                out.add(p)
+                p = parent.get(p)
+        return frozenset(out)
+
+    @cached_property
     def retrieval_wrappers(self) -> frozenset[str]:
         """Span ids of the steps that enclose a retrieval step (e.g. a search tool calling a retriever)."""
         parent = {s.span_id: s.parent_span_id for s in self.steps}
@@ -200,7 +242,8 @@ class TraceView:
         if not tools:
             return []
         with_docs = {d.span_id for d in self.documents if d.stage == "candidate"}
-        return [t for t in tools if t.span_id in with_docs and t.span_id not in self.retrieval_wrappers]
+        skip = self.retrieval_wrappers | self.passed_through
+        return [t for t in tools if t.span_id in with_docs and t.span_id not in skip]
 
     @cached_property
     def opening_tools(self) -> list[StepInfo]:

@@ -208,6 +208,24 @@ def source_doc_id(metadata: dict[str, Any] | None, source_keys: tuple[str, ...])
     return None
 
 
+# Where a document's score may sit in its metadata when the document itself has none: LangChain's
+# ``Document`` has no score field, so its retrievers and compressors put it in ``metadata``
+# (``relevance_score`` from a reranking compressor, ``score`` from many vector stores).
+METADATA_SCORE_KEYS = ("relevance_score", "score")
+
+
+def metadata_score(meta: Any) -> float | None:
+    """The score a document's metadata holds (``METADATA_SCORE_KEYS``), for a document that has no
+    score of its own; None when there is none or it is no number."""
+    if type(meta) is not dict:
+        return None
+    for key in METADATA_SCORE_KEYS:
+        f = as_float(meta.get(key))
+        if f is not None:
+            return f
+    return None
+
+
 def make_doc(
     stage: Stage,
     position: int,
@@ -241,13 +259,14 @@ def make_doc(
             meta = {"value": meta}
     chunk_id = None if raw_id is None or raw_id == "" else (raw_id if type(raw_id) is str else as_str(raw_id))
     doc_id = source_doc_id(meta, source_keys) or chunk_id
+    value = as_float(score)
     return Doc(
         stage,
         position,
         chunk_id,
         doc_id,
         content if content is None or type(content) is str else as_str(content),
-        as_float(score),
+        value if value is not None or meta is None else metadata_score(meta),
         meta,
         meta_json,
     )
@@ -334,7 +353,7 @@ def openinference_docs(
                         rid,
                         doc_id,
                         None if content is _MISSING else content,
-                        None if score is _MISSING else score,
+                        metadata_score(parsed) if score is _MISSING else score,
                         parsed,
                         meta,
                     )

@@ -73,7 +73,7 @@ def event_records(tx: Tx, trace_ids: list[str], events: Iterable[str], window: W
 
 def event_spans(tx: Tx, keys: Iterable[tuple[str, str]]) -> list[Any]:
     """The stored spans with these (trace_id, span_id): (trace_id, span_id, attributes, events,
-    service_name)."""
+    service_name, name, scope_name)."""
     keys = list(keys)
     tx.register(
         "_fill_spans",

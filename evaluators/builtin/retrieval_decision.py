@@ -5,7 +5,8 @@
   ``retrieved`` | ``skipped``; value and numerator = retrieval calls. ``passed`` unless the case must
   retrieve and no retrieval ran. Retrieval calls are retrieval steps, plus tool steps whose tool
   name matches one of ``retrieval_tools`` or whose result listed documents (an agent's search tool
-  is a retrieval; one that wraps a retrieval step is that step's call, counted once). When no
+  is a retrieval; one that wraps a retrieval step or another retrieving tool, or hands on the
+  documents of one, is that step's call, counted once: ``TraceView.passed_through``). When no
   retrieval call was traced but the trace shows that one ran (``_trace_needs.untraced_retrieval``:
   the answering LLM's prompt holds evidence or registry text), the row is not applicable with label
   ``{must}×untraced`` and a reason naming the missing ``retrieval_step``. When no retrieval call was
@@ -67,6 +68,8 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
     def is_retrieval(t: StepInfo) -> bool:
         if t.span_id in trace.retrieval_wrappers:  # it wraps a retrieval step, counted already
             return False
+        if t.span_id in trace.retrieval_callers and t.span_id not in returned_docs:
+            return False  # it calls a retrieving tool and lists no documents of its own
         return t.span_id in returned_docs or (
             pattern is not None and bool(pattern.search(t.tool_name or t.name or ""))
         )

@@ -258,6 +258,6 @@ def test_token_usage_and_duration_metrics_are_queryable(stack: tuple[Server, App
     )
     metric_input = srv.scalar(
         "SELECT max(sum) FROM metric_points WHERE name = 'gen_ai.client.token.usage' "
-        "AND attributes->>'$.\"gen_ai.token.type\"' = 'input'"
+        "AND (attributes->>'$.\"gen_ai.token.type\"') = 'input'"
     )
     assert metric_input == spans_input

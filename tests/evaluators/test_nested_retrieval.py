@@ -68,3 +68,70 @@ def test_two_retrievals_with_documents_both_count() -> None:
     assert [s.span_id for s in inp.trace.retrieval_steps] == ["outer", "inner"]
     (mrr,) = by_name(retrieval.evaluate(inp, retrieval.Config(ks=(1,))), "mrr")
     assert (mrr.value, mrr.denominator) == (0.5, 2)
+
+
+def tool(span: str, parent: str | None, name: str, at: int) -> StepInfo:
+    return StepInfo(
+        span,
+        parent,
+        "tool",
+        name,
+        T0 + timedelta(milliseconds=at),
+        T0 + timedelta(milliseconds=at + 5),
+        5.0,
+        "OK",
+        tool_name=name,
+    )
+
+
+KB_DOCS = [("a", "Refunds within 30 days."), ("b", "Shipping is free."), ("c", "Returns need a receipt.")]
+
+
+def agent_trace(outer_docs: list[int] | None, inner_kind: str = "tool") -> EvalInput:
+    """An agent whose ``search_kb`` tool calls a retriever (a ``retrieve`` tool, or a retrieval
+    step) that found a, b, c; ``search_kb`` lists ``outer_docs`` of them (None: a text result)."""
+    inner = (
+        tool("inner", "outer", "retrieve", 3)
+        if inner_kind == "tool"
+        else step("inner", "outer", "retrieval", 3)
+    )
+    steps = (
+        step("root", None, "agent", 0),
+        tool("outer", "root", "search_kb", 2),
+        inner,
+        step("llm", "root", "llm", 10),
+    )
+    docs = tuple(doc("inner", i, d, text) for i, (d, text) in enumerate(KB_DOCS))
+    for pos, i in enumerate(outer_docs or ()):
+        docs += (doc("outer", pos, KB_DOCS[i][0], KB_DOCS[i][1]),)
+    case = GoldCase(case_id="c", query="refund window?", evidence=[Evidence(doc_id="a", quote="30 days")])
+    return EvalInput(TraceView("t" * 32, steps=steps, documents=docs), case, KnowledgeBase())
+
+
+def calls_of(inp: EvalInput) -> tuple[float | None, object]:
+    out = retrieval_decision.evaluate(inp, retrieval_decision.Config())
+    (calls,) = [m for m in out if m.metric == "retrieval_calls"]
+    (decision,) = [m for m in out if m.metric == "retrieval_decision"]
+    return calls.value, (decision.details or {})["retrieval_tool_calls"]
+
+
+def test_a_search_tool_that_hands_on_a_nested_retrieval_s_documents_is_one_call() -> None:
+    # a text result (smolagents' ``search_kb``), the same list, or its first few: one retrieval
+    for outer in (None, [0, 1, 2], [0, 1], [1]):
+        for inner_kind in ("tool", "retrieval"):
+            inp = agent_trace(outer, inner_kind)
+            assert calls_of(inp)[0] == 1, (outer, inner_kind)
+            held = [(s.span_id, [d.doc_id for d in ds]) for s, ds in inp.trace.candidates_by_step]
+            assert held == [("inner", ["a", "b", "c"])], (outer, inner_kind)  # the retriever's own list
+    assert calls_of(agent_trace([0, 1]))[1] == ["retrieve"]
+
+
+def test_a_tool_that_adds_documents_of_its_own_is_a_retrieval_of_its_own() -> None:
+    """A fusion: the outer tool lists a document the inner retrieval did not find."""
+    inp = agent_trace([0, 1])
+    extra = doc("outer", 2, "d", "Gift cards never expire.")
+    inp = EvalInput(
+        TraceView("t" * 32, steps=inp.trace.steps, documents=inp.trace.documents + (extra,)), inp.case, inp.kb
+    )
+    assert calls_of(inp) == (2, ["search_kb", "retrieve"])
+    assert [s.span_id for s, _ in inp.trace.candidates_by_step] == ["outer", "inner"]

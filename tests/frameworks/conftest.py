@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 from tests.frameworks import envs
 from tests.frameworks.apps import scenario
 from tests.frameworks.chat_server import ChatServer
+from tests.waiting import wait_equal
 
 APPS = Path(__file__).resolve().parent / "apps"
 
@@ -37,17 +37,14 @@ def chat() -> Iterator[ChatServer]:
 
 
 @pytest.fixture(scope="module")
-def rf(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def rf(start_module_server: StartServer) -> Server:
     """A server with the scenario's knowledge base and gold cases."""
-    srv = Server(make_settings(tmp_path_factory.mktemp("frameworks")))
-    try:
-        assert srv.http.post("/api/v1/kb", content=jsonl(scenario.KB)).json()["loaded"] == len(scenario.KB)
-        assert srv.http.post("/api/v1/gold", content=jsonl(scenario.CASES)).json()["loaded"] == len(
-            scenario.CASES
-        )
-        yield srv
-    finally:
-        srv.stop()
+    srv = start_module_server()
+    assert srv.http.post("/api/v1/kb", content=jsonl(scenario.KB)).json()["loaded"] == len(scenario.KB)
+    assert srv.http.post("/api/v1/gold", content=jsonl(scenario.CASES)).json()["loaded"] == len(
+        scenario.CASES
+    )
+    return srv
 
 
 @dataclass
@@ -136,18 +133,16 @@ def run_app(
 
 def wait_evaluated(server: Server, trace_ids: list[str], timeout: float = 60) -> None:
     """Assemble now, then wait until every trace is evaluated (the apps flushed before exiting)."""
-    deadline = time.monotonic() + timeout
-    n = -1
-    while time.monotonic() < deadline:
+
+    def evaluated() -> int:
         server.settle()
-        n = server.scalar(
+        n: int = server.scalar(
             "SELECT count(*) FROM traces WHERE evaluated_at IS NOT NULL AND list_contains($ids, trace_id)",
             ids=trace_ids,
         )
-        if n == len(trace_ids):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{n} of {len(trace_ids)} traces evaluated")
+        return n
+
+    wait_equal(evaluated, len(trace_ids), what="the traces evaluated", timeout=timeout)
 
 
 def dump(run: Run, key: str) -> str:

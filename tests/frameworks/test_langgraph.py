@@ -11,6 +11,9 @@ langchain``; two apps each (see ``apps/langgraph_app.py``):
   documents as text, for the model) and artifact (the ``TOP_K`` documents). The messages LangChain
   serializes (``{"lc", "type": "constructor", "kwargs"}``, ``{"type": "human", "data"}``, a
   ``("user", text)`` pair) are messages, never documents; the artifact is the candidates.
+
+A LangChain ``Document`` has no score of its own: the app keeps each one's in its ``metadata``
+(``score``), as vector stores do, and that is the candidate's score.
 """
 
 from __future__ import annotations
@@ -18,11 +21,19 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Server
+from tests.frameworks.apps import scenario
 from tests.frameworks.chat_server import ChatServer
 from tests.frameworks.conftest import dump, run_app
 from tests.frameworks.expect import KEYWORD_CANDIDATES, check_all
 
 pytestmark = pytest.mark.instrumentors
+
+
+def keyword_scores(key: str) -> list[float]:
+    """The scores the app's keyword ranking gives the question's candidates (in their metadata)."""
+    q = set(scenario.words(scenario.QUESTIONS[key]))
+    content = {d["doc_id"]: d["content"] for d in scenario.KB}
+    return [float(sum(w in q for w in scenario.words(content[d]))) for d in KEYWORD_CANDIDATES[key]]
 
 
 @pytest.mark.parametrize("mode", ["graph", "agent"])
@@ -39,6 +50,13 @@ def test_langgraph(rf: Server, chat: ChatServer, instrumentation: str, mode: str
         )
         # one step holds the candidates, in rank order: the retrieve node, or the agent's tool
         assert [r["ids"] for r in holders] == [KEYWORD_CANDIDATES[key]], info
+        scores = run.rows(
+            "SELECT list(score ORDER BY position) AS s FROM step_documents WHERE trace_id = $t AND span_id = $s "
+            "AND stage = 'candidate'",
+            t=trace_id,
+            s=holders[0]["span_id"],
+        )
+        assert scores == [{"s": keyword_scores(key)}], info  # from each Document's metadata
         (holder,) = [s for s in steps if s["span_id"] == holders[0]["span_id"]]
         if mode == "graph":
             assert (holder["step_type"], holder["name"].split()[-1]) == ("retrieval", "retrieve"), info

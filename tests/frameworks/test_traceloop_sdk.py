@@ -77,7 +77,7 @@ def test_traceloop_workflow_and_tasks(rf: Server, chat: ChatServer) -> None:
     # the SDK also exports its metrics (OTLP /v1/metrics): token usage of the OpenAI calls is queryable
     usage = run.rows(
         "SELECT count(*) AS n FROM metric_points WHERE name = 'gen_ai.client.token.usage' "
-        "AND resource_attributes->>'$.\"service.name\"' = 'traceloop-workflow'"
+        "AND (resource_attributes->>'$.\"service.name\"') = 'traceloop-workflow'"
     )
     assert usage[0]["n"] >= 1, usage
 
