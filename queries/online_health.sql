@@ -6,8 +6,12 @@
 --   Rates are over the traces where the signal applies (their count is given); NULL when none. A
 --   retrieval that recorded neither documents nor an output value is unknown, not empty: the empty
 --   retrieval rate is over the retrieval traces whose output is known, and the others are counted.
+--   $received_since (optional): a time no span of the traces counted was received before (the least
+--   first_received_at of the window's traces, as the live page passes it); it changes no figure, it
+--   lets the scans of steps and documents skip older row groups.
 -- grain: one row per hour and service_name
--- params: $since TIMESTAMP = NULL, $until TIMESTAMP = NULL, $service VARCHAR = NULL
+-- params: $since TIMESTAMP = NULL, $until TIMESTAMP = NULL, $service VARCHAR = NULL,
+--   $received_since TIMESTAMP = NULL
 -- returns: hour, service_name, traces, retrieval_traces, empty_retrieval_rate, top_score_p50, top_score_min,
 --   stale_context_traces, forbidden_traces, claims, unsupported_claim_rate, refusal_rate, retrieval_skipped_rate,
 --   latency_p50_ms, latency_p95_ms, tokens, error_traces, negative_feedback_traces, thumbs_down, mean_feedback_score,
@@ -26,12 +30,14 @@ retr AS (
         bool_or(coalesce(s.output_text, '') <> '' OR coalesce(s.tool_result, '') <> '') AS output_recorded
     FROM steps s JOIN t USING (trace_id)
     WHERE s.step_type = 'retrieval'
+      AND ($received_since IS NULL OR s.received_at >= CAST($received_since AS TIMESTAMP))
     GROUP BY s.trace_id
 ),
 cand AS (
     SELECT d.trace_id, count(*) AS candidates, max(d.score) AS top_score
     FROM step_documents d JOIN t USING (trace_id)
     WHERE d.stage = 'candidate'
+      AND ($received_since IS NULL OR d.received_at >= CAST($received_since AS TIMESTAMP))
     GROUP BY d.trace_id
 ),
 ev AS (

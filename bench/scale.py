@@ -1,0 +1,669 @@
+#!/usr/bin/env python
+"""A month of production in one file: every UI call, bundled query and maintenance round timed on a
+store of ``--traces`` traces (default 100,000: a 9-minute build on a loaded 2-core machine; the
+build writes and settles ~210-550 traces a second, so 1,000,000 take 30-80 minutes).
+
+**Build** (not timed against the goals; its own times are reported). ``--templates`` distinct traces
+(default 2,000) of a realistic mix are generated as OTLP export requests and flattened once
+(``collector.batch.flatten``, ``batch_to_arrow``): RAG traces (bench/evaluate.py's four spans, 20
+candidates reranked to 5) and agent traces (an agent, two LLM calls, a tool call and a retrieval),
+four services, 5 % with a gold case (two evaluation runs, ``eval-a`` and ``eval-b``, alternating),
+the rest live traffic (runs ``prod-v1``/``prod-v2``), and human feedback (an OpenInference
+annotation on the root span) on 4 % of the live traces, a thumbs down on three in four of those.
+The templates are written with the store's own writer (``Store.write_spans``), settled, and their
+knowledge base and gold cases loaded; the real cheap tier (``StoreRunner`` with two worker
+processes) evaluates them. The store is then filled by copies of the templates: each copy is the
+same Arrow batches with the trace ids renumbered and every time column moved by the copy's place
+in the 30 days, written through ``Store.write_spans`` again and settled by the real settler
+(``LocalStore.settle_all``). Evaluating a million traces is not what is measured here (and would
+take hours on two cores), so each copy's verdicts are the template's rows, written again with the
+copy's trace id and times: the tables the evaluation round wrote (found by their row counts, not
+named) and the columns of ``traces`` it changed. The output says how many were evaluated and how
+many replicated.
+
+**Measure**, on a real ``ragfault serve`` over that file (a subprocess; memory limit 2GB):
+
+- every UI call (bench/ui.py's list, plus the live page and a triage screen) and every bundled query
+  (``queries/``, default parameters; those that need a run are given ``eval-b``/``eval-a``), each
+  first on a fresh server process (cold: a new process for every call) and then ``--repeat`` times
+  warm (median and worst);
+- a settle round and an evaluation round with the store full: ``--live-traces`` new traces sent over
+  OTLP/HTTP until they are all settled and evaluated by the server's own loops; and
+  ``POST /api/v1/evaluate`` of 400 stored traces;
+- retention of a day (``POST /api/v1/export`` of the oldest day with ``delete_after``), an export of
+  another day, ``ragfault compare --run eval-b --baseline eval-a`` against the server;
+- disk per trace (the file after a checkpoint, over the raw OTLP a trace takes) and the server's
+  resident memory (VmRSS and its peak VmHWM) at the end.
+
+Run from the project root:
+
+    .venv/bin/python bench/scale.py                          # 100,000 traces
+    .venv/bin/python bench/scale.py --traces 1000000 --keep scale-1m.duckdb
+    .venv/bin/python bench/scale.py --reuse scale-1m.duckdb   # measure again, no build
+
+Goals (issue 43): every UI call and bundled query under 300 ms warm and 1 s cold. The table is
+printed and written to bench/results/scale.json (``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # progress shows as it happens
+
+import httpx  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status  # noqa: E402
+
+from bench.evaluate import make_kb, rag_trace  # noqa: E402
+from bench.ingest import _kv, llm_attrs, ragfault_bin  # noqa: E402
+from collector.batch import ArrowBatch, flatten  # noqa: E402
+from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
+from collector.store.schema import batch_to_arrow  # noqa: E402
+from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
+from evaluators.feedback import read_annotations, store_feedback  # noqa: E402
+from evaluators.loading import store_gold, store_kb  # noqa: E402
+from evaluators.pool import EvalPool  # noqa: E402
+from evaluators.registry import discover  # noqa: E402
+from evaluators.runner import Runner, StoreRunner  # noqa: E402
+from evaluators.sampling import SamplingSettings  # noqa: E402
+from queries import all_queries  # noqa: E402
+from ragfault.local import LocalStore  # noqa: E402
+
+RESULTS = HERE / "results"
+DAYS = 30
+SERVICES = ("support-bot", "billing-assistant", "docs-search", "ops-agent")
+GOLD_SHARE, AGENT_SHARE, FEEDBACK_SHARE = 0.05, 0.3, 0.04
+RUNS = ("eval-a", "eval-b")
+WARM_GOAL_MS, COLD_GOAL_MS = 300, 1000
+PER_REQUEST = 250
+
+
+# -- templates ---------------------------------------------------------------------------------------
+
+
+def agent_trace(rng: random.Random, t0: int, kb: list[dict], zh: bool) -> list[Span]:
+    """An agent request: AGENT root, an LLM call choosing a tool, the tool, a retrieval, the answer."""
+    doc = rng.choice([d for d in kb if (d["doc_id"][-1] in "13579") == zh] or kb)
+    others = rng.sample(kb, 4)
+    query, answer = doc["_query"], doc["_key"]
+    trace_id, ids = rng.randbytes(16), [rng.randbytes(8) for _ in range(5)]
+    step = 40_000_000
+    order = json.dumps({"order_id": f"A-{rng.randrange(10**6):06d}", "status": "shipped", "days": 12})
+
+    def span(i: int, name: str, attrs: list[Any], a: int, b: int) -> Span:
+        return Span(
+            trace_id=trace_id, span_id=ids[i], parent_span_id=ids[0] if i else b"", name=name,
+            kind=Span.SPAN_KIND_INTERNAL, start_time_unix_nano=t0 + a * step, end_time_unix_nano=t0 + b * step,
+            attributes=attrs, status=Status(code=Status.STATUS_CODE_OK),
+        )  # fmt: skip
+
+    docs = []
+    for k, d in enumerate([doc, *others]):
+        base = f"retrieval.documents.{k}.document."
+        docs += [_kv(base + "id", f"{d['doc_id']}#c0"), _kv(base + "content", d["content"]),
+                 _kv(base + "score", round(0.9 - k * 0.05, 3))]  # fmt: skip
+    return [
+        span(0, "agent.run", [_kv("openinference.span.kind", "AGENT"), _kv("input.value", query),
+                              _kv("output.value", answer), _kv("ragfault.user_scope", "support")], 0, 6),
+        span(1, "plan", llm_attrs("Pick a tool for the question.", query, "lookup_order"), 0, 1),
+        span(2, "lookup_order", [_kv("openinference.span.kind", "TOOL"), _kv("tool.name", "lookup_order"),
+                                 _kv("input.value", '{"customer": "c-1"}'), _kv("output.value", order)], 1, 2),
+        span(3, "search_policies", [_kv("openinference.span.kind", "RETRIEVER"), _kv("input.value", query),
+                                    *docs], 2, 3),
+        span(4, "answer", llm_attrs("Answer from the context.", f"{doc['content']}\n\n{query}", answer), 3, 6),
+    ]  # fmt: skip
+
+
+def _live_root(spans: list[Span], run_id: str, feedback: float | None) -> None:
+    """A live trace: no gold case on the root, its run, and the user's feedback when given."""
+    root = spans[0]
+    keep = [a for a in root.attributes if a.key not in ("ragfault.case_id", "ragfault.run_id")]
+    del root.attributes[:]
+    root.attributes.extend(keep)
+    root.attributes.append(_kv("ragfault.run_id", run_id))
+    if feedback is not None:
+        base = "annotations.0.annotation."
+        root.attributes.extend([_kv(base + "name", "user_feedback"), _kv(base + "score", feedback),
+                                _kv(base + "label", "down" if feedback < 0.5 else "up"),
+                                _kv(base + "annotator_kind", "HUMAN")])  # fmt: skip
+
+
+def templates(
+    n: int, seed: int, t0_ns: int, dt_ns: int
+) -> tuple[list[ExportTraceServiceRequest], list[dict], list[dict]]:
+    """Export requests holding ``n`` traces (trace ``i`` at ``t0 + i * dt``), the gold cases of the
+    gold traces and the registry."""
+    rng = random.Random(seed)
+    kb = make_kb(rng, 400)
+    cases: list[dict] = []
+    by_service: dict[str, list[Span]] = {s: [] for s in SERVICES}
+    requests = []
+    n_gold = 0
+    for i in range(n):
+        t = t0_ns + i * dt_ns
+        service = SERVICES[rng.randrange(len(SERVICES))]
+        if rng.random() < GOLD_SHARE:
+            spans, case = rag_trace(rng, t, i, kb)
+            root = spans[0]
+            for a in root.attributes:
+                if a.key == "ragfault.run_id":
+                    a.value.string_value = RUNS[n_gold % len(RUNS)]
+            cases.append(case)
+            n_gold += 1
+        else:
+            zh = rng.random() < 0.5
+            spans = agent_trace(rng, t, kb, zh) if rng.random() < AGENT_SHARE else rag_trace(rng, t, i, kb)[0]
+            fb = None
+            if rng.random() < FEEDBACK_SHARE:
+                fb = 0.0 if rng.random() < 0.75 else 1.0
+            _live_root(spans, "prod-v2" if i > n // 2 else "prod-v1", fb)
+        by_service[service].extend(spans)
+        if (i + 1) % PER_REQUEST == 0 or i == n - 1:
+            req = ExportTraceServiceRequest()
+            for name, group in by_service.items():
+                if group:
+                    rs = req.resource_spans.add()
+                    rs.resource.attributes.extend(
+                        [_kv("service.name", name), _kv("deployment.environment", "prod")]
+                    )
+                    ss = rs.scope_spans.add()
+                    ss.scope.name = "openinference.instrumentation.bench"
+                    ss.spans.extend(group)
+                    group.clear()
+            requests.append(req)
+    public = [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb]
+    return requests, cases, public
+
+
+# -- copies through the writer ------------------------------------------------------------------------
+
+
+def _time_columns(table: pa.Table) -> list[str]:
+    return [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
+
+
+def _shift(table: pa.Table, copy: int, shift_us: int) -> pa.Table:
+    """The table with its trace ids renumbered for ``copy`` and every time moved by ``shift_us``."""
+    if "trace_id" in table.column_names:
+        ids = table.column("trace_id")
+        prefix = pa.scalar(f"{copy:08d}")  # digits: still 32 hex characters
+        table = table.set_column(table.schema.get_field_index("trace_id"), "trace_id",
+                                 pc.binary_join_element_wise(prefix, pc.utf8_slice_codeunits(ids, 8), ""))  # fmt: skip
+    for name in _time_columns(table):
+        i = table.schema.get_field_index(name)
+        col = table.column(name)
+        moved = pc.cast(pc.add(pc.cast(col, pa.int64()), shift_us), col.type)
+        table = table.set_column(i, name, moved)
+    for name in [n for n in table.column_names if n.endswith("_unix_nano")]:
+        i = table.schema.get_field_index(name)
+        col = table.column(name)
+        table = table.set_column(
+            i, name, pc.cast(pc.add(pc.cast(col, pa.int64()), shift_us * 1000), col.type)
+        )
+    return table
+
+
+def copy_batch(batch: ArrowBatch, copy: int, shift_us: int) -> ArrowBatch:
+    return ArrowBatch(
+        _shift(batch.spans, copy, shift_us), _shift(batch.steps, copy, shift_us), _shift(batch.docs, copy, shift_us),
+        traces=_shift(batch.trace_table(), copy, shift_us),
+    )  # fmt: skip
+
+
+def _trace_tables(con: Any) -> list[str]:
+    rows = con.execute(
+        "SELECT table_name FROM information_schema.columns WHERE column_name = 'trace_id' AND table_schema = 'main' "
+        "AND table_name IN (SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE') "
+        "ORDER BY table_name"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _counts(con: Any, tables: list[str]) -> dict[str, int]:
+    return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in tables}
+
+
+def replicate_verdicts(
+    con: Any, copies: int, shift_us: int, tables: list[str], trace_cols: list[str], back_us: int
+) -> dict[str, int]:
+    """Each copy's verdicts: the template's rows of the tables evaluation wrote, with the copy's trace
+    id and times (evaluation times first moved back by ``back_us`` to just after the templates'
+    traces, then by the copy's place in the month); and the ``traces`` columns evaluation set."""
+    out = {}
+    for t in tables:
+        ts = [c for c, ty in _columns(con, t) if ty.startswith("TIMESTAMP")]
+        if ts:
+            con.execute(f'UPDATE "{t}" SET ' + ", ".join(f'"{c}" = "{c}" - to_microseconds($b)' for c in ts)
+                        + f" WHERE {TEMPLATE}", {"b": back_us})  # fmt: skip
+        # another key than the trace id (a feedback id) is made the copy's own
+        keys = {k for r in con.execute("SELECT constraint_column_names FROM duckdb_constraints() WHERE table_name = $t "
+                "AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')", {"t": t}).fetchall() for k in r[0]} - {"trace_id"}  # fmt: skip
+        own = [c for c, ty in _columns(con, t) if c in keys and ty == "VARCHAR"]
+        repl = ", ".join([f"{NEW_ID} AS trace_id", *(f'x."{c}" + to_microseconds(m.c * $s) AS "{c}"' for c in ts),
+                          *(f'md5(x."{c}" || {NEW_ID}) AS "{c}"' for c in own)])  # fmt: skip
+        for lo in range(1, copies, 25):
+            con.execute(f'INSERT INTO "{t}" SELECT x.* REPLACE ({repl}) FROM "{t}" x, range($lo, $hi) m(c) '
+                        f"WHERE x.{TEMPLATE} ORDER BY m.c", {"lo": lo, "hi": min(copies, lo + 25), "s": shift_us})  # fmt: skip
+        out[t] = con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0]
+    types = dict(_columns(con, "traces"))
+    sets = []
+    for c in trace_cols:
+        if types[c].startswith("TIMESTAMP"):
+            con.execute(
+                f'UPDATE traces SET "{c}" = "{c}" - to_microseconds($b) WHERE {TEMPLATE}', {"b": back_us}
+            )
+            sets.append(
+                f'"{c}" = x."{c}" + to_microseconds(CAST(substr(traces.trace_id, 1, 8) AS BIGINT) * $s)'
+            )
+        else:
+            sets.append(f'"{c}" = x."{c}"')
+    if sets:
+        con.execute(f"UPDATE traces SET {', '.join(sets)} FROM traces x WHERE x.trace_id = "
+                    f"'00000000' || substr(traces.trace_id, 9) AND NOT traces.{TEMPLATE}", {"s": shift_us})  # fmt: skip
+    return out
+
+
+TEMPLATE = "trace_id LIKE '00000000%'"
+NEW_ID = "printf('%08d', m.c) || substr(x.trace_id, 9)"
+
+
+def _columns(con: Any, table: str) -> list[tuple[str, str]]:
+    return [tuple(r) for r in con.execute(  # type: ignore[misc]
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $t AND table_schema = 'main' "
+        "ORDER BY ordinal_position", {"t": table}).fetchall()]  # fmt: skip
+
+
+def evaluate_templates(local: LocalStore, workers: int) -> int:
+    """The real cheap tier over every stored trace (the templates), as ``ragfault evaluate`` runs it."""
+    specs = discover()
+    runner = StoreRunner(local.store.cursor(), local.write, Runner(specs, evaluator_configs(EvaluationSettings(), specs)),
+                         DEFAULT_SOURCE_KEYS)  # fmt: skip
+    runner.refs.refresh(runner.cursor)
+    ids = [r[0] for r in local.store.con.execute(
+        "SELECT trace_id FROM traces WHERE settled_at IS NOT NULL ORDER BY trace_id").fetchall()]  # fmt: skip
+    # feedback carried by the spans, read as the server's scheduler does before a batch is evaluated
+    rows = read_annotations(runner.cursor, ids, SamplingSettings())
+    local.write(lambda con: store_feedback(con, rows))
+    if workers:
+        with EvalPool(workers, runner.runner, DEFAULT_SOURCE_KEYS) as pool:
+            pool.start()
+            runner.evaluate_many(ids, 500, pool)
+    else:
+        for i in range(0, len(ids), 500):
+            runner.evaluate(ids[i : i + 500])
+    return len(ids)
+
+
+def build(path: str, n: int, n_templates: int, seed: int, workers: int) -> dict[str, Any]:
+    """The store: templates written, settled and evaluated; copies written and settled; verdicts replicated."""
+    n_templates = min(n_templates, n)
+    copies = max(1, n // n_templates)
+    dt_ns = DAYS * 86400 * 10**9 // (copies * n_templates)
+    end = datetime.utcnow().replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    t0_ns = int((end - timedelta(days=DAYS) - datetime(1970, 1, 1)).total_seconds()) * 10**9
+    info: dict[str, Any] = {"templates": n_templates, "copies": copies}
+    t = time.perf_counter()
+    requests, cases, kb = templates(n_templates, seed, t0_ns, dt_ns)
+    info["otlp_bytes_per_trace"] = sum(r.ByteSize() for r in requests) / n_templates
+    batches = []
+    for k, req in enumerate(requests):
+        last_ns = t0_ns + min((k + 1) * PER_REQUEST, n_templates) * dt_ns
+        received = datetime(1970, 1, 1) + timedelta(microseconds=last_ns // 1000 + 2_000_000)
+        batches.append(batch_to_arrow(flatten(req, received_at=received, source_keys=DEFAULT_SOURCE_KEYS)))
+    info["generate_s"] = time.perf_counter() - t
+    local = LocalStore(path)
+    try:
+        con = local.store.con
+        t = time.perf_counter()
+        for b in batches:
+            local.store.write_spans(con, copy_batch(b, 0, 0))
+        local.settle_all()
+        store_kb(local.write, "\n".join(json.dumps(d, ensure_ascii=False) for d in kb))
+        store_gold(local.write, "\n".join(json.dumps(c, ensure_ascii=False) for c in cases), dataset="bench")
+        tables = [x for x in _trace_tables(con) if x != "traces"]
+        before = _counts(con, tables)
+        con.execute("CREATE TEMP TABLE _before AS SELECT * FROM traces")
+        info["templates_written_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        info["evaluated_traces"] = evaluate_templates(local, workers)
+        info["evaluate_s"] = time.perf_counter() - t
+        info["evaluated_per_s"] = info["evaluated_traces"] / info["evaluate_s"]
+        after = _counts(con, tables)
+        verdict_tables = [x for x in tables if after[x] > before[x]]
+        trace_cols = [c for c, _ in _columns(con, "traces") if c != "trace_id" and con.execute(
+            f'SELECT count(*) FROM traces t JOIN _before b USING (trace_id) WHERE t."{c}" IS DISTINCT FROM b."{c}"'
+        ).fetchall()[0][0]]  # fmt: skip
+        con.execute("DROP TABLE _before")
+        info["verdict_tables"], info["verdict_trace_columns"] = verdict_tables, trace_cols
+        evaluated_at = con.execute("SELECT max(evaluated_at) FROM evaluations").fetchall()[0][0]
+        t = time.perf_counter()
+        shift_us = n_templates * dt_ns // 1000
+        for c in range(1, copies):
+            for b in batches:
+                local.store.write_spans(con, copy_batch(b, c, c * shift_us))
+            if c % 50 == 0 or c == copies - 1:
+                local.settle_all()
+                print(
+                    f"  {(c + 1) * n_templates:,} traces written and settled ({time.perf_counter() - t:.0f} s)"
+                )
+        info["copies_written_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        templates_end = datetime(1970, 1, 1) + timedelta(microseconds=(t0_ns + n_templates * dt_ns) // 1000)
+        back_us = int((evaluated_at - templates_end).total_seconds() * 1e6) - 30_000_000
+        info["verdict_rows"] = replicate_verdicts(con, copies, shift_us, verdict_tables, trace_cols, back_us)
+        info["verdicts_replicated_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        con.execute("CHECKPOINT")
+        info["checkpoint_s"] = time.perf_counter() - t
+        info["traces"] = con.execute("SELECT count(*) FROM traces").fetchall()[0][0]
+    finally:
+        local.close()
+    return info
+
+
+# -- measuring on a real server -----------------------------------------------------------------------
+
+
+class Server:
+    """``ragfault serve`` on the file, a process of its own (started and stopped by the bench)."""
+
+    def __init__(self, db: str, work: Path) -> None:
+        from bench.ingest import free_port, wait_http
+
+        self.port = free_port()
+        cfg = work / "scale.toml"
+        cfg.write_text(f'[server]\nmemory_limit = "2GB"\n[retention]\nexport_dir = "{work / "export"}"\n')
+        cmd = [*ragfault_bin(), "serve", "--db", db, "--http-port", str(self.port), "--grpc-port",
+               str(free_port()), "--config", str(cfg)]  # fmt: skip
+        self.log = work / "server.log"
+        self.proc = subprocess.Popen(cmd, stdout=self.log.open("a"), stderr=subprocess.STDOUT, cwd=work)
+        self.url = f"http://127.0.0.1:{self.port}"
+        wait_http(f"{self.url}/healthz", self.proc, 300, self.log)
+        self.http = httpx.Client(base_url=self.url, timeout=600)
+
+    def memory_kb(self) -> dict[str, int]:
+        out = {}
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0])
+        return out
+
+    def stop(self) -> None:
+        self.http.close()
+        self.proc.terminate()
+        try:
+            self.proc.wait(120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def call(http: httpx.Client, req: tuple[str, str, Any]) -> float:
+    """One call's wall time (ms); a 202 (facts being computed) is asked again until the data comes."""
+    method, path, body = req
+    t = time.perf_counter()
+    while True:
+        r = http.post(path, json=body) if method == "POST" else http.get(path)
+        if r.status_code != 202:
+            break
+        time.sleep(0.05)
+    if r.status_code >= 400:
+        raise RuntimeError(f"{method} {path}: {r.status_code} {r.text[:300]}")
+    return (time.perf_counter() - t) * 1000
+
+
+def calls_of(http: httpx.Client) -> dict[str, tuple[str, str, Any]]:
+    """Every UI call (bench/ui.py's list, the live page, a triage screen) and bundled query."""
+    n = http.post("/api/v1/sql", json={"sql": "SELECT count(*) FROM traces"}).json()["rows"][0][0]
+    tid = http.get(f"/api/v1/ui/traces?limit=1&offset={n // 2}").json()["rows"][0]["trace_id"]
+    live = http.post("/api/v1/sql", json={"sql": "SELECT trace_id FROM traces WHERE case_id IS NULL "
+                     "AND evaluated_at IS NOT NULL ORDER BY start_time DESC LIMIT 1"}).json()["rows"][0][0]  # fmt: skip
+    get = {
+        "ui overview": "/api/v1/ui/overview",
+        "ui traces, first page": "/api/v1/ui/traces?limit=50",
+        "ui traces, last page": f"/api/v1/ui/traces?limit=50&offset={n - 50}",
+        "ui traces, text search": "/api/v1/ui/traces?limit=50&q=refund",
+        "ui dashboard": "/api/v1/ui/dashboard",
+        "ui dashboard by hour": "/api/v1/ui/dashboard?bucket=hour",
+        "ui traces, one root cause": "/api/v1/ui/traces?limit=50&root_cause=unsupported_claims",
+        "ui cases, first page": "/api/v1/ui/cases?limit=25",
+        "ui cases, last page": f"/api/v1/ui/cases?limit=25&sort=case_id&offset={max(0, n // 20 - 25)}",
+        "ui trace view": f"/api/v1/traces/{tid}/view",
+        "ui live page": "/api/v1/ui/live",
+        "ui triage screen": f"/api/v1/ui/triage/item?trace_id={live}",
+    }
+    out: dict[str, tuple[str, str, Any]] = {k: ("GET", v, None) for k, v in get.items()}
+    runs = {"run": "eval-b", "baseline": "eval-a", "run_id": "eval-b", "case_id": "case-000001"}
+    for name, q in sorted(all_queries().items()):
+        params = {p: runs[p] for p in q.params if p in runs}
+        out[f"query {name}"] = ("POST", "/api/v1/sql", {"sql": q.sql, "params": q.bind(params)})
+    return out
+
+
+def measure(db: str, work: Path, repeat: int, live_traces: int, seed: int) -> dict[str, Any]:
+    res: dict[str, Any] = {"calls": {}}
+    first = Server(db, work)
+    try:
+        calls = calls_of(first.http)
+    finally:
+        first.stop()
+    for label, req in calls.items():  # cold: a fresh server process for every call
+        srv = Server(db, work)
+        try:
+            cold = call(srv.http, req)
+            warm = [call(srv.http, req) for _ in range(repeat)]
+        finally:
+            srv.stop()
+        r = res["calls"][label] = {"cold_ms": cold, "median_ms": statistics.median(warm), "max_ms": max(warm)}
+        print(f"  {label:<36}{r['cold_ms']:>9.0f}{r['median_ms']:>9.0f}{r['max_ms']:>9.0f}")
+    srv = Server(db, work)
+    try:
+        res["rounds"] = rounds(srv, work, live_traces, seed)
+        res["memory_kb"] = srv.memory_kb()
+    finally:
+        srv.stop()
+    return res
+
+
+def _sql(http: httpx.Client, text: str, params: dict[str, Any] | None = None) -> list[Any]:
+    r = http.post("/api/v1/sql", json={"sql": text, "params": params or {}})
+    r.raise_for_status()
+    return list(r.json()["rows"])
+
+
+def _gauge(http: httpx.Client, name: str) -> float | None:
+    for line in http.get("/metrics").text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def rounds(srv: Server, work: Path, n_live: int, seed: int) -> dict[str, Any]:
+    """The maintenance work with the store full: new traffic settled and evaluated by the server's own
+    loops, traces evaluated again, a day exported, a day deleted by retention, ``compare``."""
+    http, out = srv.http, {}
+    now_ns = time.time_ns()
+    requests, _, _ = templates(n_live, seed + 1, now_ns - n_live * 10_000_000, 10_000_000)
+    since = _sql(http, "SELECT CAST(now() AS TIMESTAMP) - INTERVAL 1 SECOND")[0][0]
+    t = time.perf_counter()
+    for req in requests:
+        http.post("/v1/traces", content=req.SerializeToString(),
+                  headers={"content-type": "application/x-protobuf"}).raise_for_status()  # fmt: skip
+    out["live_sent_s"] = time.perf_counter() - t
+    settled_s = None
+    while time.perf_counter() - t < 900:
+        n, settled, evaluated = _sql(http, "SELECT count(*), count(settled_at), count(*) FILTER (WHERE "
+                                     "evaluated_at IS NOT NULL) FROM traces WHERE first_received_at >= "
+                                     "CAST($s AS TIMESTAMP)", {"s": since})[0]  # fmt: skip
+        if settled_s is None and n >= n_live and settled >= n_live:
+            settled_s = time.perf_counter() - t
+        if settled_s is not None and evaluated >= n_live:
+            break
+        time.sleep(0.2)
+    out["live_traces"] = n_live
+    out["live_settled_s"] = settled_s
+    out["live_settled_and_evaluated_s"] = time.perf_counter() - t
+    n = _sql(http, "SELECT count(*) FROM traces")[0][0]
+    again = [r[0] for r in _sql(http, "SELECT trace_id FROM traces WHERE evaluated_at IS NOT NULL "
+                                "ORDER BY start_time LIMIT 200 OFFSET $o", {"o": n // 2})]  # fmt: skip
+    again += [r[0] for r in _sql(http, "SELECT trace_id FROM traces WHERE evaluated_at IS NOT NULL "
+                                 "ORDER BY start_time LIMIT 200 OFFSET $o", {"o": n // 10})]  # fmt: skip
+    t = time.perf_counter()
+    http.post("/api/v1/evaluate", json={"trace_ids": again}).raise_for_status()
+    out["evaluate_400_stored_s"] = time.perf_counter() - t
+    out["live_gauges_refresh_s"] = _gauge(http, "ragfault_live_gauges_refresh_seconds")
+    first_day = _sql(http, "SELECT CAST(min(start_time) AS DATE) FROM traces")[0][0]
+    day = datetime.fromisoformat(str(first_day))
+    for label, start, delete in (("export_a_day", day + timedelta(days=2), False),
+                                 ("retention_a_day", day, True)):  # fmt: skip
+        body = {"out_dir": label, "since": start.isoformat(), "until": (start + timedelta(days=1)).isoformat(),
+                "delete_after": delete}  # fmt: skip
+        t = time.perf_counter()
+        r = http.post("/api/v1/export", json=body)
+        r.raise_for_status()
+        out[label] = {"s": time.perf_counter() - t, "result": r.json()}
+    t = time.perf_counter()
+    cmp = subprocess.run([*ragfault_bin(), "compare", "--run", "eval-b", "--baseline", "eval-a", "--server", srv.url,
+                          "--format", "json"], capture_output=True, text=True, cwd=work)  # fmt: skip
+    out["compare_s"] = time.perf_counter() - t
+    out["compare_ok"] = cmp.returncode == 0
+    if cmp.returncode:
+        out["compare_error"] = (cmp.stderr or cmp.stdout)[-500:]
+    return out
+
+
+def live_cut(db: str, repeat: int) -> dict[str, Any]:
+    """The live page and the live gauges in this process on the file, with their reads cut to the
+    window (``collector.store.live_window``) and without (every verdict read, as before the cut): the
+    same code otherwise; warm medians (ms) after a first call each."""
+    from contextlib import nullcontext
+
+    import ragfault.ui.live as live
+    from collector.store.live_window import Cut
+
+    local = LocalStore(db)
+    out: dict[str, Any] = {}
+    try:
+        con = local.store.cursor()
+        now = datetime.fromisoformat(str(_one(con, "SELECT max(start_time) FROM traces")))
+        real = live.window_reads
+        for label, cut in (("whole store", lambda c, s: nullcontext(Cut(False))), ("window", real)):
+            live.window_reads = cut  # type: ignore[assignment]
+            try:
+                for name, fn in (("live page", lambda: live.live_page(con, None, None, None)),
+                                 ("live gauges", lambda: live.gauge_values(con, now))):  # fmt: skip
+                    times = []
+                    for _ in range(repeat + 1):
+                        t = time.perf_counter()
+                        fn()
+                        times.append((time.perf_counter() - t) * 1000)
+                    out[f"{name}, {label}"] = {
+                        "first_ms": times[0],
+                        "median_ms": statistics.median(times[1:]),
+                    }
+            finally:
+                live.window_reads = real
+    finally:
+        local.close()
+    return out
+
+
+def _one(con: Any, text: str) -> Any:
+    return con.execute(text).fetchall()[0][0]
+
+
+def disk(db: str) -> int:
+    return sum(os.path.getsize(p) for p in (db, db + ".wal") if os.path.exists(p))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--traces", type=int, default=100_000)
+    ap.add_argument("--templates", type=int, default=2000, help="distinct traces generated and evaluated")
+    ap.add_argument("--workers", type=int, default=2, help="evaluation worker processes for the templates")
+    ap.add_argument("--repeat", type=int, default=5, help="warm calls after the cold one")
+    ap.add_argument("--live-traces", type=int, default=1000, help="new traces of the settle/evaluation round")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--keep", help="keep a copy of the built store here (before it is measured)")
+    ap.add_argument("--reuse", help="measure a copy of this store instead of building one")
+    ap.add_argument("--out", default=str(RESULTS / "scale.json"))
+    args = ap.parse_args()
+    load_start = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="ragfault-bench-scale-") as tmp:
+        work = Path(tmp)
+        db = str(work / "scale.duckdb")
+        built: dict[str, Any] = {}
+        if args.reuse:
+            shutil.copy(args.reuse, db)
+            built = (
+                json.loads(Path(args.reuse + ".json").read_text())
+                if Path(args.reuse + ".json").exists()
+                else {}
+            )
+        else:
+            t = time.perf_counter()
+            built = build(db, args.traces, args.templates, args.seed, args.workers)
+            built["build_s"] = time.perf_counter() - t
+            print(f"built {built['traces']:,} traces in {built['build_s']:.0f} s: {built['evaluated_traces']:,} "
+                  f"evaluated by the cheap tier, the verdicts of the other "
+                  f"{built['traces'] - built['evaluated_traces']:,} replicated from theirs")  # fmt: skip
+            if args.keep:
+                shutil.copy(db, args.keep)
+                Path(args.keep + ".json").write_text(json.dumps(built, default=str))
+        size = disk(db)
+        print(f"{'call':<38}{'cold ms':>9}{'warm ms':>9}{'max ms':>9}")
+        res = measure(db, work, args.repeat, args.live_traces, args.seed)
+        res["live_cut"] = live_cut(db, args.repeat)
+    res["build"] = built
+    res["disk_bytes_per_trace"] = size / built["traces"]
+    res["disk_over_otlp"] = res["disk_bytes_per_trace"] / built["otlp_bytes_per_trace"]
+    res["load_average"] = {"start": load_start, "end": os.getloadavg()}
+    res["cores"] = os.cpu_count()
+    print_table(res)
+    RESULTS.mkdir(exist_ok=True)
+    Path(args.out).write_text(json.dumps(res, indent=1, default=str))
+    return 0
+
+
+def print_table(res: dict[str, Any]) -> None:
+    b = res["build"]
+    print(f"\n{b['traces']:,} traces ({b['evaluated_traces']:,} evaluated by the cheap tier, verdicts of the rest "
+          f"replicated); {os.cpu_count()} cores; load average at start/end "
+          f"{res['load_average']['start'][0]:.1f}/{res['load_average']['end'][0]:.1f}")  # fmt: skip
+    print("| call | cold ms | warm median ms | warm max ms |\n|---|--:|--:|--:|")
+    for label, r in res["calls"].items():
+        flag = " **over**" if r["median_ms"] > WARM_GOAL_MS or r["cold_ms"] > COLD_GOAL_MS else ""
+        print(f"| {label}{flag} | {r['cold_ms']:.0f} | {r['median_ms']:.0f} | {r['max_ms']:.0f} |")
+    r = res["rounds"]
+    print(f"\n{r['live_traces']:,} new traces over OTLP/HTTP: settled in {r['live_settled_s']:.1f} s, settled and "
+          f"evaluated in {r['live_settled_and_evaluated_s']:.1f} s; 400 stored traces evaluated again in "
+          f"{r['evaluate_400_stored_s']:.1f} s; live gauges refresh {r['live_gauges_refresh_s']} s")  # fmt: skip
+    for k in ("export_a_day", "retention_a_day"):
+        print(f"{k.replace('_', ' ')}: {r[k]['s']:.1f} s ({json.dumps(r[k]['result'])[:160]})")
+    print(f"compare eval-b / eval-a: {r['compare_s']:.1f} s (ok: {r['compare_ok']})")
+    for label, x in res["live_cut"].items():
+        print(f"in process, {label}: first {x['first_ms']:.0f} ms, warm median {x['median_ms']:.0f} ms")
+    print(f"disk {res['disk_bytes_per_trace'] / 1024:.1f} KB a trace = {res['disk_over_otlp']:.2f} x the raw OTLP "
+          f"({b['otlp_bytes_per_trace'] / 1024:.1f} KB); server memory {res['memory_kb']}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""The live page reads only its window's verdicts (issue 43): the same figures as the bundled queries
+give over the whole store, while ``evaluations`` and ``eval_log`` hold only the window's traces."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collector.store.live_window import window_reads
+from queries import load_query
+from ragfault.ui.live import CAUSES_SQL, _backlog_sql
+from tests.live.conftest import DOCS, LiveServer
+from tests.tracegen import rag_trace
+from tests.ui.test_live import KB, NO_SAMPLE, SHOES, WRONG
+
+
+def emit(srv: LiveServer, tag: str) -> dict[str, str]:
+    """One trace of each kind, the wrong one given a thumbs down; returns their ids."""
+    shop = srv.tracer("shop")
+    ids = {
+        "wrong": rag_trace(shop, query=SHOES, answer=WRONG, candidates=DOCS, attributes={"tag": tag}),
+        "quiet": rag_trace(shop, query="What colours do the shoes come in?", answer="Red.", candidates=DOCS),
+        "bare": rag_trace(srv.tracer("chat"), query="Hello there?", answer="Hi!", retrieve=False),
+    }
+    srv.drain()
+    r = srv.http.post("/api/v1/feedback", json={"trace_id": ids["wrong"], "kind": "thumbs", "value": "down"})
+    assert r.status_code == 200 and r.json()["negative"] is True, r.text
+    srv.drain()
+    return ids
+
+
+@pytest.fixture
+def two_ages(tmp_path: Path) -> Iterator[tuple[LiveServer, dict[str, str], dict[str, str], str]]:
+    """A server holding an earlier and a later set of live traces, and a time between them."""
+    srv = LiveServer(tmp_path, NO_SAMPLE)
+    try:
+        r = srv.http.post("/api/v1/kb", content="".join(json.dumps(d) + "\n" for d in KB))
+        assert r.status_code == 200, r.text
+        early = emit(srv, "early")
+        # the later traces start after every span of the earlier ones ended
+        between = srv.sql("SELECT CAST(max(end_time) + INTERVAL 1 MICROSECOND AS VARCHAR) FROM traces")[0][0]
+        late = emit(srv, "late")
+        yield srv, early, late, between
+    finally:
+        srv.stop()
+
+
+def _rows(srv: LiveServer, text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    r = srv.http.post("/api/v1/sql", json={"sql": text, "params": params})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    return [dict(zip(body["columns"], row, strict=True)) for row in body["rows"]]
+
+
+def test_live_page_figures_are_the_bundled_queries_over_the_whole_store(
+    two_ages: tuple[LiveServer, dict[str, str], dict[str, str], str],
+) -> None:
+    srv, early, late, between = two_ages
+    r = srv.http.get("/api/v1/ui/live", params={"since": between})
+    assert r.status_code == 200, r.text
+    page = r.json()
+    params = {"since": between, "until": None, "service": None}
+    health = load_query("online_health")
+    assert page["health"] == _rows(srv, health.sql, health.bind(params))
+    assert sum(h["traces"] for h in page["health"]) == 3  # the later three only
+    assert page["causes"] == _rows(srv, CAUSES_SQL, params)
+    assert {(c["service_name"], c["root_cause"]) for c in page["causes"]} >= {("shop", "unsupported_claims")}
+    triage = load_query("triage")
+    backlog = _rows(srv, _backlog_sql(), triage.bind({"since": between, "limit": 100_000}))
+    assert page["backlog"] == backlog
+    queue = _rows(srv, triage.sql, triage.bind({"since": between, "limit": 50}))
+    assert [q["trace_id"] for q in page["queue"]] == [q["trace_id"] for q in queue]
+    assert page["queue"][0]["trace_id"] == late["wrong"] and early["wrong"] not in str(page["queue"])
+
+
+def _inside(srv: LiveServer, since: datetime) -> tuple[tuple[int, int], set[str], set[str], int]:
+    """Within ``window_reads``: the verdict rows and traces, the logged and the live-attributed traces;
+    and the verdict rows after it."""
+    con = srv.runtime.store.cursor()
+    try:
+        with window_reads(con, since) as cut:
+            assert cut.cut and cut.received_since is not None
+            rows = con.execute("SELECT count(*), count(DISTINCT trace_id) FROM evaluations").fetchall()[0]
+            logged = {r[0] for r in con.execute("SELECT trace_id FROM eval_log").fetchall()}
+            lives = {r[0] for r in con.execute("SELECT trace_id FROM live_attribution").fetchall()}
+        after = con.execute("SELECT count(*) FROM evaluations").fetchall()[0][0]
+    finally:
+        con.close()
+    return (rows[0], rows[1]), logged, lives, after
+
+
+def test_window_reads_hold_only_the_windows_traces(
+    two_ages: tuple[LiveServer, dict[str, str], dict[str, str], str],
+) -> None:
+    srv, _, late, between = two_ages
+    since = datetime.fromisoformat(between)
+    everything = srv.sql("SELECT count(*) FROM evaluations")[0][0]
+    ids = list(late.values())
+    theirs = srv.sql("SELECT count(*) FROM evaluations WHERE trace_id = ANY($t)", t=ids)[0][0]
+    assert 0 < theirs < everything
+    assert _inside(srv, since) == ((theirs, 3), set(ids), set(ids), everything)
+    # a later trace evaluated without its verdicts_since stamp: every row is looked at, still only theirs
+    srv.runtime.writer.call(
+        lambda con: con.execute(
+            "UPDATE traces SET verdicts_since = NULL WHERE trace_id = $t", {"t": late["quiet"]}
+        )
+    )
+    assert _inside(srv, since) == ((theirs, 3), set(ids), set(ids), everything)
