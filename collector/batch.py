@@ -19,6 +19,7 @@ import orjson
 import pyarrow as pa
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from collector.model import DOCUMENT, SPAN, STEP
 from collector.normalize import DEFAULT_SOURCE_KEYS, normalize_span
 from collector.normalize import events as span_payloads
 from collector.normalize.common import key_blob
@@ -31,28 +32,10 @@ STATUS_CODE = ("UNSET", "OK", "ERROR")
 _MAX_DEPTH = 32
 _ZERO16, _ZERO8 = b"\x00" * 16, b"\x00" * 8
 
-SPAN_COLUMNS = (
-    "trace_id", "span_id", "parent_span_id", "trace_state", "flags", "name", "kind",
-    "start_time", "end_time", "start_time_unix_nano", "end_time_unix_nano", "duration_ms",
-    "status_code", "status_message", "attributes", "events", "links",
-    "dropped_attributes_count", "dropped_events_count", "dropped_links_count",
-    "resource_attributes", "resource_schema_url", "scope_name", "scope_version",
-    "scope_attributes", "scope_schema_url", "service_name", "session_id", "user_id",
-    "case_id", "run_id", "step_type", "convention", "received_at", "feedback",
-)  # fmt: skip
-
-STEP_COLUMNS = (
-    "trace_id", "span_id", "parent_span_id", "step_type", "convention", "name", "service_name",
-    "start_time", "end_time", "duration_ms", "status_code", "model", "input_tokens",
-    "output_tokens", "total_tokens", "query_text", "input_text", "output_text", "tool_name",
-    "tool_arguments", "tool_result", "top_k", "case_id", "run_id", "session_id", "user_id",
-    "user_scope", "citations", "is_root", "received_at", "data_source_id", "provenance",
-)  # fmt: skip
-
-DOC_COLUMNS = (
-    "trace_id", "span_id", "stage", "position", "doc_id", "chunk_id", "content", "score",
-    "metadata", "source", "received_at",
-)  # fmt: skip
+# the row tuples ``flatten`` builds, in the order of the columns ingest writes (``collector.model``)
+SPAN_COLUMNS = SPAN.ingest_names
+STEP_COLUMNS = STEP.ingest_names
+DOC_COLUMNS = DOCUMENT.ingest_names
 
 
 def any_value(v: Any, depth: int = 0) -> Any:

@@ -2,7 +2,8 @@
 """MkDocs hooks of the site: the SQL reference page is written when the site is built, from every
 bundled query's header and the catalog of a new store (DuckDB's own ``information_schema``).
 
-The headers and the schema are the source of truth, so the page is made from them rather than
+The headers and the schema are the source of truth (with what each column of a span, a step, a
+document and a verdict means from their one definition, ``collector.model``), so the page is made from them rather than
 written by hand: a query, table or column added is on the page at the next build, and nothing in
 the repository can go stale. A table or view without a line in ``PURPOSE`` fails the build: a new
 one needs a sentence for its readers. ``tests/test_docs.py`` builds the site and checks every
@@ -131,6 +132,16 @@ def _queries() -> list[str]:
     return out
 
 
+def _meanings() -> dict[str, dict[str, str]]:
+    """What each column of the tables defined once (``collector.model``) means: the span, step,
+    document and verdict tables, and the verdicts' history, which has the verdicts' columns."""
+    from collector.model import TABLES, VERDICT, VERDICT_HISTORY
+
+    out = {t.name: {c.name: c.doc for c in t.columns} for t in TABLES}
+    out[VERDICT_HISTORY] = out[VERDICT.name]
+    return out
+
+
 def _catalog() -> list[str]:
     from collector.store.duck import Store
 
@@ -150,6 +161,7 @@ def _catalog() -> list[str]:
     missing = [name for name, _ in kinds if name not in PURPOSE]
     if missing:
         raise SystemExit(f"no PURPOSE line for {missing}: describe each in {Path(__file__).name}")
+    meanings = _meanings()
     by_table: dict[str, list[tuple[str, str]]] = {}
     for table, column, typ in columns:
         by_table.setdefault(table, []).append((column, typ))
@@ -159,8 +171,14 @@ def _catalog() -> list[str]:
         for name, k in kinds:
             if k != kind:
                 continue
-            out += [f"### {prefix} `{name}`", "", PURPOSE[name], "", "| column | type |", "|---|---|"]
-            out += [f"| `{c}` | {typ} |" for c, typ in by_table[name]]
+            out += [f"### {prefix} `{name}`", "", PURPOSE[name], ""]
+            meaning = meanings.get(name)
+            if meaning is None:
+                out += ["| column | type |", "|---|---|"]
+                out += [f"| `{c}` | {typ} |" for c, typ in by_table[name]]
+            else:
+                out += ["| column | type | meaning |", "|---|---|---|"]
+                out += [f"| `{c}` | {typ} | {_cell(meaning.get(c, ''))} |" for c, typ in by_table[name]]
             out.append("")
     return out
 

@@ -25,16 +25,13 @@ from collector.store.reader import run_select
 from collector.store.references import upsert_gold
 from collector.store.sqlfiles import sql
 from evaluators.gold import EvidenceItem, GoldCase, RequiredFact, case_row
+from queries.taxonomy import RootCause
 
 WriteFn = Callable[[Callable[[Tx], Any]], Any]
 EvaluateFn = Callable[[list[str]], Any]
 
-# the root causes of attribution (docs/architecture.md, Attribution order) a reviewer may confirm
-Cause = Literal[
-    "permission_violation", "no_retrieval", "evidence_not_in_kb", "stale_context", "candidate_miss",
-    "dropped_before_context", "answered_unanswerable", "over_refusal", "unsupported_claims",
-    "incomplete_answer", "invalid_citation", "ok",
-]  # fmt: skip
+# the root causes of attribution a reviewer may confirm: all of them (``queries.taxonomy``)
+Cause = RootCause
 DEFAULT_DATASET = "production"
 
 

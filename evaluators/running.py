@@ -19,22 +19,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel
 
+from collector.model import VERDICT
 from collector.store.verdicts import TraceTables
 from evaluators.base import EvalInput, EvaluatorSpec, Metric
 from evaluators.references import References
 from evaluators.views import make_inputs, views_from_tables
 
 log = logging.getLogger("ragfault.evaluate")
-EVAL_SCHEMA = pa.schema(
-    [
-        ("trace_id", pa.string()), ("span_id", pa.string()), ("case_id", pa.string()), ("run_id", pa.string()),
-        ("evaluator", pa.string()), ("evaluator_version", pa.string()), ("tier", pa.string()),
-        ("metric", pa.string()), ("value", pa.float64()), ("numerator", pa.float64()),
-        ("denominator", pa.float64()), ("status", pa.string()), ("reason", pa.string()),
-        ("passed", pa.bool_()), ("label", pa.string()), ("details", pa.string()),
-        ("generation", pa.int32()), ("evaluated_at", pa.timestamp("us")),
-    ]
-)  # fmt: skip
+EVAL_SCHEMA = VERDICT.arrow_schema()  # a verdict row as written (``collector.model``)
 
 LOG_SCHEMA = pa.schema(
     [

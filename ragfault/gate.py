@@ -55,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from collector.config import explain
 from collector.errors import ConfigError
-from ragfault.gate_metrics import MACRO, RATES, RECALL_AT, metric_of
+from ragfault.gate_metrics import MACRO, RATES, RECALL_AT, SUFFIXES, metric_of
 
 __all__ = [
     "DELTA", "EXPERIMENT", "MACRO", "RATES", "RECALL_AT", "SLICE_COLUMNS", "Outcome", "Rule", "Rules", "load_rules",
@@ -86,6 +86,10 @@ class Rule(BaseModel):
     def _check(self) -> Rule:
         if self.min is None and self.max is None and not self.is_delta:
             raise ValueError("a rule needs min, max, min_delta or max_delta")
+        prefix = next((p for p in SUFFIXES if self.metric.startswith(p)), None)
+        if prefix is not None and metric_of(self.metric) is None:
+            known = ", ".join(SUFFIXES[prefix]())
+            raise ValueError(f"unknown metric {self.metric!r}: {prefix} takes one of {known}")
         if metric_of(self.metric) is None and self.metric not in EXPERIMENT:
             allowed = [*MACRO, "recall@K", *RATES, "answer_support", "ok_rate", "traces", "regressions",
                        *EXPERIMENT, "layer:<layer>", "root_cause:<root cause>"]  # fmt: skip

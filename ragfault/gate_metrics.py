@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collector.errors import ConfigError
+from queries.taxonomy import attribution_order, cause_names
 
 Rows = list[dict[str, Any]]
 
@@ -152,6 +153,12 @@ PREFIXED: dict[str, Metric] = {
     "root_cause:": Metric(_root_cause, count=True),
 }
 PATTERNS: tuple[tuple[re.Pattern[str], Metric], ...] = ((RECALL_AT, _MACRO_METRIC),)
+# what follows a prefix, from the one table of root causes (``queries.taxonomy``): a misspelt layer
+# would count nothing and pass every ``max`` bound, so it is an unknown metric instead
+SUFFIXES: dict[str, Callable[[], tuple[str, ...]]] = {
+    "layer:": cause_names,
+    "root_cause:": attribution_order,
+}
 
 
 def metric_of(name: str) -> Metric | None:
@@ -160,7 +167,7 @@ def metric_of(name: str) -> Metric | None:
         return NAMED[name]
     for prefix, metric in PREFIXED.items():
         if name.startswith(prefix):
-            return metric
+            return metric if name.removeprefix(prefix) in SUFFIXES[prefix]() else None
     for pattern, metric in PATTERNS:
         if pattern.fullmatch(name):
             return metric

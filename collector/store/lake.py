@@ -41,19 +41,21 @@ import pyarrow as pa
 
 from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.errors import ConfigError
+from collector.model import DOCUMENT, SPAN, STEP
 from collector.normalize.genai_events import CONTENT_EVENTS
 from collector.signals import LOG_COLUMNS, POINT_COLUMNS
 from collector.store.backend import opened
 from collector.store.base import Faults, instance_config
 from collector.store.content import ContentSources, admitted
 from collector.store.duck import CONFLICT_RETRIES, _Inputs
-from collector.store.schema import batch_to_arrow, migrate
+from collector.store.schema import batch_to_arrow
 from collector.store.templates import filled
 from collector.store.tx import rollback
 
 log = logging.getLogger("ragfault.lake")
 
 LAKE = "lake"  # the attached lake's name; every cursor uses it
+MODEL_TABLES = {t.name: t for t in (SPAN, STEP, DOCUMENT)}
 RAW_TABLES = {"spans": "span_rows", "steps": "step_rows", "step_documents": "step_document_rows"}
 ATTACH_ATTEMPTS = 8
 RECENT_SPANS = 100_000  # span ids a collector remembers, per generation (two generations)
@@ -211,22 +213,11 @@ def _libpq_value(v: str) -> str:
 
 
 def span_table_columns() -> dict[str, list[tuple[str, str, bool]]]:
-    """(column, type, not null) of ``spans``, ``steps`` and ``step_documents`` in the single-file
-    store, from its migrations run on an empty in-memory database."""
-    con = duckdb.connect(":memory:")
-    try:
-        migrate(con)
-        out: dict[str, list[tuple[str, str, bool]]] = {}
-        for table in RAW_TABLES:
-            rows = con.execute(
-                "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
-                "WHERE table_name = ? ORDER BY ordinal_position",
-                [table],
-            ).fetchall()
-            out[table] = [(str(c), str(t), n == "NO") for c, t, n in rows]
-        return out
-    finally:
-        con.close()
+    """(column, type, not null) of ``spans``, ``steps`` and ``step_documents``: the single-file
+    store's columns, from their one definition (``collector.model``)."""
+    return {
+        table: [(c.name, c.duck, not c.nullable) for c in MODEL_TABLES[table].columns] for table in RAW_TABLES
+    }
 
 
 class _RecentSpans:

@@ -42,6 +42,7 @@ from functools import cache
 
 import duckdb
 
+from collector.model import DOCUMENT, VERDICT
 from collector.store.schema import migrate
 from collector.store.tx import rollback
 
@@ -184,7 +185,7 @@ def views(span_views: Mapping[str, str]) -> dict[str, str]:
     )
     out["trace_spans"] = span_views["traces"]
     out["trace_state"] = _TRACE_STATE
-    doc_cols = ", ".join(c for c, _ in _columns("step_documents"))
+    doc_cols = ", ".join(DOCUMENT.names)
     out["step_documents"] = (
         f"SELECT {doc_cols} FROM span_documents UNION ALL SELECT {doc_cols} FROM derived_documents d "
         "WHERE (d.trace_id, d.settle_id) IN (SELECT trace_id, settle_id FROM trace_state)"
@@ -199,7 +200,7 @@ def views(span_views: Mapping[str, str]) -> dict[str, str]:
         f"SELECT {_select_list('traces', sources)} FROM trace_spans t LEFT JOIN trace_state st "
         f"ON st.trace_id = t.trace_id LEFT JOIN ({_CONTENT_EVENTS}) ce ON ce.trace_id = t.trace_id"
     )
-    eval_cols = ", ".join(c for c, _ in _columns("evaluations"))
+    eval_cols = ", ".join(VERDICT.names)
     latest = "max(generation) OVER (PARTITION BY trace_id, evaluator)"
     out["evaluations"] = f"SELECT {eval_cols} FROM evaluation_rows QUALIFY generation = {latest}"
     out["evaluation_history"] = f"SELECT {eval_cols} FROM evaluation_rows QUALIFY generation < {latest}"
@@ -227,12 +228,12 @@ def tables() -> dict[str, str]:
         if table in VIEW_TABLES or table in SKIP_TABLES:
             continue
         out[table] = ", ".join(f"{c} {t}" for c, t in columns)
-    out["evaluation_rows"] = ", ".join(f"{c} {t}" for c, t in _columns("evaluations"))
+    # every verdict ever written, and the documents of each assembly: the columns of their one
+    # definition (``collector.model``), without NOT NULL as the file's migrations made them here before
+    out["evaluation_rows"] = VERDICT.definitions(constraints=False)
     out["trace_settles"] = ", ".join(f"{c} {t}" for c, t in SETTLE_COLUMNS)
     out["trace_evals"] = ", ".join(f"{c} {t}" for c, t in EVAL_STATE_COLUMNS)
-    out["derived_documents"] = (
-        ", ".join(f"{c} {t}" for c, t in _columns("step_documents")) + ", settle_id VARCHAR NOT NULL"
-    )
+    out["derived_documents"] = DOCUMENT.definitions(constraints=False) + ", settle_id VARCHAR NOT NULL"
     out["step_fills"] = ", ".join(f"{c} {t}" for c, t in FILL_COLUMNS)
     out["document_texts"] = ", ".join(f"{c} {t}" for c, t in TEXT_COLUMNS)
     out["trace_content_events"] = ", ".join(f"{c} {t}" for c, t in CONTENT_EVENT_COLUMNS)

@@ -10,7 +10,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
+from collector.batch import SPAN_COLUMNS, ArrowBatch, SpanBatch
+from collector.model import DOCUMENT, SPAN, STEP
 from collector.store.tx import transaction
 
 
@@ -79,39 +80,11 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 _TS = pa.timestamp("us")
 _S = pa.string()
-_STR_LIST = pa.list_(pa.string())
 
-_SPAN_TYPES = {
-    "feedback": pa.bool_(),
-    "flags": pa.uint32(),
-    "start_time": _TS,
-    "end_time": _TS,
-    "start_time_unix_nano": pa.uint64(),
-    "end_time_unix_nano": pa.uint64(),
-    "duration_ms": pa.float64(),
-    "dropped_attributes_count": pa.uint32(),
-    "dropped_events_count": pa.uint32(),
-    "dropped_links_count": pa.uint32(),
-    "received_at": _TS,
-}
-_STEP_TYPES = {
-    "start_time": _TS,
-    "end_time": _TS,
-    "duration_ms": pa.float64(),
-    "input_tokens": pa.int64(),
-    "output_tokens": pa.int64(),
-    "total_tokens": pa.int64(),
-    "top_k": pa.int32(),
-    "user_scope": _STR_LIST,
-    "citations": _STR_LIST,
-    "is_root": pa.bool_(),
-    "received_at": _TS,
-}
-_DOC_TYPES = {"position": pa.int64(), "score": pa.float64(), "received_at": _TS}
-
-SPAN_SCHEMA = pa.schema([(c, _SPAN_TYPES.get(c, _S)) for c in SPAN_COLUMNS])
-STEP_SCHEMA = pa.schema([(c, _STEP_TYPES.get(c, _S)) for c in STEP_COLUMNS])
-DOC_SCHEMA = pa.schema([(c, _DOC_TYPES.get(c, _S)) for c in DOC_COLUMNS])
+# the Arrow schemas of what ingest writes, from the one definition of each table (``collector.model``)
+SPAN_SCHEMA = SPAN.arrow_schema(ingest_only=True)
+STEP_SCHEMA = STEP.arrow_schema(ingest_only=True)
+DOC_SCHEMA = DOCUMENT.arrow_schema(ingest_only=True)
 
 
 # One row a trace of a request: what the ``traces`` table needs from its spans, summed up where the

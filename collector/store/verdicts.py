@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from collector.model import VERDICT
 from collector.store import lake_work
 from collector.store.backend import is_lake
 from collector.store.base import Tx
@@ -24,11 +25,7 @@ from collector.store.reader import Window, received_window, traces_in_range, win
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 
-EVAL_COLUMNS = (
-    "trace_id", "span_id", "case_id", "run_id", "evaluator", "evaluator_version", "tier", "metric",
-    "value", "numerator", "denominator", "status", "reason", "passed", "label", "details",
-    "generation", "evaluated_at",
-)  # fmt: skip
+EVAL_COLUMNS = VERDICT.names
 """The columns of ``evaluations`` a batch writes, in the order ``insert_verdicts`` takes them."""
 
 

@@ -5,9 +5,9 @@ export const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => ({"&": "&am
 
 export const CAUSE_COLOURS = {
   permission_violation: "#a40e26", no_retrieval: "#6e7781", evidence_not_in_kb: "#8250df",
-  stale_context: "#bf8700", candidate_miss: "#d1242f", dropped_before_context: "#e16f24",
+  stale_context: "#bf8700", candidate_miss: "#d1242f", not_opened: "#fb8f44", dropped_before_context: "#e16f24",
   answered_unanswerable: "#9a6700", over_refusal: "#0969da", unsupported_claims: "#bf3989",
-  incomplete_answer: "#1b7c83", invalid_citation: "#633c01", ok: "#2da44e",
+  incomplete_answer: "#1b7c83", invalid_citation: "#633c01", insufficient_trace: "#8c959f", ok: "#2da44e",
 };
 export const colour = (cause) => CAUSE_COLOURS[cause] || "#57606a";
 

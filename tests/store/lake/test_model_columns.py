@@ -1,0 +1,37 @@
+"""A lake created from scratch holds the one definition of a span, a step, a document and a verdict
+(``collector.model``): its raw tables have the model's columns, types and NOT NULLs, and the views
+users read (``spans``, ``steps``, ``step_documents``, ``evaluations``, ``evaluation_history``) the
+model's columns and types, as the single file has (tests/store/test_model.py)."""
+
+from __future__ import annotations
+
+from collector.model import DOCUMENT, SPAN, STEP, VERDICT, VERDICT_HISTORY, Table
+from collector.store.lake import RAW_TABLES, LakeStore
+from tests.store.conftest import Lake
+
+
+def described(store: LakeStore, name: str) -> list[tuple[str, str, bool]]:
+    """(name, type, nullable) of a lake table or view, in order."""
+    return [(str(r[0]), str(r[1]), r[2] == "YES") for r in store.con.execute(f"DESCRIBE {name}").fetchall()]
+
+
+def test_a_new_lake_holds_the_models_columns(lake: Lake) -> None:
+    store = LakeStore(lake.catalog, lake.data_path, extension_repository=False)
+    try:
+        tables: tuple[Table, ...] = (SPAN, STEP, DOCUMENT)
+        for table in tables:
+            assert described(store, RAW_TABLES[table.name]) == [
+                (c.name, c.duck, c.nullable) for c in table.columns
+            ], table.name
+            # a view's columns are nullable whatever its tables say: names and types
+            assert [(n, t) for n, t, _ in described(store, table.name)] == [
+                (c.name, c.duck) for c in table.columns
+            ]
+        for view in (VERDICT.name, VERDICT_HISTORY):
+            assert [(n, t) for n, t, _ in described(store, view)] == [
+                (c.name, c.duck) for c in VERDICT.columns
+            ]
+        rows = [(n, t) for n, t, _ in described(store, "evaluation_rows")]
+        assert rows == [(c.name, c.duck) for c in VERDICT.columns]
+    finally:
+        store.close()
