@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
@@ -19,6 +19,10 @@ from collector.errors import QueryTimeout, RagfaultError, TooManyQueries, status
 from collector.receivers.otlp_http import check_bearer
 from collector.store.duck import limit_operator_memory
 from collector.store.reader import run_select
+
+if TYPE_CHECKING:
+    from collector.components import Context
+    from collector.runtime import Runtime
 
 log = logging.getLogger("ragfault.api")
 
@@ -90,16 +94,16 @@ class SqlResponse(BaseModel):
     truncated: bool
 
 
-def protected_router(runtime: Any, prefix: str = "/api/v1") -> APIRouter:
+def protected_router(ctx: Context, prefix: str = "/api/v1") -> APIRouter:
     """A router whose every route needs the API token (``api_token``) when one is set."""
 
     def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
+        check_bearer(request, ctx.settings.api_token)
 
     return APIRouter(prefix=prefix, dependencies=[Depends(auth)])
 
 
-def api_router(runtime: Any) -> APIRouter:
+def api_router(runtime: Runtime) -> APIRouter:
     settings = runtime.settings
     router = protected_router(runtime)
     limiter = anyio.CapacityLimiter(4)
@@ -208,7 +212,7 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"error": st.error, "detail": st.message}, st.http, headers=st.headers)
 
 
-def health_router(runtime: Any) -> APIRouter:
+def health_router(runtime: Runtime) -> APIRouter:
     router = APIRouter()
 
     @router.get("/healthz", summary="200 once the collector accepts traces")

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 
 from collector.api import api_router, health_router, install_error_handlers
 from collector.bodies import BodyLimit
+from collector.components import RouterFactory
 from collector.docs import docs_router
 from collector.receivers.otlp_http import make_router
 from collector.runtime import Runtime
 from collector.web import WebGuard
 
-RouterFactory = Callable[[Runtime], APIRouter]
-
 
 def create_app(
     runtime: Runtime, routers: Sequence[RouterFactory] = (), manage_lifecycle: bool = True
 ) -> FastAPI:
-    """The app; ``routers`` are API additions from other packages (gold, KB, feedback, reports)."""
+    """The app; ``routers`` are the components' API additions (gold, KB, feedback, reports)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:

@@ -320,13 +320,14 @@ def build_settings(
 _T = TypeVar("_T")
 
 
-def settings_table(runtime: Any, name: str, load: Callable[[str | None], _T]) -> _T:
-    """The ``[name]`` table a component of ``runtime`` runs with: the one of the settings tree the
-    server was started with (``runtime.tree``, a ``ragfault.settings.Settings``), so every value
-    comes from the tree read once at startup. A runtime made without a tree (a test's, a local
-    store) reads the table from its config file with ``load``."""
-    tree = getattr(runtime, "tree", None)
-    if tree is not None:
+def settings_table(
+    tree: object | None, config_file: str | Path | None, name: str, load: Callable[[str | None], _T]
+) -> _T:
+    """The ``[name]`` table a component runs with: the one of the settings tree the server was
+    started with (a ``ragfault.settings.Settings``), so every value comes from the tree read once
+    at startup. Without a tree (a test's runtime, a local store), or for a table the tree does not
+    hold (a third-party component's), ``load`` reads it from the config file."""
+    if tree is not None and name in getattr(type(tree), "model_fields", {}):
         value: _T = getattr(tree, name)
         return value
-    return load(getattr(getattr(runtime, "settings", None), "config_file", None))
+    return load(None if config_file is None else str(config_file))

@@ -42,6 +42,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from collector.api import protected_router
+from collector.components import Component, Context
 from collector.errors import PermanentError
 from collector.inferred_fields import inferred
 from collector.inferred_fields import render as render_inferred
@@ -345,8 +346,8 @@ def _nothing_matched(rep: dict[str, Any]) -> str:
     return f"No settled traces since {params.get('since')}. Services with settled traces: {listed}."
 
 
-def router(runtime: Any) -> APIRouter:
-    r = protected_router(runtime)
+def router(ctx: Context) -> APIRouter:
+    r = protected_router(ctx)
 
     @r.get(
         "/coverage",
@@ -356,7 +357,7 @@ def router(runtime: Any) -> APIRouter:
         service: str | None = Query(None, description="Only this service."),
         since: str | None = Query(None, description="Only traces that started at or after this time (ISO)."),
     ) -> dict[str, Any]:
-        cursor = runtime.store.cursor()
+        cursor = ctx.store.cursor()
         try:
             return coverage(cursor, service, since)
         finally:
@@ -365,5 +366,4 @@ def router(runtime: Any) -> APIRouter:
     return r
 
 
-def register(routers: list[Any], extensions: list[Any]) -> None:
-    routers.append(router)
+COMPONENT = Component("coverage", routers=(router,), order=20)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from collector.retention import RetentionService
+from collector.components import Component, Context
+from collector.retention import RetentionService, router
 
 LEASE = "lake-retention"
 
@@ -21,15 +22,16 @@ LEASE = "lake-retention"
 class LakeRetentionService(RetentionService):
     """``RetentionService`` that runs a round only while this collector holds the lease."""
 
-    def __init__(self, runtime: Any) -> None:
-        super().__init__(runtime)
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
         self.leases: Any = None
 
     def start(self) -> None:
         if self.settings.enabled:
             from collector.store.lease import CatalogLeases
 
-            settings = self.runtime.settings
+            settings = self.ctx.settings
+            assert settings.catalog  # a lake's settings name it (checked by ServerSettings)
             self.leases = CatalogLeases(
                 settings.catalog,
                 extension_repository=settings.extension_repository,
@@ -49,8 +51,7 @@ class LakeRetentionService(RetentionService):
             self.leases.close()
 
 
-def register(routers: list[Any], extensions: list[Any]) -> None:
-    from collector.retention import router
-
-    routers.append(router)
-    extensions.append(LakeRetentionService)
+COMPONENT = Component(
+    "lake_retention", table="retention", service=LakeRetentionService, routers=(router,),
+    stores=frozenset({"ducklake"}), order=10,
+)  # fmt: skip

@@ -43,7 +43,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from collector.api import protected_router
-from collector.config import explain, load_toml, settings_table
+from collector.components import Component, Context
+from collector.config import explain, load_toml
 from collector.errors import ConfigError, PermanentError, RagfaultError
 from collector.export import KEEP_OUT, export_old_signals, export_traces, select_traces
 from collector.store import retention as store_retention
@@ -173,15 +174,14 @@ def signal_cutoffs(
 class RetentionService:
     """Runs retention in the server every ``interval_seconds`` when ``[retention] enabled``."""
 
-    def __init__(self, runtime: Any) -> None:
-        self.runtime = runtime
-        self.settings = settings_table(runtime, "retention", load_retention_settings)
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.settings = ctx.table("retention", load_retention_settings)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ragfault-retention", daemon=True)
-        runtime.metrics.describe(
+        ctx.metrics.describe(
             "ragfault_retention_deleted_traces_total", "counter", "Traces deleted by retention."
         )
-        runtime.retention = self
 
     def start(self) -> None:
         if self.settings.enabled:
@@ -193,15 +193,15 @@ class RetentionService:
             self._thread.join(60)
 
     def run_once(self, now: datetime | None = None) -> dict[str, int]:
-        cursor = self.runtime.store.cursor()
+        cursor = self.ctx.store.cursor()
         try:
             counts = apply_retention(
-                cursor, lambda fn: self.runtime.writer.call(fn, timeout=600), self.settings, now
+                cursor, lambda fn: self.ctx.writer.call(fn, timeout=600), self.settings, now
             )
         finally:
             cursor.close()
         if counts.get("traces"):
-            self.runtime.metrics.inc("ragfault_retention_deleted_traces_total", counts["traces"])
+            self.ctx.metrics.inc("ragfault_retention_deleted_traces_total", counts["traces"])
             log.info("retention deleted %d traces", counts["traces"])
         return counts
 
@@ -272,22 +272,22 @@ def run_export(
     return {"traces": len(ids), "rows": rows, "deleted": deleted, "out_dir": str(req.out_dir)}
 
 
-def router(runtime: Any) -> APIRouter:
-    r = protected_router(runtime)
+def router(ctx: Context) -> APIRouter:
+    r = protected_router(ctx)
 
     @r.post(
         "/export",
         summary="Export traces to Parquet (partitioned by day) on the server; optionally delete them",
     )
     async def export(body: ExportRequest) -> dict[str, Any]:
-        settings = getattr(runtime, "retention", None)
-        policy = settings.settings if settings is not None else RetentionSettings()
+        service = ctx.find(RetentionService)
+        policy = service.settings if service is not None else RetentionSettings()
         body = body.model_copy(update={"out_dir": _confined(body.out_dir, policy.export_dir)})
 
         def work() -> dict[str, Any]:
-            cursor = runtime.store.cursor()
+            cursor = ctx.store.cursor()
             try:
-                return run_export(cursor, lambda fn: runtime.writer.call(fn, timeout=600), body, policy)
+                return run_export(cursor, lambda fn: ctx.writer.call(fn, timeout=600), body, policy)
             except OSError as exc:  # the directory cannot be written: nothing of this batch was deleted
                 reason = exc.strerror or str(exc).splitlines()[0]
                 raise RagfaultError(f"cannot write the export to {body.out_dir}: {reason}") from exc
@@ -315,6 +315,8 @@ def _confined(out_dir: str, root: str | None) -> str:
     return str(target)
 
 
-def register(routers: list[Any], extensions: list[Any]) -> None:
-    routers.append(router)
-    extensions.append(RetentionService)
+# a lake runs its own (``collector.lake_retention``: one collector at a time)
+COMPONENT = Component(
+    "retention", table="retention", service=RetentionService, routers=(router,),
+    stores=frozenset({"duckdb"}), order=10,
+)  # fmt: skip

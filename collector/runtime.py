@@ -9,8 +9,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
+from collector.components import Component, Service
 from collector.config import ServerSettings, settings_table
 from collector.decode_pool import default_duckdb_threads, default_workers
 from collector.metrics import Metrics
@@ -33,21 +34,25 @@ log = logging.getLogger("ragfault")
 INGEST_PRESSURE_WINDOW = 2.0
 INGEST_PRESSURE_SHARE = 0.75
 
+_T = TypeVar("_T")
+
 
 class Runtime:
-    """``extensions`` join after the collector is up (the evaluation scheduler, for one): each is
-    called with the runtime and returns an object with ``start()`` and ``stop()``."""
+    """The core of a collector process and the ``collector.components.Context`` its components
+    are given. ``components`` join after the core is up (the evaluation scheduler, for one): the
+    service each one's factory makes is started in order, and stopped in the reverse order before
+    the core stops."""
 
     def __init__(
         self,
         settings: ServerSettings,
-        extensions: Sequence[Callable[[Runtime], Any]] = (),
+        components: Sequence[Component] = (),
         tree: Any = None,
     ) -> None:
-        self.extension_factories = list(extensions)
+        self.components = list(components)
         self.settings = settings
         # the whole settings tree (``ragfault.settings.Settings``, its ``server`` is ``settings``):
-        # components read their tables from it (``collector.config.settings_table``)
+        # components read their tables from it (``table``)
         self.tree = tree
         if tree is not None and tree.server is not settings:
             raise ValueError("the settings tree's [server] must be the runtime's settings")
@@ -91,7 +96,7 @@ class Runtime:
             self.metrics,
             settings.source_keys,
             decode_workers=workers,
-            mappings=compile_mappings(settings_table(self, "conventions", load_convention_settings)),
+            mappings=compile_mappings(self.table("conventions", load_convention_settings)),
             max_inflight_bytes=settings.max_inflight_bytes,
             max_decoded_bytes=settings.max_decoded_bytes or settings.max_inflight_bytes,
             future_grace_seconds=settings.future_grace_seconds,
@@ -106,6 +111,7 @@ class Runtime:
             metrics=self.metrics,
             max_resettles=settings.max_resettles_per_minute,
             content_sources=self.content_sources,
+            options=self.pipeline.options,  # read again at settle as at ingest
         )
         if self.settler is not None:
             self.settler.listen(self.writer.listeners)
@@ -128,7 +134,8 @@ class Runtime:
             )
         self.grpc_server: Any = None
         self.grpc_port: int | None = None
-        self.extensions: list[Any] = []
+        self.extensions: list[Service] = []  # the components' services, in start order
+        self._parts: list[object] = []  # what ``find`` finds: started services, provided parts
         self.closers: list[Callable[[], None]] = []  # run by stop(), last added first
         self.ready = False
 
@@ -139,8 +146,11 @@ class Runtime:
             self.settler.start()
         if self.maintainer is not None:
             self.maintainer.start()
-        for factory in self.extension_factories:
-            ext = factory(self)
+        for component in self.components:
+            if component.service is None:
+                continue
+            ext = component.service(self)
+            self.provide(ext)
             ext.start()
             self.extensions.append(ext)
         if grpc:
@@ -164,3 +174,19 @@ class Runtime:
         for close in reversed(self.closers):
             close()
         self.store.close()
+
+    def table(self, name: str, load: Callable[[str | None], _T]) -> _T:
+        """A component's ``[name]`` table (``collector.config.settings_table``)."""
+        return settings_table(self.tree, self.settings.config_file, name, load)
+
+    def find(self, kind: type[_T]) -> _T | None:
+        """The first part provided that is a ``kind``: another component's service (the evaluation
+        scheduler, retention) or a part it shares (the dashboard's facts), None before it exists."""
+        for part in self._parts:
+            if isinstance(part, kind):
+                return part
+        return None
+
+    def provide(self, part: object) -> None:
+        """Make ``part`` found by ``find``; a component's service is provided before it starts."""
+        self._parts.append(part)

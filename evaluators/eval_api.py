@@ -11,9 +11,12 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from collector.api import protected_router
+from collector.components import Context
+from collector.errors import RetryableError
 from collector.store import verdicts
 from collector.store.base import Tx
 from evaluators import loading
+from evaluators.scheduler import EvaluationService
 
 
 class EvaluateRequest(BaseModel):
@@ -26,17 +29,17 @@ class EvaluateRequest(BaseModel):
     limit: int = Field(100_000, gt=0)
 
 
-def router(runtime: Any) -> APIRouter:
-    r = protected_router(runtime)
+def router(ctx: Context) -> APIRouter:
+    r = protected_router(ctx)
 
     def write(fn: Any) -> Any:
-        return runtime.writer.call(fn, timeout=300)
+        return ctx.writer.call(fn, timeout=300)
 
     def reevaluate(case_ids: list[str]) -> int:
-        svc = getattr(runtime, "evaluation", None)
+        svc = ctx.find(EvaluationService)
         if svc is None:
             return 0
-        con = runtime.store.cursor()
+        con = ctx.store.cursor()
         try:
             ids = loading.traces_for_cases(con, case_ids)
         finally:
@@ -59,19 +62,21 @@ def router(runtime: Any) -> APIRouter:
     async def load_kb(request: Request) -> dict[str, Any]:
         body = await request.body()
         ids, refilled = await anyio.to_thread.run_sync(lambda: loading.load_kb(write, body))
-        settler = getattr(runtime, "settler", None)
+        settler = ctx.settler
         if refilled and settler is not None:
             settler.resweep()  # the load marked them waiting to be assembled again, then evaluated
         return {"loaded": len(ids), "reevaluating": len(refilled)}
 
     @r.post("/evaluate", summary="Re-run the cheap-tier evaluators over stored traces")
     async def evaluate(body: EvaluateRequest) -> dict[str, Any]:
-        svc = runtime.evaluation
+        svc = ctx.find(EvaluationService)
+        if svc is None:
+            raise RetryableError("the evaluation service is not running yet", retry_after=1)
 
         def work() -> int:
             if body.trace_ids is not None:
                 return int(svc.evaluate_now(body.trace_ids))
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
                 received = select_traces_received(con, body.run_id, body.since, body.until, body.limit)
             finally:

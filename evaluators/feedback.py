@@ -40,11 +40,12 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from collector.api import protected_router
+from collector.components import Context
 from collector.jsonvalue import loads as loads_json
 from collector.store import feedback as store_fb
 from collector.store.base import Tx
 from collector.store.reader import Window
-from evaluators.sampling import SamplingSettings, is_negative
+from evaluators.sampling import SamplingSettings, is_negative, load_sampling_settings
 
 WriteFn = Callable[[Callable[[Tx], Any]], Any]
 
@@ -311,16 +312,17 @@ def read_annotations(
 # --- the API -------------------------------------------------------------------------------------
 
 
-def router(runtime: Any) -> APIRouter:
-    r = protected_router(runtime)
+def router(ctx: Context, wake: Callable[[], None] = lambda: None) -> APIRouter:
+    """``POST /feedback``; ``wake``: tells the evaluation service that feedback re-queued traces
+    (the evaluation component passes its service's, ``evaluators.service``)."""
+    r = protected_router(ctx)
+    policy: SamplingSettings = ctx.table("sampling", load_sampling_settings)
 
     def write(fn: Callable[[Tx], Any]) -> Any:
-        return runtime.writer.call(fn, timeout=120)
+        return ctx.writer.call(fn, timeout=120)
 
     @r.post("/feedback", summary="Record user feedback on a trace or span (thumbs, score, comment)")
     async def post_feedback(body: FeedbackIn) -> dict[str, Any]:
-        svc = getattr(runtime, "evaluation", None)
-        policy = svc.sampling if svc is not None else SamplingSettings()
         try:
             row = api_row(body, policy, utcnow())
         except ValueError as exc:
@@ -328,7 +330,7 @@ def router(runtime: Any) -> APIRouter:
 
         def work() -> tuple[Stored, bool]:
             stored = write(lambda con: store_feedback(con, [row]))
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
                 known = store_fb.trace_known(con, body.trace_id)
             finally:
@@ -336,9 +338,9 @@ def router(runtime: Any) -> APIRouter:
             return stored, known
 
         stored, known = await anyio.to_thread.run_sync(work)
-        runtime.metrics.inc("ragfault_feedback_total", stored.inserted, source="api")
-        if stored.requeued and svc is not None:
-            svc.wake()
+        ctx.metrics.inc("ragfault_feedback_total", stored.inserted, source="api")
+        if stored.requeued:
+            wake()
         return {
             "feedback_id": row["feedback_id"], "negative": row["negative"], "trace_known": known,
             "reevaluating": bool(stored.requeued),
@@ -347,7 +349,7 @@ def router(runtime: Any) -> APIRouter:
     @r.get("/feedback", summary="Feedback on one trace")
     async def get_feedback(trace_id: str) -> dict[str, Any]:
         def load() -> dict[str, Any]:
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
                 return store_fb.of_trace(con, trace_id.lower()).as_dict()
             finally:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from collector.components import Context
 from collector.store.base import Tx
 from collector.store.reader import Window
 from evaluators.clock import Clock
@@ -36,9 +37,9 @@ class JudgeTier:
     or None when no judge is configured: selected traces are then logged ``filtered``)."""
 
     def __init__(
-        self, runtime: Any, judge: Any, sampling: SamplingSettings, cursor: Tx, clock: Clock
+        self, ctx: Context, judge: Any, sampling: SamplingSettings, cursor: Tx, clock: Clock
     ) -> None:
-        self.runtime = runtime
+        self.ctx = ctx
         self.judge = judge
         self.sampling = sampling
         self.cursor = cursor
@@ -70,7 +71,7 @@ class JudgeTier:
         """Decide the judge tier of these traces (their cheap verdicts are written): a decision row in
         ``buf`` for each trace not judged, the rest queued for the judge thread. ``written``: the
         facts their batches told (``evaluators.sampling.written_facts``), read back otherwise."""
-        m = self.runtime.metrics
+        m = self.ctx.metrics
         now = self.clock.monotonic()
         for facts in load_facts(self.cursor, ids, self.sampling, hint, written_since, written):
             d = decide(facts, self.sampling)
@@ -115,7 +116,7 @@ class JudgeTier:
                 self.busy = False
 
     def judge_batch(self, items: list[JudgeItem]) -> None:
-        m = self.runtime.metrics
+        m = self.ctx.metrics
         buf = LogBuffer()
         now = self.clock.monotonic()
         fresh = []
@@ -147,5 +148,5 @@ class JudgeTier:
                 m.inc("ragfault_sampling_decisions_total", len(fresh), decision="evaluated")
                 m.inc("ragfault_judge_traces_total", len(fresh), outcome="evaluated")
         if len(buf):
-            self.runtime.writer.call(lambda con: write_log(con, buf), timeout=300)
+            self.ctx.writer.call(lambda con: write_log(con, buf), timeout=300)
         m.set("ragfault_judge_queue_traces", self.queue.qsize())

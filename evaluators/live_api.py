@@ -21,11 +21,13 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from collector.api import protected_router
+from collector.components import Context
 from collector.jsonvalue import loads as loads_json
 from collector.store.reader import run_select
 from evaluators import loading
 from evaluators.promote import PromoteRequest, promote
 from evaluators.runner import utcnow
+from evaluators.scheduler import EvaluationService
 from queries import load_query
 
 MAX_TRIAGE = 1000
@@ -45,11 +47,11 @@ def _json(value: Any) -> Any:
     return value
 
 
-def registry_search(runtime: Any, question: str | None, k: int = SEARCH_HITS) -> list[dict[str, Any]] | None:
+def registry_search(ctx: Context, question: str | None, k: int = SEARCH_HITS) -> list[dict[str, Any]] | None:
     """The registry's best documents for a question, from the index live attribution searches
     (None when the server evaluates nothing or the question is empty)."""
-    svc = getattr(runtime, "evaluation", None)
-    refs = getattr(getattr(svc, "runner", None), "refs", None)
+    svc = ctx.find(EvaluationService)
+    refs = svc.runner.refs if svc is not None else None
     if refs is None or not question:
         return None
     from evaluators.builtin._registry_index import registry_index, terms_of
@@ -63,8 +65,8 @@ def registry_search(runtime: Any, question: str | None, k: int = SEARCH_HITS) ->
     return out
 
 
-def router(runtime: Any) -> APIRouter:
-    r = protected_router(runtime)
+def router(ctx: Context) -> APIRouter:
+    r = protected_router(ctx)
     limiter = anyio.CapacityLimiter(2)
 
     @r.get("/triage", summary="Live traces worth a person's look, most urgent first")
@@ -88,7 +90,7 @@ def router(runtime: Any) -> APIRouter:
         )
 
         def load() -> list[dict[str, Any]]:
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
                 res = run_select(con, q.sql, params, row_cap=MAX_TRIAGE)
             finally:
@@ -97,7 +99,7 @@ def router(runtime: Any) -> APIRouter:
             for row in rows:
                 row["evidence"] = _json(row["evidence"])
                 if search:
-                    row["registry_search"] = registry_search(runtime, row["question"])
+                    row["registry_search"] = registry_search(ctx, row["question"])
             return rows
 
         items = await anyio.to_thread.run_sync(load, limiter=limiter)
@@ -105,7 +107,7 @@ def router(runtime: Any) -> APIRouter:
 
     @r.post("/gold/promote", summary="Promote a live trace to a gold case; re-evaluates the trace with it")
     async def promote_route(body: PromoteRequest) -> dict[str, Any]:
-        svc = getattr(runtime, "evaluation", None)
+        svc = ctx.find(EvaluationService)
 
         def evaluate(trace_ids: list[str]) -> None:
             if svc is None:
@@ -113,9 +115,9 @@ def router(runtime: Any) -> APIRouter:
             svc.evaluate_now(trace_ids)
 
         def work() -> dict[str, Any]:
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
-                out = promote(con, lambda fn: runtime.writer.call(fn, timeout=300), evaluate, body, utcnow())
+                out = promote(con, lambda fn: ctx.writer.call(fn, timeout=300), evaluate, body, utcnow())
                 # other traces that join the case (the same question) are evaluated again in the background
                 others = [t for t in loading.traces_for_cases(con, [out["case_id"]]) if t != out["trace_id"]]
             finally:
@@ -130,7 +132,7 @@ def router(runtime: Any) -> APIRouter:
     @r.get("/gold/promoted", summary="The cases promoted from live traces, as JSONL")
     async def promoted(dataset: str | None = None) -> Response:
         def load() -> bytes:
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
                 res = run_select(con, PROMOTED_SQL, {"dataset": dataset}, row_cap=10_000_000)
             finally:

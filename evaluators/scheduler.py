@@ -16,9 +16,10 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from collector.config import settings_table
+from collector.components import Context
 from collector.store import verdicts
 from collector.store.base import Tx
+from collector.store.lake import LakeStore
 from collector.store.reader import Window, first_received_range
 from collector.store.verdicts import TraceTables
 from evaluators import feedback as feedback_mod
@@ -74,20 +75,20 @@ _METRICS = {
 }
 
 
-def build_runner(runtime: Any, settings: EvaluationSettings | None = None) -> StoreRunner:
-    settings = settings or settings_table(runtime, "evaluation", load_evaluation_settings)
+def build_runner(ctx: Context, settings: EvaluationSettings | None = None) -> StoreRunner:
+    settings = settings or ctx.table("evaluation", load_evaluation_settings)
     specs = discover()
     configs = evaluator_configs(settings, specs)
     return StoreRunner(
-        runtime.store.cursor(),
-        lambda fn: runtime.writer.call(fn, timeout=300),
+        ctx.store.cursor(),
+        lambda fn: ctx.writer.call(fn, timeout=300),
         Runner(specs, configs, tier="cheap"),
-        runtime.settings.source_keys,
-        runtime.metrics,
+        ctx.settings.source_keys,
+        ctx.metrics,
     )
 
 
-def build_judge(runtime: Any, sampling: SamplingSettings, evaluation: EvaluationSettings) -> Any:
+def build_judge(ctx: Context, sampling: SamplingSettings, evaluation: EvaluationSettings) -> Any:
     """The judge runner (``evaluate(trace_ids) -> int``) or None when no judge is configured."""
     if sampling.judge_factory:
         module, _, attr = sampling.judge_factory.partition(":")
@@ -97,27 +98,27 @@ def build_judge(runtime: Any, sampling: SamplingSettings, evaluation: Evaluation
             from evaluators.judge.service import build_judge_runner as factory  # type: ignore[no-redef,unused-ignore]
         except ImportError:
             return None
-    return factory(runtime)  # each factory reads its own table of the config file
+    return factory(ctx)  # each factory reads its own table (``ctx.table``)
 
 
 class EvaluationService:
     """Evaluates settled traces: the cheap tier on each, the judge tier on a sample, in threads of its own."""
 
-    def __init__(self, runtime: Any, judge: Any = None, clock: Clock | None = None) -> None:
-        self.runtime = runtime
-        self.settings = settings_table(runtime, "evaluation", load_evaluation_settings)
-        self.sampling = settings_table(runtime, "sampling", load_sampling_settings)
-        self.runner = build_runner(runtime, self.settings)
+    def __init__(self, ctx: Context, judge: Any = None, clock: Clock | None = None) -> None:
+        self.ctx = ctx
+        self.settings = ctx.table("evaluation", load_evaluation_settings)
+        self.sampling = ctx.table("sampling", load_sampling_settings)
+        self.runner = build_runner(ctx, self.settings)
         # the runner's cursor serves one thread at a time: the loop's rounds and the API's synchronous
         # calls (``evaluate_now``: a gold promotion, ``POST /api/v1/evaluate``) take turns on it
         self._runner_lock = threading.Lock()
-        self.judge = judge if judge is not None else build_judge(runtime, self.sampling, self.settings)
-        self.cursor = runtime.store.cursor()
+        self.judge = judge if judge is not None else build_judge(ctx, self.sampling, self.settings)
+        self.cursor = ctx.store.cursor()
         self.clock: Clock = clock if clock is not None else SystemClock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ragfault-evaluator", daemon=True)
-        self.judge_tier = JudgeTier(runtime, self.judge, self.sampling, self.cursor, self.clock)
+        self.judge_tier = JudgeTier(ctx, self.judge, self.sampling, self.cursor, self.clock)
         self._busy = False
         self._stats_at = 0.0
         self._observed_at = 0.0
@@ -127,18 +128,17 @@ class EvaluationService:
         self._pool_used_at = 0.0
         self._rounds: collections.deque[tuple[float, int]] = collections.deque()  # (monotonic end, traces)
         for name, (kind, text) in _METRICS.items():
-            runtime.metrics.describe(name, kind, text)
-        runtime.evaluation = self
+            ctx.metrics.describe(name, kind, text)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        self.runtime.settler.listeners.append(lambda ids: self._wake.set())
+        if self.ctx.settler is not None:
+            self.ctx.settler.listeners.append(lambda ids: self._wake.set())
         # on a lake: claims another collector left (it is gone, or they expired) wake the loop, which
         # skipped those traces, instead of the next idle poll
-        freed = getattr(self.runtime.store, "claim_listeners", None)
-        if freed is not None:
-            freed.append(lambda kinds: self._wake.set())
+        if isinstance(self.ctx.store, LakeStore):
+            self.ctx.store.claim_listeners.append(lambda kinds: self._wake.set())
         self._thread.start()
         self.judge_tier.start()
 
@@ -162,12 +162,12 @@ class EvaluationService:
         if not trace_ids:
             return
         ids = list(dict.fromkeys(trace_ids))
-        self.runtime.writer.call(lambda con: verdicts.requeue(con, ids), timeout=120)
+        self.ctx.writer.call(lambda con: verdicts.requeue(con, ids), timeout=120)
         self._wake.set()
 
     def idle(self) -> bool:
         """Nothing waiting for either tier (tests and the demo poll this)."""
-        con = self.runtime.store.cursor()  # callers' threads: never share the loop's cursor
+        con = self.ctx.store.cursor()  # callers' threads: never share the loop's cursor
         try:
             n, _ = self.backlog(con)
         finally:
@@ -205,7 +205,7 @@ class EvaluationService:
                 found_none_at = self.clock.monotonic()
             except Exception:
                 log.exception("evaluation round failed")
-                self.runtime.metrics.inc("ragfault_evaluation_failures_total")
+                self.ctx.metrics.inc("ragfault_evaluation_failures_total")
                 self.clock.wait(self._stop, 1.0)
             finally:
                 self._busy = False
@@ -227,7 +227,7 @@ class EvaluationService:
     def observe(self) -> None:
         """Refresh the self-observation gauges."""
         self._observed_at = self.clock.monotonic()
-        m = self.runtime.metrics
+        m = self.ctx.metrics
         n, oldest = self.backlog()
         m.set("ragfault_traces_waiting_evaluation", n)
         m.set("ragfault_evaluation_lag_seconds", (utcnow() - oldest).total_seconds() if oldest else 0.0)
@@ -295,7 +295,7 @@ class EvaluationService:
             known = {t: facts.pop(t) for t in snap if t in facts}
             buf = LogBuffer()
             self.schedule_judge(list(snap), buf, first_received_range(received, snap), written_since, known)
-            self.runtime.writer.call(lambda con: write_log(con, buf, snap), timeout=300)
+            self.ctx.writer.call(lambda con: write_log(con, buf, snap), timeout=300)
 
         def on_tables(tables: TraceTables, out: EvalTables) -> None:
             facts.update(written_facts(tables, out.evals, out.log, self.sampling))
@@ -319,14 +319,14 @@ class EvaluationService:
             log_written()
         except Exception as exc:
             log.exception("cheap-tier evaluation of %d traces failed", len(picked))
-            self.runtime.metrics.inc("ragfault_evaluation_failures_total")
+            self.ctx.metrics.inc("ragfault_evaluation_failures_total")
             reason = traceback.format_exception_only(type(exc), exc)[-1].strip()[:500]
             log_written()  # their verdicts are stored: they get their judge decision
             failed, buf = dict(picked), LogBuffer()
             picked.clear()
             for tid in failed:
                 buf.add(tid, "cheap", "error", reason, None)
-            self.runtime.writer.call(lambda con: write_log(con, buf, failed), timeout=300)
+            self.ctx.writer.call(lambda con: write_log(con, buf, failed), timeout=300)
             return done + len(failed)
         self.observe()
         self._rounds.append((self.clock.monotonic(), done))
@@ -352,7 +352,7 @@ class EvaluationService:
             return None  # workers kept dying: this server evaluates in-process from now on
         if pool is None:
             pool = self._pool = EvalPool(self.workers, self.runner.runner, self.runner.source_keys)
-            self.runtime.metrics.inc("ragfault_evaluation_pool_starts_total")
+            self.ctx.metrics.inc("ragfault_evaluation_pool_starts_total")
         self._pool_used_at = self.clock.monotonic()
         return pool
 
@@ -373,9 +373,9 @@ class EvaluationService:
         if not rows:
             return
         batch = set(ids)
-        stored = self.runtime.writer.call(lambda con: feedback_mod.store_feedback(con, rows), timeout=120)
+        stored = self.ctx.writer.call(lambda con: feedback_mod.store_feedback(con, rows), timeout=120)
         if stored.inserted:
-            self.runtime.metrics.inc("ragfault_feedback_total", stored.inserted, source="spans")
+            self.ctx.metrics.inc("ragfault_feedback_total", stored.inserted, source="spans")
         if any(t not in batch for t in stored.requeued):
             self._wake.set()
 

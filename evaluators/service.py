@@ -27,14 +27,15 @@ queue is full, or a trace waited longer than ``judge_max_wait_seconds``, the jud
 with ``over_budget`` / reason ``backlog``. Every decision is an ``eval_log`` row (evaluator NULL), so
 ``SELECT * FROM eval_status WHERE trace_id = …`` says why a trace has no judge score.
 
-``register`` is called by ``ragfault.server.build`` to add these to the collector.
+``COMPONENT`` is the server's evaluation component (entry point ``evaluation`` of the
+``ragfault.components`` group): the scheduler, and the evaluation, feedback and live-traffic APIs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from fastapi import APIRouter
 
+from collector.components import Component, Context
 from evaluators import feedback as feedback_mod
 from evaluators import live_api
 from evaluators.eval_api import EvaluateRequest, router, select_traces_received
@@ -55,6 +56,7 @@ from evaluators.scheduler import (
 )
 
 __all__ = [
+    "COMPONENT",
     "GROUP_BATCHES",
     "IDLE_POLL_SECONDS",
     "IDLE_TICK_SECONDS",
@@ -70,14 +72,23 @@ __all__ = [
     "_write_log",
     "build_judge",
     "build_runner",
-    "register",
     "router",
     "select_traces_received",
 ]
 
 
-def register(routers: list[Any], extensions: list[Callable[[Any], Any]]) -> None:
-    routers.append(router)
-    routers.append(feedback_mod.router)
-    routers.append(live_api.router)
-    extensions.append(EvaluationService)
+def feedback_router(ctx: Context) -> APIRouter:
+    """The feedback API, waking the scheduler when feedback re-queues traces."""
+
+    def wake() -> None:
+        svc = ctx.find(EvaluationService)
+        if svc is not None:
+            svc.wake()
+
+    return feedback_mod.router(ctx, wake)
+
+
+COMPONENT = Component(
+    "evaluation", table="evaluation", service=EvaluationService,
+    routers=(router, feedback_router, live_api.router), order=30,
+)  # fmt: skip

@@ -6,12 +6,13 @@ import logging
 import signal
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import uvicorn
 
 from collector.app import create_app
+from collector.components import Component, for_store, installed
 from collector.config import ServerSettings
 from collector.connections import uvicorn_options
 from collector.errors import ConfigError, StoreUnavailable
@@ -23,74 +24,29 @@ from ragfault.settings import Settings, tree_for
 log = logging.getLogger("ragfault")
 
 
-def build(settings: ServerSettings | Settings) -> tuple[Runtime, Any]:
-    """The runtime and app with every built-in component wired in. Given ``ServerSettings`` alone,
-    the other tables come from its config file (``tree_for``); every component reads its table
-    from the one tree the runtime holds."""
+def build(
+    settings: ServerSettings | Settings, components: Sequence[Component] | None = None
+) -> tuple[Runtime, Any]:
+    """The runtime and app with ``components`` wired in (default: every installed one,
+    ``collector.components.installed``), those of the configured store only. Given
+    ``ServerSettings`` alone, the other tables come from its config file (``tree_for``); every
+    component reads its table from the one tree the runtime holds."""
     tree = settings if isinstance(settings, Settings) else tree_for(settings)
     settings = tree.server
-    routers: list[Callable[[Runtime], Any]] = []
-    extensions: list[Callable[[Runtime], Any]] = []
-    # a lake collector runs the same components but the single file's retention (its own instead)
-    for hook in _components() if settings.store == "duckdb" else _lake_components():
-        hook(routers, extensions)
-    runtime = Runtime(settings, extensions=extensions, tree=tree)
+    chosen = for_store(installed() if components is None else components, settings.store)
+    runtime = Runtime(settings, components=chosen, tree=tree)
+    routers = [factory for c in chosen for factory in c.routers]
     return runtime, create_app(runtime, routers=routers)
 
 
-def _lake_components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
-    """What runs on a lake: retention (one collector at a time, by a lease) and the export API, the
-    evaluation scheduler (each trace claimed by one collector) and its API (gold cases, knowledge
-    base, re-evaluation, feedback), the judge API (labels, calibration, trust, anchors) and the
-    experiments API (comparisons, run marks), coverage (``ragfault doctor``) and the web UI."""
-    from collector.coverage import register as register_coverage
-    from collector.lake_retention import register as register_retention
-    from evaluators.judge.api import register as register_judge
-    from evaluators.service import register as register_evaluators
-    from ragfault.experiments.api import register as register_experiments
-    from ragfault.ui import register as register_ui
-
-    return [
-        register_retention, register_evaluators, register_judge, register_experiments, register_coverage,
-        register_ui,
-    ]  # fmt: skip
-
-
-def _components() -> Sequence[Callable[[list[Any], list[Any]], None]]:
-    """Packages beyond the collector add routers and extensions here."""
-    hooks: list[Callable[[list[Any], list[Any]], None]] = []
-    from collector.retention import register as register_retention
-
-    hooks.append(register_retention)
-    from collector.coverage import register as register_coverage
-
-    hooks.append(register_coverage)
-    try:
-        from evaluators.service import register as register_evaluators
-    except ImportError:
-        pass
-    else:
-        hooks.append(register_evaluators)
-    try:
-        from evaluators.judge.api import register as register_judge
-    except ImportError:
-        pass
-    else:
-        hooks.append(register_judge)
-    from ragfault.experiments.api import register as register_experiments
-
-    hooks.append(register_experiments)
-    from ragfault.ui import register as register_ui
-
-    hooks.append(register_ui)
-    return hooks
-
-
 class ServerThread:
-    """The server in a background thread (for ``demo`` and tests); ``start()`` returns once healthy."""
+    """The server in a background thread (for ``demo`` and tests); ``start()`` returns once healthy.
+    ``components``: the server's parts beyond the core (default: every installed one)."""
 
-    def __init__(self, settings: ServerSettings | Settings) -> None:
-        self.runtime, self.app = build(settings)
+    def __init__(
+        self, settings: ServerSettings | Settings, components: Sequence[Component] | None = None
+    ) -> None:
+        self.runtime, self.app = build(settings, components)
         self.settings = settings = self.runtime.settings
         config = uvicorn.Config(
             self.app,

@@ -5,7 +5,8 @@ against its component's model (each a frozen pydantic model with ``extra="forbid
 component): an unknown table or key is a ``ConfigError`` naming it, and a bad value names the
 field, the value and what is allowed. ``ragfault serve`` calls it before anything starts and
 passes the tree down (``ragfault.server.build`` -> ``Runtime.tree``): each component takes its
-table from there (``collector.config.settings_table``), none reads the file again.
+table from there (``Context.table``), none reads the file again. A table an installed component
+declares that the tree does not know (a third party's) is left in the file for it to read.
 
 A new table is one entry in ``Settings`` (its model, default and description) and one row per
 setting in the site's configuration page, docs/configuration.md (``tests/test_docs.py`` checks every setting).
@@ -18,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from collector.components import installed
 from collector.config import ServerSettings, build_settings, explain, load_toml
 from collector.errors import ConfigError
 from collector.normalize.mapping import ConventionSettings
@@ -82,14 +84,24 @@ def _read(config_file: str | Path | None, strict: bool = True) -> dict[str, Any]
     if not strict:
         data = {k: v for k, v in data.items() if k in TABLES}
     elif unknown:
-        raise ConfigError(
-            f"unknown table [{unknown[0]}] in {config_file}; the tables are "
-            + ", ".join(f"[{t}]" for t in TABLES)
-        )
+        others = _component_tables()  # a third party's component may declare its own table
+        unknown = [k for k in unknown if k not in others]
+        if unknown:
+            raise ConfigError(
+                f"unknown table [{unknown[0]}] in {config_file}; the tables are "
+                + ", ".join(f"[{t}]" for t in (*TABLES, *sorted(others)))
+            )
     for name, value in data.items():
         if not isinstance(value, dict):
             raise ConfigError(f"[{name}] in {config_file} must be a table, not a value")
     return data
+
+
+def _component_tables() -> set[str]:
+    """The tables installed components declare beyond the tree's (a third party's): each such
+    component reads and checks its own table when it starts (``Context.table``). Looked up only
+    when a file has a table the tree does not know."""
+    return {c.table for c in installed() if c.table} - set(TABLES)
 
 
 def _tree(server: ServerSettings, data: dict[str, Any]) -> Settings:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +11,10 @@ import pytest
 
 from collector.config import ServerSettings
 from ragfault.server import ServerThread
-from tests.served import api_client, free_port
+from tests.served import api_client
+from tests.served import free_port as free_port  # (tests import it from here too)
 from tests.store import lake_run
+from tests.waiting import wait_equal, wait_until
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -65,26 +66,29 @@ class Server:
     def sql(self, query: str, **params: Any) -> list[list[Any]]:
         r = self.http.post("/api/v1/sql", json={"sql": query, "params": params})
         assert r.status_code == 200, r.text
-        return r.json()["rows"]
+        rows: list[list[Any]] = r.json()["rows"]
+        return rows
 
     def scalar(self, query: str, **params: Any) -> Any:
         return self.sql(query, **params)[0][0]
 
     def wait_for(self, query: str, expected: Any, timeout: float = 20, **params: Any) -> Any:
-        deadline = time.monotonic() + timeout
-        value = None
-        while time.monotonic() < deadline:
-            value = self.scalar(query, **params)
-            if value == expected:
-                return value
-            time.sleep(0.05)
-        raise AssertionError(f"{query!r} gave {value!r}, expected {expected!r}")
+        """Until ``query``'s first value is ``expected`` (the server gets there in its own threads)."""
+        return wait_equal(lambda: self.scalar(query, **params), expected, what=repr(query), timeout=timeout)
+
+    def wait_rows(
+        self, query: str, ok: Callable[[list[list[Any]]], object] = bool, timeout: float = 30, **params: Any
+    ) -> list[list[Any]]:
+        """Until ``query``'s rows satisfy ``ok`` (by default: until there is a row); returns them."""
+        return wait_until(lambda: self.sql(query, **params), ok, what=repr(query), timeout=timeout)
 
     def settle(self) -> int:
         """Assemble every trace that has spans not yet assembled, now (no waiting for the settle time)."""
+        settler = self.runtime.settler
+        assert settler is not None, "this server does not settle (a read-only lake node)"
         n = 0
         while True:
-            k = self.runtime.settler.run_once(force=True)
+            k = settler.run_once(force=True)
             n += k
             if not k:
                 return n
@@ -94,10 +98,65 @@ class Server:
         self.thread.stop()
 
 
+class StartServer:
+    """The one way a test starts an in-process server: ``start_server(**settings)`` gives a
+    :class:`Server` on :func:`make_settings` with those overrides, and every server started is stopped
+    when the fixture ends (a test may stop one earlier, e.g. to open its store again). ``store`` names
+    a subdirectory, for a test that runs two servers on two stores; the same name is the same store."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.started: list[Server] = []
+
+    def __call__(self, store: str = "", **overrides: Any) -> Server:
+        tmp = self.root / store if store else self.root
+        tmp.mkdir(parents=True, exist_ok=True)
+        srv = Server(make_settings(tmp, **overrides))
+        self.started.append(srv)
+        return srv
+
+    def stop_all(self) -> None:
+        """Last started first; one that fails to stop does not leave the others running."""
+        while self.started:
+            srv = self.started.pop()
+            try:
+                srv.stop()
+            finally:
+                if self.started:
+                    self.stop_all()
+
+
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path))
+def start_server(tmp_path: Path) -> Iterator[StartServer]:
+    """Servers for one test, in its ``tmp_path``."""
+    servers = StartServer(tmp_path)
     try:
-        yield srv
+        yield servers
     finally:
-        srv.stop()
+        servers.stop_all()
+
+
+@pytest.fixture(scope="module")
+def start_module_server(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[StartServer]:
+    """Servers a whole test module shares (for a module-scoped fixture that loads data once)."""
+    servers = StartServer(tmp_path_factory.mktemp(request.module.__name__.rpartition(".")[2]))
+    try:
+        yield servers
+    finally:
+        servers.stop_all()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Registered, so a misspelt marker is an error under ``--strict-markers``."""
+    config.addinivalue_line(
+        "markers", "server_settings(**overrides): the settings the `server` fixture starts its server with"
+    )
+
+
+@pytest.fixture
+def server(start_server: StartServer, request: pytest.FixtureRequest) -> Server:
+    """A server with the test defaults, or with ``@pytest.mark.server_settings(...)``'s overrides."""
+    marker = request.node.get_closest_marker("server_settings")
+    return start_server(**(marker.kwargs if marker else {}))

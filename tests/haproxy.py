@@ -9,8 +9,11 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from tests.served import Collector, Served, free_port
+
+C = TypeVar("C", bound=Collector)  # a collector of any kind, kept as the caller's list holds it
 
 CONFIG = Path(__file__).resolve().parents[1] / "deploy" / "haproxy.cfg"
 
@@ -58,7 +61,7 @@ class HAProxy(Served):
 
 
 @contextmanager
-def behind_haproxy(collectors: list[Collector], log: Path) -> Iterator[HAProxy]:
+def behind_haproxy(collectors: list[C], log: Path) -> Iterator[HAProxy]:
     """Wait for each of ``collectors``, then put HAProxy in front of them; on leaving, stop the
     balancer and every collector in the list (also ones appended to it meanwhile)."""
     lb = None

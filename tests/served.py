@@ -8,13 +8,14 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
+
+from tests.waiting import wait_until
 
 
 def api_client(url: str, timeout: float = 30) -> Any:
@@ -49,21 +50,28 @@ def wait_http(
 ) -> None:
     """Poll ``url`` until its status satisfies ``ready``; raise :class:`NotReady` when ``proc`` exits
     first or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def status() -> int | str:
         if proc.poll() is not None:
-            raise NotReady(f"{proc.args[0]} exited with {proc.returncode}:\n{log_tail(log)}")
+            args = proc.args
+            program = os.fsdecode(args if isinstance(args, (str, bytes, os.PathLike)) else args[0])
+            raise NotReady(f"{program} exited with {proc.returncode}:\n{log_tail(log)}")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
-                if ready(r.status):
-                    return
+                return int(r.status)
         except urllib.error.HTTPError as e:
-            if ready(e.code):
-                return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.1)
-    raise NotReady(f"{url} did not answer within {timeout:g} s:\n{log_tail(log)}")
+            return e.code
+        except (urllib.error.URLError, OSError) as e:
+            return f"no answer ({e})"
+
+    try:
+        wait_until(
+            status, lambda got: isinstance(got, int) and ready(got), what=url, timeout=timeout, every=0.1
+        )
+    except NotReady:
+        raise
+    except AssertionError as e:
+        raise NotReady(f"{e}:\n{log_tail(log)}") from None
 
 
 def stop_process(proc: subprocess.Popen[Any], grace: float = 30) -> None:
@@ -102,7 +110,7 @@ class Served:
     def stop(self) -> None:
         stop_process(self.proc, self.grace)
 
-    def __enter__(self) -> Served:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -83,7 +83,7 @@ def rag_trace(
         trace_id = format(root.get_span_context().trace_id, "032x")
         if retrieve:
             if convention == "openinference":
-                attrs = {"openinference.span.kind": "RETRIEVER", "input.value": query}
+                attrs: dict[str, Any] = {"openinference.span.kind": "RETRIEVER", "input.value": query}
                 attrs.update(_doc_attrs("retrieval.documents", candidates))
                 if not candidates:  # a retrieval that returned nothing records its empty result
                     attrs["output.value"] = "[]"
@@ -233,7 +233,7 @@ def agent_trace(
             ):
                 if retrieval == "retriever":
                     if convention == "openinference":
-                        attrs = {"openinference.span.kind": "RETRIEVER", "input.value": query}
+                        attrs: dict[str, Any] = {"openinference.span.kind": "RETRIEVER", "input.value": query}
                         attrs.update(_doc_attrs("retrieval.documents", candidates))
                     else:
                         attrs = {

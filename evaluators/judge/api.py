@@ -1,10 +1,12 @@
 """HTTP API of the judge: human labels in, calibration report out, anchor re-scoring.
 
-``router(runtime)`` is added to the server by ``ragfault.server._components`` through ``register``.
+``COMPONENT`` adds ``router`` to the server (entry point ``judge`` of ``ragfault.components``); the
+judge runner the anchors are re-scored with is built from the ``[judge]`` table on first use.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import anyio
@@ -12,6 +14,7 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from collector.api import protected_router
+from collector.components import Component, Context
 from collector.errors import ConfigError, PermanentError
 from evaluators.judge.calibration import accept, calibration_report, parse_labels, store_labels
 
@@ -26,20 +29,21 @@ class AcceptRequest(BaseModel):
     prompt_version: str = Field(..., min_length=1)
 
 
-def router(runtime: Any) -> APIRouter:
-    r = protected_router(runtime)
+def router(ctx: Context) -> APIRouter:
+    r = protected_router(ctx)
+    built: list[Any] = []  # the judge runner, once built
+    building = threading.Lock()
 
     def write(fn: Any) -> Any:
-        return runtime.writer.call(fn, timeout=300)
+        return ctx.writer.call(fn, timeout=300)
 
     def judge_runner() -> Any:
-        runner = getattr(runtime, "judge_runner", None)
-        if runner is None:
-            from evaluators.judge.service import build_judge_runner
+        with building:
+            if not built or built[0] is None:
+                from evaluators.judge.service import build_judge_runner
 
-            runner = build_judge_runner(runtime)
-            runtime.judge_runner = runner
-        return runner
+                built[:] = [build_judge_runner(ctx)]
+            return built[0]
 
     @r.post("/labels", summary="Store human labels (JSON object, JSON array or JSONL body)")
     async def post_labels(request: Request) -> dict[str, Any]:
@@ -54,7 +58,7 @@ def router(runtime: Any) -> APIRouter:
     @r.get("/judge/calibration", summary="Agreement with human labels and drift, per judge version")
     async def calibration(model: str | None = None, prompt_version: str | None = None) -> dict[str, Any]:
         def work() -> dict[str, Any]:
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
                 return calibration_report(con, model, prompt_version)
             finally:
@@ -80,7 +84,7 @@ def router(runtime: Any) -> APIRouter:
         model, prompt_version = body.model, body.prompt_version
 
         def work() -> dict[str, Any]:
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
                 report = calibration_report(con, model, prompt_version)["drift"]
             finally:
@@ -93,5 +97,4 @@ def router(runtime: Any) -> APIRouter:
     return r
 
 
-def register(routers: list[Any], extensions: list[Any]) -> None:
-    routers.append(router)
+COMPONENT = Component("judge", table="judge", routers=(router,), order=40)

@@ -21,7 +21,6 @@ from typing import Any
 
 import httpx
 
-from collector.config import settings_table
 from collector.store import judging
 from collector.store.base import Tx
 from collector.store.duck import sibling
@@ -266,14 +265,14 @@ def build_judge_runner(
 ) -> JudgeRunner | None:
     """A judge runner over a server ``Runtime`` or a ``LocalStore``; None when no judge is configured.
 
-    ``settings`` default to the ``[judge]`` table of the runtime's settings tree (``settings_table``).
+    ``settings`` default to the ``[judge]`` table of the runtime's settings tree (``Runtime.table``).
     """
     if settings is None:
-        settings = settings_table(runtime_or_store, "judge", load_judge_settings)
+        settings = runtime_or_store.table("judge", load_judge_settings)
     if settings is None:
         return None
     if evaluation is None:
-        evaluation = settings_table(runtime_or_store, "evaluation", load_evaluation_settings)
+        evaluation = runtime_or_store.table("evaluation", load_evaluation_settings)
     if hasattr(runtime_or_store, "writer"):  # a server Runtime: writes go through the writer thread
         write: WriteFn = lambda fn: runtime_or_store.writer.call(fn, timeout=300)  # noqa: E731
     else:  # a LocalStore

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from collector.api import protected_router
-from collector.config import settings_table
+from collector.components import Component, Context
 from collector.store import experiments as store_experiments
 from collector.store.reader import run_select
 from ragfault import compare
@@ -25,12 +25,12 @@ class RunMark(BaseModel):
     )
 
 
-def query_fn(runtime: Any) -> compare.QueryFn:
+def query_fn(ctx: Context) -> compare.QueryFn:
     def q(text: str, params: dict[str, Any]) -> dict[str, Any]:
-        con = runtime.store.cursor()
+        con = ctx.store.cursor()
         try:
             return run_select(
-                con, text, params, row_cap=1_000_000, timeout=runtime.settings.sql_timeout_seconds
+                con, text, params, row_cap=1_000_000, timeout=ctx.settings.sql_timeout_seconds
             ).as_dict()
         finally:
             con.close()
@@ -38,9 +38,9 @@ def query_fn(runtime: Any) -> compare.QueryFn:
     return q
 
 
-def router(runtime: Any) -> APIRouter:
-    r = protected_router(runtime)
-    settings = settings_table(runtime, "experiments", load_experiment_settings)
+def router(ctx: Context) -> APIRouter:
+    r = protected_router(ctx)
+    settings = ctx.table("experiments", load_experiment_settings)
     limiter = anyio.CapacityLimiter(2)
 
     @r.get("/compare", summary="A run against a baseline run: deltas with bootstrap intervals, McNemar")
@@ -51,7 +51,7 @@ def router(runtime: Any) -> APIRouter:
         def work() -> dict[str, Any]:
             n = settings.resamples if resamples is None else resamples
             s = settings.seed if seed is None else seed
-            return compare.build(query_fn(runtime), run_id=run, baseline=baseline, resamples=n, seed=s)
+            return compare.build(query_fn(ctx), run_id=run, baseline=baseline, resamples=n, seed=s)
 
         return await anyio.to_thread.run_sync(work, limiter=limiter)
 
@@ -60,7 +60,7 @@ def router(runtime: Any) -> APIRouter:
         def job(con: Any) -> None:
             store_experiments.mark_run(con, run_id, body.run_group, body.baseline_of)
 
-        await anyio.to_thread.run_sync(lambda: runtime.writer.call(job, timeout=60))
+        await anyio.to_thread.run_sync(lambda: ctx.writer.call(job, timeout=60))
         return {"run_id": run_id, "run_group": body.run_group, "baseline_of": body.baseline_of}
 
     @r.get("/kb/changes", summary="Documents a reload changed, and the cases to re-run because of them")
@@ -68,19 +68,16 @@ def router(runtime: Any) -> APIRouter:
         from ragfault.experiments import affected
 
         return await anyio.to_thread.run_sync(
-            lambda: affected.changes(query_fn(runtime), run, since), limiter=limiter
+            lambda: affected.changes(query_fn(ctx), run, since), limiter=limiter
         )
 
     @r.get("/runs", summary="Runs with their marks (run_group, baseline_of)")
     async def list_runs() -> dict[str, Any]:
         return {
-            "runs": list(
-                (await anyio.to_thread.run_sync(lambda: compare.run_marks(query_fn(runtime)))).values()
-            )
+            "runs": list((await anyio.to_thread.run_sync(lambda: compare.run_marks(query_fn(ctx)))).values())
         }
 
     return r
 
 
-def register(routers: list[Any], extensions: list[Any]) -> None:
-    routers.append(router)
+COMPONENT = Component("experiments", table="experiments", routers=(router,), order=50)

@@ -20,9 +20,13 @@ import anyio
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from collector.components import Component, Context
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import jsonable
 from collector.web import html_page
+from ragfault.ui.api import FactsKeeper
+from ragfault.ui.api import router as api_router
+from ragfault.ui.live import router as live_router
 
 _TEXT_CAP = 6000
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
@@ -76,7 +80,7 @@ class _SharedReferences:
         return refs
 
 
-def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = None) -> dict[str, Any] | None:
+def trace_view(ctx: Context, trace_id: str, shared: _SharedReferences | None = None) -> dict[str, Any] | None:
     """Everything the trace page shows, computed with the evaluators' own matching rules."""
     from collector.store import lake_claims
     from collector.store import ui as store_ui
@@ -84,7 +88,7 @@ def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = N
     from evaluators.builtin.permission import acl_of
     from evaluators.runner import load_views
 
-    con = runtime.store.cursor()
+    con = ctx.store.cursor()
     try:
         views, _ = load_views(con, [trace_id])
         if not views:
@@ -186,9 +190,9 @@ def trace_view(runtime: Any, trace_id: str, shared: _SharedReferences | None = N
     )
 
 
-def router(runtime: Any) -> APIRouter:
+def router(ctx: Context) -> APIRouter:
     def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
+        check_bearer(request, ctx.settings.api_token)
 
     r = APIRouter()
     shared = _SharedReferences()
@@ -217,7 +221,7 @@ def router(runtime: Any) -> APIRouter:
 
     @r.get("/api/v1/traces/{trace_id}/view", dependencies=[Depends(auth)], summary="A trace ready to draw")
     async def view(trace_id: str) -> dict[str, Any]:
-        out = await anyio.to_thread.run_sync(trace_view, runtime, trace_id.lower(), shared)
+        out = await anyio.to_thread.run_sync(trace_view, ctx, trace_id.lower(), shared)
         if out is None:
             raise HTTPException(404, f"no trace {trace_id}")
         return out
@@ -230,7 +234,7 @@ def router(runtime: Any) -> APIRouter:
     async def registry(q: str, k: int = 8) -> list[dict[str, Any]]:
         if not 1 <= k <= MAX_HITS:
             raise HTTPException(400, f"k must be between 1 and {MAX_HITS}")
-        return await anyio.to_thread.run_sync(registry_search, runtime, shared, q, k)
+        return await anyio.to_thread.run_sync(registry_search, ctx, shared, q, k)
 
     return r
 
@@ -238,12 +242,12 @@ def router(runtime: Any) -> APIRouter:
 MAX_HITS = 50
 
 
-def registry_search(runtime: Any, shared: _SharedReferences, text: str, k: int) -> list[dict[str, Any]]:
+def registry_search(ctx: Context, shared: _SharedReferences, text: str, k: int) -> list[dict[str, Any]]:
     """The registry's best documents for ``text``, from the index live attribution searches, with
     what a reviewer needs to pick a quote (the text) and to judge it (current or not)."""
     from evaluators.builtin._registry_index import is_current, registry_index, terms_of
 
-    con = runtime.store.cursor()
+    con = ctx.store.cursor()
     try:
         kb = shared.kb_of(con)
     finally:
@@ -267,14 +271,6 @@ def registry_search(runtime: Any, shared: _SharedReferences, text: str, k: int) 
     return jsonable(out)  # type: ignore[no-any-return]
 
 
-def register(routers: list[Any], extensions: list[Any]) -> None:
-    from ragfault.ui.api import FactsKeeper
-    from ragfault.ui.api import router as api_router
-    from ragfault.ui.live import LiveGauges
-    from ragfault.ui.live import router as live_router
-
-    routers.append(router)
-    routers.append(api_router)
-    routers.append(live_router)
-    extensions.append(FactsKeeper)
-    extensions.append(LiveGauges)
+# the pages and their JSON; the service keeps the dashboard's facts (the live gauges are a
+# component of their own, ``ragfault.ui.live``)
+COMPONENT = Component("ui", service=FactsKeeper, routers=(router, api_router, live_router), order=60)

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi import Query as Q
 from fastapi.responses import JSONResponse
 
+from collector.components import Context
 from collector.receivers.otlp_http import check_bearer
 from collector.store import ui as store_ui
 from collector.store import ui_facts
@@ -29,13 +30,11 @@ from collector.store.ui import CASE_SORTS as CASE_SORTS
 from collector.store.ui import TRACE_SORTS as TRACE_SORTS
 from collector.store.ui_facts import Building, DashboardFacts
 from queries import Query, all_queries, load_query
+from queries.taxonomy import attribution_order
 from ragfault.ui.live import LIVE_CAUSES
 
-ROOT_CAUSES = (
-    "permission_violation", "no_retrieval", "evidence_not_in_kb", "stale_context", "candidate_miss",
-    "dropped_before_context", "answered_unanswerable", "over_refusal", "unsupported_claims",
-    "incomplete_answer", "invalid_citation", "ok",
-)  # fmt: skip
+ROOT_CAUSES = attribution_order()
+"""The root causes ``attribution`` may name, in its order (``queries.taxonomy``)."""
 MAX_PAGE = 200
 
 
@@ -235,17 +234,17 @@ def bundled_queries() -> list[dict[str, Any]]:
     ]
 
 
-def load_demo(runtime: Any, port: int) -> dict[str, Any]:
+def load_demo(ctx: Context, port: int) -> dict[str, Any]:
     """Load the demo's knowledge base and gold set into this server and send its app's traces here."""
     import httpx
 
     from ragfault.demo import scenarios as sc
     from ragfault.demo.run import run_app
 
-    host = runtime.settings.host
+    host = ctx.settings.host
     host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
-    headers = {"Authorization": f"Bearer {runtime.settings.api_token}"} if runtime.settings.api_token else {}
+    headers = {"Authorization": f"Bearer {ctx.settings.api_token}"} if ctx.settings.api_token else {}
     base = resources.files("ragfault.demo")
     with httpx.Client(base_url=url, timeout=60, headers=headers) as http:
         for path, name in (("/api/v1/kb", "kb.jsonl"), ("/api/v1/gold?dataset=helpdesk-demo", "gold.jsonl")):
@@ -265,25 +264,26 @@ def building(b: Building) -> JSONResponse:
     return JSONResponse(body, status_code=202, headers={"Retry-After": str(RETRY_SECONDS)})
 
 
-def facts_of(runtime: Any) -> DashboardFacts:
+def facts_of(ctx: Context) -> DashboardFacts:
     """The dashboard's facts of this server's database, saved beside its file (``<db>.ui-facts/``).
     A lake collector (and a ``:memory:`` database) keeps them in memory only: each collector computes
     its own from the lake at start, in the background, and again after a restart."""
-    found = runtime.__dict__.get("ui_facts")
+    found = ctx.find(DashboardFacts)
     if found is None:
-        path = runtime.store.path
-        on_file = runtime.settings.store == "duckdb" and path not in ("", ":memory:")
+        path = ctx.store.path
+        on_file = ctx.settings.store == "duckdb" and path not in ("", ":memory:")
         saved = path + ".ui-facts" if on_file else None
-        found = runtime.__dict__["ui_facts"] = DashboardFacts(path=saved, cursor=runtime.store.cursor)
-    return found  # type: ignore[no-any-return]
+        found = DashboardFacts(path=saved, cursor=ctx.store.cursor)
+        ctx.provide(found)
+    return found
 
 
 class FactsKeeper:
     """The server's part in keeping the facts: brought up to date in the background at start (loaded
     from where they were saved), saved at stop."""
 
-    def __init__(self, runtime: Any) -> None:
-        self.facts = facts_of(runtime)
+    def __init__(self, ctx: Context) -> None:
+        self.facts = facts_of(ctx)
 
     def start(self) -> None:
         self.facts.start()
@@ -292,20 +292,20 @@ class FactsKeeper:
         self.facts.stop()
 
 
-def router(runtime: Any) -> APIRouter:
+def router(ctx: Context) -> APIRouter:
     def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
+        check_bearer(request, ctx.settings.api_token)
 
     r = APIRouter(prefix="/api/v1/ui", dependencies=[Depends(auth)])
     limiter = anyio.CapacityLimiter(4)
-    facts = facts_of(runtime)
+    facts = facts_of(ctx)
 
     async def read(fn: Any, *args: Any, attribution: bool = False) -> Any:
         """``fn(con, *args)`` on a cursor of its own; ``attribution``: with the dashboard's facts
         registered (``attribution`` is then theirs), or 202 while they are computed in full."""
 
         def work() -> Any:
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
                 if attribution:
                     facts.use(con, wait=False)
@@ -321,7 +321,7 @@ def router(runtime: Any) -> APIRouter:
     @r.get("/overview", summary="What the database holds: counts, runs, datasets, categories")
     async def get_overview() -> Any:
         out = await read(overview)
-        out["grpc_port"] = getattr(runtime, "grpc_port", None)
+        out["grpc_port"] = ctx.grpc_port
         return out
 
     @r.get("/dashboard", summary="Root causes, layered metrics, refusals, quadrant and the trend, filtered")
@@ -392,7 +392,7 @@ def router(runtime: Any) -> APIRouter:
     @r.post("/demo", summary="Load the demo's knowledge base and gold set here and send its traces here")
     async def post_demo(request: Request) -> Any:
         # the port this server listens on (a proxy in front may have another)
-        port = int(runtime.settings.http_port or request.url.port or 4318)
-        return await anyio.to_thread.run_sync(load_demo, runtime, port)
+        port = int(ctx.settings.http_port or request.url.port or 4318)
+        return await anyio.to_thread.run_sync(load_demo, ctx, port)
 
     return r

@@ -27,16 +27,16 @@ from typing import Any
 import anyio
 from fastapi import APIRouter, Depends, HTTPException, Request
 
+from collector.components import Component, Context
 from collector.receivers.otlp_http import check_bearer
+from collector.store.live_window import window_reads
 from collector.store.reader import jsonable, run_select
 from queries import load_query
+from queries.taxonomy import live_order
 
 log = logging.getLogger("ragfault.ui.live")
 
-LIVE_CAUSES = (
-    "permission_violation", "no_retrieval", "stale_context", "candidate_miss", "dropped_before_context",
-    "over_refusal", "unsupported_claims", "invalid_citation", "insufficient_trace", "none_seen",
-)  # fmt: skip
+LIVE_CAUSES = live_order()
 """The root causes ``live_attribution`` may name, in its order."""
 DEFAULT_HOURS = 48
 MAX_HOURS = 24 * 31
@@ -109,18 +109,21 @@ def live_page(
     since, until = window(con, since, until)
     params = {"since": since, "until": until, "service": service}
     health = load_query("online_health")
-    out: dict[str, Any] = {
-        "since": since,
-        "until": until,
-        "service": service,
-        "health": _rows(run_select(con, health.sql, health.bind(params), row_cap=50_000)),
-        "causes": _rows(run_select(con, CAUSES_SQL, params, row_cap=50_000)),
-    }
     triage = load_query("triage")
-    bind = triage.bind({"service": service, "since": since, "limit": BACKLOG_CAP})
-    out["backlog"] = _rows(run_select(con, _backlog_sql(), bind, row_cap=50_000))
-    items = triage.bind({"service": service, "since": since, "limit": BACKLOG_ROWS})
-    rows = _rows(run_select(con, triage.sql, items, row_cap=BACKLOG_ROWS))
+    # every read below is of traces started since `since`: the views read only their verdicts
+    with window_reads(con, since) as cut:
+        bound = health.bind({**params, "received_since": cut.received_since})
+        out: dict[str, Any] = {
+            "since": since,
+            "until": until,
+            "service": service,
+            "health": _rows(run_select(con, health.sql, bound, row_cap=50_000)),
+            "causes": _rows(run_select(con, CAUSES_SQL, params, row_cap=50_000)),
+        }
+        bind = triage.bind({"service": service, "since": since, "limit": BACKLOG_CAP})
+        out["backlog"] = _rows(run_select(con, _backlog_sql(), bind, row_cap=50_000))
+        items = triage.bind({"service": service, "since": since, "limit": BACKLOG_ROWS})
+        rows = _rows(run_select(con, triage.sql, items, row_cap=BACKLOG_ROWS))
     keep = ("trace_id", "service_name", "start_time", "reasons", "root_cause", "question", "thumbs_down")
     out["queue"] = [{k: r[k] for k in keep} for r in rows]
     out["backlog_capped"] = sum(r["traces"] for r in out["backlog"]) >= BACKLOG_CAP
@@ -137,18 +140,18 @@ def triage_item(con: Any, trace_id: str) -> dict[str, Any]:
     return out
 
 
-def router(runtime: Any) -> APIRouter:
+def router(ctx: Context) -> APIRouter:
     """``/api/v1/ui/live`` and ``/api/v1/ui/triage/item``: reads on a cursor of their own."""
 
     def auth(request: Request) -> None:
-        check_bearer(request, runtime.settings.api_token)
+        check_bearer(request, ctx.settings.api_token)
 
     r = APIRouter(prefix="/api/v1/ui", dependencies=[Depends(auth)])
     limiter = anyio.CapacityLimiter(2)
 
     async def read(fn: Callable[..., Any], *args: Any) -> Any:
         def work() -> Any:
-            con = runtime.store.cursor()
+            con = ctx.store.cursor()
             try:
                 return jsonable(fn(con, *args))
             finally:
@@ -216,7 +219,11 @@ def gauge_values(con: Any, now: datetime) -> dict[str, dict[Labels, float]]:
         return "current" if hour == current else "previous" if hour == start else None
 
     health = load_query("online_health")
-    for row in _rows(run_select(con, health.sql, health.bind(params), row_cap=100_000)):
+    with window_reads(con, start) as cut:  # the two hours' verdicts only; the backlog is every trace's
+        bound = health.bind({**params, "received_since": cut.received_since})
+        health_rows = _rows(run_select(con, health.sql, bound, row_cap=100_000))
+        cause_rows = _rows(run_select(con, CAUSES_SQL, params, row_cap=100_000))
+    for row in health_rows:
         label = which(row["hour"])
         if label is None:
             continue
@@ -224,7 +231,7 @@ def gauge_values(con: Any, now: datetime) -> dict[str, dict[Labels, float]]:
         for column, (name, _) in HEALTH_GAUGES.items():
             if row[column] is not None:  # not applicable: no series, never 0
                 out[name][key] = float(row[column])
-    for row in _rows(run_select(con, CAUSES_SQL, params, row_cap=100_000)):
+    for row in cause_rows:
         label = which(row["hour"])
         if label is not None:
             cause = str(row["root_cause"])
@@ -244,19 +251,18 @@ class LiveGauges:
     (``refresh`` computes them now). ``now``: the wall clock the hours are read from (tests pass
     their own)."""
 
-    def __init__(self, runtime: Any, now: Callable[[], datetime] | None = None) -> None:
-        self.runtime = runtime
+    def __init__(self, ctx: Context, now: Callable[[], datetime] | None = None) -> None:
+        self.ctx = ctx
         self.now = now or (lambda: datetime.now(UTC))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ragfault-live-gauges", daemon=True)
-        m = runtime.metrics
+        m = ctx.metrics
         for name, text in HEALTH_GAUGES.values():
             m.describe(name, "gauge", text + " Label hour: current or previous UTC hour.", sparse=True)
         m.describe(CAUSE_GAUGE, "gauge", "Live traces by the root cause live_attribution proves, by service and hour.", sparse=True)  # fmt: skip
         m.describe(BACKLOG_GAUGE, "gauge", "Traces in the triage queue, by service and reason.", sparse=True)
         m.describe(REFRESH_GAUGE, "gauge", "Time the last refresh of the live gauges took.")
         m.describe(FAILURES, "counter", "Refreshes of the live gauges that failed (logged).")
-        runtime.live_gauges = self
 
     def start(self) -> None:
         self._thread.start()
@@ -268,14 +274,14 @@ class LiveGauges:
 
     def refresh(self) -> None:
         t0 = time.perf_counter()
-        con = self.runtime.store.cursor()
+        con = self.ctx.store.cursor()
         try:
             values = gauge_values(con, self.now())
         finally:
             con.close()
         for name, series in values.items():
-            self.runtime.metrics.replace(name, series)
-        self.runtime.metrics.set(REFRESH_GAUGE, time.perf_counter() - t0)
+            self.ctx.metrics.replace(name, series)
+        self.ctx.metrics.set(REFRESH_GAUGE, time.perf_counter() - t0)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -283,8 +289,11 @@ class LiveGauges:
             try:
                 self.refresh()
             except Exception as exc:  # a store that failed is the server's to report; try again later
-                self.runtime.metrics.inc(FAILURES)
+                self.ctx.metrics.inc(FAILURES)
                 log.warning("live gauges not refreshed: %s", str(exc).splitlines()[0] if str(exc) else exc)
-            # the views read every verdict (a time filter does not cut their work): on a large
+            # the backlog reads every trace's verdicts (the two hours' figures only theirs): on a large
             # database the pause grows with the refresh, so the gauges take at most 1/COST_SHARE of a core
             self._stop.wait(max(REFRESH_SECONDS, COST_SHARE * (time.perf_counter() - t0)))
+
+
+COMPONENT = Component("live_gauges", service=LiveGauges, order=70)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,17 +20,12 @@ def start_server(tmp: Path, config: str | None = None) -> Server:
 def wait_evaluated(server: Server, trace_ids: list[str], timeout: float = 45) -> None:
     """Force assembly once, then wait until every trace is evaluated."""
     server.settle()
-    deadline = time.monotonic() + timeout
-    n = -1
-    while time.monotonic() < deadline:
-        n = server.scalar(
-            "SELECT count(*) FROM traces WHERE evaluated_at IS NOT NULL AND list_contains($ids, trace_id)",
-            ids=trace_ids,
-        )
-        if n == len(trace_ids):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{n} of {len(trace_ids)} traces evaluated")
+    server.wait_for(
+        "SELECT count(*) FROM traces WHERE evaluated_at IS NOT NULL AND list_contains($ids, trace_id)",
+        len(trace_ids),
+        timeout=timeout,
+        ids=trace_ids,
+    )
 
 
 def serve(tmp: Path, config: str | None = None) -> Iterator[Server]:

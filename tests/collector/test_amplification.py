@@ -10,12 +10,14 @@ rows fit ``max_decoded_bytes``, is stored whole within the bound the README stat
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import httpx
 import pytest
+from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
@@ -87,12 +89,12 @@ def traces_request(spans: int, resource_bytes: int) -> trace_service_pb2.ExportT
 
 
 # (signal, request): each copies about 1 MB into every one of thousands of rows, gigabytes once built
-AMPLIFIED = {
+AMPLIFIED: dict[str, tuple[str, Callable[[], Message]]] = {
     "logs": ("logs", lambda: logs_request(6_000, MB)),
     "metrics": ("metrics", lambda: metrics_request(3_000, MB)),
     "traces": ("traces", lambda: traces_request(6_000, MB)),
 }
-STUBS = {
+STUBS: dict[str, Callable[[grpc.Channel], Any]] = {
     "traces": lambda ch: trace_service_pb2_grpc.TraceServiceStub(ch),
     "logs": lambda ch: logs_service_pb2_grpc.LogsServiceStub(ch),
     "metrics": lambda ch: metrics_service_pb2_grpc.MetricsServiceStub(ch),

@@ -13,7 +13,7 @@ import pytest
 
 from ragfault.cli import main
 from tests.collector.otlp_build import new_trace_id, request, span
-from tests.conftest import Server, free_port, make_settings
+from tests.conftest import Server, StartServer, free_port, make_settings
 
 QUERY = "SELECT name, (attributes->>'$.n')::INT AS n FROM spans WHERE service_name = 'cli-app' ORDER BY n"
 
@@ -74,7 +74,10 @@ def test_query_through_the_server(server: Server, tmp_path: Path, capsys: pytest
 
 
 def test_query_opens_the_file_read_only_when_no_server_runs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    start_server: StartServer,
 ) -> None:
     settings = make_settings(tmp_path)
     srv = Server(settings)
@@ -100,11 +103,8 @@ def test_query_opens_the_file_read_only_when_no_server_runs(
     assert code == 2 and "missing.duckdb" in err
 
     # The file was opened read-only: a server can take it over again and nothing was deleted.
-    srv = Server(make_settings(tmp_path, db=db))
-    try:
-        assert srv.scalar("SELECT count(*) FROM spans") == 3
-    finally:
-        srv.stop()
+    srv = start_server(db=db)
+    assert srv.scalar("SELECT count(*) FROM spans") == 3
 
 
 def test_query_command_line_in_a_subprocess(server: Server) -> None:

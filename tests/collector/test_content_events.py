@@ -5,7 +5,7 @@ trace settles again) and as span events, in the newest form (operation.details) 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,7 +17,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import Span, SpanContext
 
 from collector.normalize.genai_events import ContentEvent, content_attributes
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 from tests.otel_helpers import http_provider
 
 DOCS = [
@@ -30,12 +30,8 @@ SYSTEM = "Answer from the context only."
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(make_settings(tmp_path_factory.mktemp("content")))
-    try:
-        yield s
-    finally:
-        s.stop()
+def srv(start_module_server: StartServer) -> Server:
+    return start_module_server()
 
 
 def prompt(docs: list[dict[str, Any]]) -> str:

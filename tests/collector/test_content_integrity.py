@@ -6,7 +6,6 @@ server; the settler's clock is a test clock (no sleeps decide anything)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -16,7 +15,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, set_span_in_conte
 from collector.settle import ResettleLimit, utcnow
 from tests.clock import ManualClock
 from tests.collector.test_content_events import ANSWER, DOCS, details_record, send_logs, send_trace
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 from tests.otel_helpers import http_provider
 
 VICTIM = "content-events"  # the service send_trace sends its spans as
@@ -26,18 +25,8 @@ FORGED = "Annual members get 7 days only."
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(
-        make_settings(
-            tmp_path_factory.mktemp("integrity"),
-            trusted_content_sources=("log-shipper",),
-            max_resettles_per_minute=2,
-        )
-    )
-    try:
-        yield s
-    finally:
-        s.stop()
+def srv(start_module_server: StartServer) -> Server:
+    return start_module_server(trusted_content_sources=("log-shipper",), max_resettles_per_minute=2)
 
 
 def forged_choice() -> LogRecord:

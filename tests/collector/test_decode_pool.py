@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,8 @@ from collector.build import BuildOptions
 from collector.decode_pool import DecodePool, decode_to_arrow
 from collector.errors import PayloadTooLarge, PermanentError, RetryableError
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
+from tests.waiting import wait_until
 
 PB = "application/x-protobuf"
 LIMIT = 64 << 20
@@ -29,7 +29,7 @@ OPTIONS = BuildOptions()  # the default source keys, no mappings, no clamping
 def rag_request() -> bytes:
     """A small RAG trace in OpenInference attributes, plus a rejected span."""
     tid, root = new_trace_id(), new_span_id()
-    docs = {}
+    docs: dict[str, str | float] = {}
     for i in range(3):
         docs[f"retrieval.documents.{i}.document.id"] = f"chunk-{i}"
         docs[f"retrieval.documents.{i}.document.content"] = f"refunds within {i + 10} days"
@@ -150,14 +150,14 @@ def test_a_body_that_inflates_past_the_limit_is_payload_too_large(pool: DecodePo
 
 
 def _wait_gone(pid: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def there() -> bool:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"process {pid} is still there")
+            return False
+        return True
+
+    wait_until(there, lambda alive: not alive, what=f"process {pid} to end", timeout=timeout)
 
 
 def test_a_killed_worker_gives_a_retryable_error_then_a_new_pool() -> None:
@@ -181,12 +181,8 @@ def test_a_killed_worker_gives_a_retryable_error_then_a_new_pool() -> None:
 
 
 @pytest.fixture
-def pool_server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, decode_workers=1))
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def pool_server(start_server: StartServer) -> Server:
+    return start_server(decode_workers=1)
 
 
 def test_server_with_a_pool_maps_errors_and_recovers_from_a_dead_worker(pool_server: Server) -> None:

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from tests import served
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
 from tests.served import api_client
+from tests.waiting import wait_equal
 
 PB = {"Content-Type": "application/x-protobuf"}
 
@@ -129,10 +129,7 @@ def test_late_span_of_a_settled_trace_is_accepted_and_reassembled(db: Path, tmp_
                 t=tid.hex(),
             )[0]
 
-        deadline = time.monotonic() + 30
-        while trace_row() != [2, 2, True] and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert trace_row() == [2, 2, True]
+        wait_equal(trace_row, [2, 2, True], timeout=30, every=0.1)
 
         late = request([span(tid, parent=root, name="late")]).SerializeToString()
         assert srv.http.post("/v1/traces", content=late, headers=PB).status_code == 200
@@ -140,10 +137,7 @@ def test_late_span_of_a_settled_trace_is_accepted_and_reassembled(db: Path, tmp_
         assert sorted(r[0] for r in srv.sql("SELECT name FROM spans WHERE trace_id = $t", t=tid.hex())) == [
             "early", "late", "root"
         ]  # fmt: skip
-        deadline = time.monotonic() + 30
-        while trace_row() != [3, 3, True] and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert trace_row() == [3, 3, True]  # the settler assembled the trace again
+        wait_equal(trace_row, [3, 3, True], timeout=30, every=0.1)  # the settler assembled the trace again
         # the late span, sent again, changes nothing
         assert srv.http.post("/v1/traces", content=late, headers=PB).status_code == 200
         assert srv.sql("SELECT span_count FROM traces WHERE trace_id = $t", t=tid.hex()) == [[3]]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.collector.otlp_build import new_trace_id, request, span
-from tests.conftest import Server, free_port, make_settings
+from tests.conftest import Server, StartServer, free_port, make_settings
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
@@ -48,29 +48,26 @@ def _ingest(srv: Server, n: int) -> None:
 
 
 def test_an_api_export_into_a_read_only_directory_is_a_clear_error_and_deletes_nothing(
-    tmp_path: Path, read_only_dir: Path
+    tmp_path: Path, read_only_dir: Path, start_server: StartServer
 ) -> None:
     cfg = tmp_path / "ragfault.toml"
     cfg.write_text(f"[retention]\nexport_dir = '{read_only_dir}'\n", encoding="utf-8")
-    srv = Server(make_settings(tmp_path, config_file=str(cfg)))
-    try:
-        _ingest(srv, 3)
-        traces = srv.scalar("SELECT count(*) FROM traces")
-        assert traces == 3
-        r = srv.http.post("/api/v1/export", json={"out_dir": "out", "delete_after": True})
-        assert r.status_code == 500, r.text
-        detail = r.json()["detail"]
-        assert "cannot write the export" in detail and "Read-only file system" in detail, detail
-        assert "Traceback" not in r.text
-        assert srv.scalar("SELECT count(*) FROM traces") == traces  # nothing deleted
-        assert srv.scalar("SELECT count(*) FROM spans") == 3
-        assert os.listdir(read_only_dir) == []
-    finally:
-        srv.stop()
+    srv = start_server(config_file=str(cfg))
+    _ingest(srv, 3)
+    traces = srv.scalar("SELECT count(*) FROM traces")
+    assert traces == 3
+    r = srv.http.post("/api/v1/export", json={"out_dir": "out", "delete_after": True})
+    assert r.status_code == 500, r.text
+    detail = r.json()["detail"]
+    assert "cannot write the export" in detail and "Read-only file system" in detail, detail
+    assert "Traceback" not in r.text
+    assert srv.scalar("SELECT count(*) FROM traces") == traces  # nothing deleted
+    assert srv.scalar("SELECT count(*) FROM spans") == 3
+    assert os.listdir(read_only_dir) == []
 
 
 def test_ragfault_export_on_a_file_into_a_read_only_directory_is_one_line(
-    tmp_path: Path, read_only_dir: Path
+    tmp_path: Path, read_only_dir: Path, start_server: StartServer
 ) -> None:
     srv = Server(make_settings(tmp_path))
     try:
@@ -86,8 +83,5 @@ def test_ragfault_export_on_a_file_into_a_read_only_directory_is_one_line(
     assert p.returncode == 1, (p.returncode, p.stderr[-500:])
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "Read-only file system" in lines[0], p.stderr[-500:]
-    check = Server(make_settings(tmp_path))
-    try:
-        assert check.scalar("SELECT count(*) FROM traces") == 2  # nothing deleted
-    finally:
-        check.stop()
+    check = start_server()
+    assert check.scalar("SELECT count(*) FROM traces") == 2  # nothing deleted

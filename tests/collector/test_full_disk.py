@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 
 from tests.collector.otlp_build import new_trace_id, request, span
 from tests.conftest import Server, free_port, make_settings
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -31,14 +31,6 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         yield mnt
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
-
-
-def wait_until(check, what: str, timeout: float = 60) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def test_a_full_disk_is_told_by_healthz_and_an_invalidated_store_stops_the_server(small_disk: Path) -> None:
@@ -59,23 +51,27 @@ def test_a_full_disk_is_told_by_healthz_and_an_invalidated_store_stops_the_serve
         h = srv.http.get("/healthz")
         assert h.status_code == 503, h.text
         assert h.json()["status"] == "unavailable" and "no space left on device" in h.json()["reason"]
+
         # a checkpoint on the full disk (the writer checkpoints when ingest pauses) invalidates the
         # database: the server stops serving by itself
         # (another connection's write transaction, e.g. the evaluation writing verdicts, makes DuckDB
         # refuse a CHECKPOINT for the moment: asked again until it runs, and fails on the full disk)
-        deadline = time.monotonic() + 60
-        while True:
+        def checkpoint() -> str:
             try:
                 srv.runtime.writer.call(lambda con: con.execute("CHECKPOINT"), timeout=60)
             except Exception as exc:  # noqa: BLE001
-                if "other write transactions" in str(exc) and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                    continue
-                assert "No space left on device" in str(exc), exc
-                break
+                return str(exc)
             raise AssertionError("a checkpoint on the full disk succeeded")
+
+        error = wait_until(
+            checkpoint,
+            lambda e: "other write transactions" not in e,
+            what="a CHECKPOINT DuckDB runs",
+            timeout=60,
+        )
+        assert "No space left on device" in error, error
         assert srv.runtime.store.fatal
-        wait_until(lambda: not srv.thread.thread.is_alive(), "the server to stop")
+        wait_until(srv.thread.thread.is_alive, lambda alive: not alive, what="the server to stop", timeout=60)
     finally:
         srv.stop()
     filler.unlink()  # space is back: a new process opens the database, every acknowledged span in it

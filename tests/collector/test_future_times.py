@@ -4,9 +4,7 @@ says so, and ``/metrics`` counts it, on both transports and all three signals.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import grpc
 import pytest
@@ -15,19 +13,15 @@ from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 from tests.collector.otlp_build import kv, new_trace_id, request, span
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 
 PB = {"Content-Type": "application/x-protobuf"}
 YEAR_2200 = int(datetime(2200, 1, 1, tzinfo=UTC).timestamp() * 1e9)
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(make_settings(tmp_path_factory.mktemp("future"), future_grace_seconds=600))
-    try:
-        yield s
-    finally:
-        s.stop()
+def srv(start_module_server: StartServer) -> Server:
+    return start_module_server(future_grace_seconds=600)
 
 
 def _recent(value: str | None) -> bool:
@@ -108,14 +102,11 @@ def test_log_records_and_points_from_the_future_over_grpc(srv: Server) -> None:
     assert srv.runtime.metrics.get("ragfault_future_timestamps_clamped_total", signal="metrics") == 1
 
 
-def test_no_grace_stores_times_as_sent(tmp_path: Path) -> None:
-    s = Server(make_settings(tmp_path, future_grace_seconds=None))
-    try:
-        sp = span(new_trace_id(), name="as-sent")
-        sp.start_time_unix_nano = sp.end_time_unix_nano = YEAR_2200
-        r = s.http.post("/v1/traces", content=request([sp]).SerializeToString(), headers=PB)
-        resp = trace_service_pb2.ExportTraceServiceResponse.FromString(r.content)
-        assert resp.partial_success.error_message == ""
-        assert str(s.scalar("SELECT start_time FROM spans WHERE name = 'as-sent'")).startswith("2200-01-01")
-    finally:
-        s.stop()
+def test_no_grace_stores_times_as_sent(start_server: StartServer) -> None:
+    s = start_server(future_grace_seconds=None)
+    sp = span(new_trace_id(), name="as-sent")
+    sp.start_time_unix_nano = sp.end_time_unix_nano = YEAR_2200
+    r = s.http.post("/v1/traces", content=request([sp]).SerializeToString(), headers=PB)
+    resp = trace_service_pb2.ExportTraceServiceResponse.FromString(r.content)
+    assert resp.partial_success.error_message == ""
+    assert str(s.scalar("SELECT start_time FROM spans WHERE name = 'as-sent'")).startswith("2200-01-01")

@@ -11,7 +11,6 @@ import gzip
 import itertools
 import zlib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -30,7 +29,7 @@ from collector.batch import flatten
 from collector.errors import PermanentError
 from collector.receivers.payload import decode
 from collector.store import Store
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 
 FUZZ = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -199,13 +198,16 @@ def spans(draw: st.DrawFn) -> Span:
         span_id=draw(ids8),
         parent_span_id=draw(st.one_of(st.just(b""), ids8)),
         name=draw(st.text(max_size=20)),
-        kind=draw(st.one_of(st.integers(0, 6), INT32)),
+        kind=Span.SpanKind.ValueType(draw(st.one_of(st.integers(0, 6), INT32))),
         start_time_unix_nano=draw(UINT64),
         end_time_unix_nano=draw(UINT64),
         flags=draw(UINT32),
         trace_state=draw(st.text(max_size=10)),
         dropped_attributes_count=draw(UINT32),
-        status=Status(code=draw(st.one_of(st.integers(0, 3), INT32)), message=draw(st.text(max_size=10))),
+        status=Status(
+            code=Status.StatusCode.ValueType(draw(st.one_of(st.integers(0, 3), INT32))),
+            message=draw(st.text(max_size=10)),
+        ),
     )
     s.attributes.extend(draw(attributes))
     for _ in range(draw(st.integers(0, 2))):
@@ -380,7 +382,7 @@ def test_deep_nesting_is_refused_or_capped(memory_store: Store) -> None:
     nest_in_place(span.attributes.add(key="deep").value, 2000)
     # protobuf refuses to parse beyond its recursion limit: a clean 400-class error, not a crash
     assert ingest(memory_store, req.SerializeToString(), "application/x-protobuf", None) is None
-    deep = {"stringValue": "x"}
+    deep: dict[str, Any] = {"stringValue": "x"}
     for _ in range(5000):
         deep = {"arrayValue": {"values": [deep]}}
     one = {"traceId": "01" * 16, "spanId": "02" * 8, "attributes": [{"key": "d", "value": deep}]}
@@ -402,13 +404,8 @@ def test_deep_nesting_is_refused_or_capped(memory_store: Store) -> None:
 
 
 @pytest.fixture(scope="module")
-def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp: Path = tmp_path_factory.mktemp("fuzz")
-    srv = Server(make_settings(tmp, max_body_bytes=LIMIT, max_decompressed_bytes=LIMIT))
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def fuzz_server(start_module_server: StartServer) -> Server:
+    return start_module_server(max_body_bytes=LIMIT, max_decompressed_bytes=LIMIT)
 
 
 def check_response(r: httpx.Response, ctype: str) -> None:

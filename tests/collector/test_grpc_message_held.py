@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 
 from tests.collector.otlp_build import new_trace_id, request, span
 from tests.conftest import Server, make_settings
+from tests.waiting import wait_equal
 
 MB = 1 << 20
 OPTIONS = [("grpc.max_send_message_length", 64 * MB)]
@@ -39,14 +38,6 @@ def frames_holding(size: int) -> list[str]:
     return found
 
 
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
 @pytest.mark.parametrize("workers", [0, 1])
 def test_a_grpc_message_is_let_go_once_decoded(tmp_path: Path, workers: int) -> None:
     srv = Server(make_settings(tmp_path, decode_workers=workers))
@@ -64,7 +55,9 @@ def test_a_grpc_message_is_let_go_once_decoded(tmp_path: Path, workers: int) -> 
         with grpc.insecure_channel(srv.grpc_endpoint, options=OPTIONS) as ch:
             call = trace_service_pb2_grpc.TraceServiceStub(ch).Export.future(message, timeout=60)
             # decoded: the batch waits for the writer, which runs the job
-            wait_until(lambda: srv.runtime.writer.queued_spans == 1, "the decoded batch")
+            wait_equal(
+                lambda: srv.runtime.writer.queued_spans, 1, what="the decoded batch in the queue", timeout=60
+            )
             holders = frames_holding(size)
             release.set()
             call.result()

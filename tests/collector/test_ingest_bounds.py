@@ -8,7 +8,6 @@ import resource
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,8 @@ import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 
 from tests.collector.otlp_build import new_trace_id, request, span
-from tests.conftest import Server, free_port, make_settings
+from tests.conftest import Server, StartServer, free_port, make_settings
+from tests.waiting import wait_equal, wait_until
 
 MB = 1 << 20
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
@@ -27,14 +27,6 @@ PROTOBUF = {"Content-Type": "application/x-protobuf"}
 def body_of(size: int) -> bytes:
     """An export request of about ``size`` bytes: one span with a large attribute."""
     return request([span(new_trace_id(), attrs={"blob": "x" * size})]).SerializeToString()
-
-
-def wait_until(check, what: str, timeout: float = 30) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def stalled_upload(
@@ -73,7 +65,9 @@ def test_http_and_grpc_get_503_and_unavailable_while_the_byte_budget_is_held(sma
     budget = small.runtime.pipeline.budget
     blocker = stalled_upload(small.settings.http_port, 3 * MB)  # holds 3 of the 4 MiB while it uploads
     try:
-        wait_until(lambda: budget.used >= 3 * MB, "the stalled upload to take its bytes")
+        wait_until(
+            lambda: budget.used, lambda used: used >= 3 * MB, what="the stalled upload to take its bytes"
+        )
         r = small.http.post("/v1/traces", content=body_of(2 * MB), headers=PROTOBUF)
         assert r.status_code == 503, r.status_code
         assert r.headers["Retry-After"] == "1"
@@ -91,7 +85,7 @@ def test_http_and_grpc_get_503_and_unavailable_while_the_byte_budget_is_held(sma
         assert r.status_code == 200
     finally:
         blocker.close()
-    wait_until(lambda: budget.used == 0, "the budget to be given back")
+    wait_equal(lambda: budget.used, 0, what="the budget in use")
     # once the upload is gone, the large request is accepted and stored
     r = small.http.post("/v1/traces", content=body_of(2 * MB), headers=PROTOBUF)
     assert r.status_code == 200
@@ -112,12 +106,14 @@ def test_an_api_upload_holds_its_bytes_in_the_same_budget(small: Server) -> None
         content_type="application/x-ndjson",
     )
     try:
-        wait_until(lambda: budget.used >= 3 * MB, "the stalled API upload to take its bytes")
+        wait_until(
+            lambda: budget.used, lambda used: used >= 3 * MB, what="the stalled API upload to take its bytes"
+        )
         r = small.http.post("/v1/traces", content=body_of(2 * MB), headers=PROTOBUF)
         assert r.status_code == 503, r.status_code
     finally:
         blocker.close()
-    wait_until(lambda: budget.used == 0, "the budget to be given back")
+    wait_equal(lambda: budget.used, 0, what="the budget in use")
     assert small.http.post("/v1/traces", content=body_of(2 * MB), headers=PROTOBUF).status_code == 200
 
 
@@ -136,7 +132,7 @@ def test_a_stalled_body_ends_with_408_and_gives_its_bytes_back(tmp_path: Path) -
         while chunk := s.recv(65536):
             reply += chunk
         assert b"body_timeout_seconds" in reply
-        wait_until(lambda: srv.runtime.pipeline.budget.used == 0, "the budget to be given back")
+        wait_equal(lambda: srv.runtime.pipeline.budget.used, 0, what="the budget in use")
     finally:
         s.close()
         srv.stop()
@@ -166,7 +162,7 @@ def test_1100_stalled_connections_under_a_1024_descriptor_limit_do_not_stop_inge
     url = f"http://127.0.0.1:{port}"
     idle: list[socket.socket] = []
     try:
-        wait_until(lambda: _healthy(url), "the server to start", timeout=60)
+        wait_until(lambda: _healthy(url), what="the server to start", timeout=60)
         for _ in range(1100):  # request heads that never finish
             s = socket.create_connection(("127.0.0.1", port), timeout=30)
             s.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -185,16 +181,13 @@ def test_1100_stalled_connections_under_a_1024_descriptor_limit_do_not_stop_inge
         proc.wait(60)
 
 
-def test_a_request_head_that_never_finishes_is_closed(tmp_path: Path) -> None:
-    srv = Server(make_settings(tmp_path, header_timeout_seconds=0.5))
-    try:
-        s = socket.create_connection(("127.0.0.1", srv.settings.http_port), timeout=60)
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        assert s.recv(1024) == b""  # closed by the server, nothing answered
-        s.close()
-        assert srv.http.get("/healthz").status_code == 200
-    finally:
-        srv.stop()
+def test_a_request_head_that_never_finishes_is_closed(start_server: StartServer) -> None:
+    srv = start_server(header_timeout_seconds=0.5)
+    s = socket.create_connection(("127.0.0.1", srv.settings.http_port), timeout=60)
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    assert s.recv(1024) == b""  # closed by the server, nothing answered
+    s.close()
+    assert srv.http.get("/healthz").status_code == 200
 
 
 def _healthy(url: str) -> bool:
@@ -214,14 +207,16 @@ def test_a_gzip_body_is_held_at_its_inflated_size(small: Server) -> None:
     gz = {**PROTOBUF, "Content-Encoding": "gzip"}
     blocker = stalled_upload(small.settings.http_port, 2 * MB)  # 2 of the 4 MiB
     try:
-        wait_until(lambda: budget.used >= 2 * MB, "the stalled upload to take its bytes")
+        wait_until(
+            lambda: budget.used, lambda used: used >= 2 * MB, what="the stalled upload to take its bytes"
+        )
         # 30 KB on the wire, 3 MiB once inflated: it does not fit beside the upload
         r = small.http.post("/v1/traces", content=packed, headers=gz)
         assert r.status_code == 503, r.status_code
         assert r.headers["Retry-After"] == "1"
     finally:
         blocker.close()
-    wait_until(lambda: budget.used == 0, "the budget to be given back")
+    wait_equal(lambda: budget.used, 0, what="the budget in use")
     r = small.http.post("/v1/traces", content=packed, headers=gz)
     assert r.status_code == 200, r.text
     # a trailer that declares less than the body inflates to is refused at the declared size

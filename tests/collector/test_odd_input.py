@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 
 from tests.collector.otlp_build import request, span
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 from tests.otel_helpers import http_provider
 from tests.tracegen import prompt_for
 
 BIG = 2**31  # one past INTEGER
-CASE = {
+CASE: dict[str, Any] = {
     "case_id": "big", "query": "How long is the refund window?", "answerable": True,
     "evidence": [{"doc_id": "policy", "quote": "30 days"}],
 }  # fmt: skip
@@ -28,10 +27,14 @@ def test_a_document_index_past_int32_is_kept_and_evaluated(server: Server) -> No
     assert server.http.post("/api/v1/gold", json=CASE).status_code == 200
     provider = http_provider(server.url)
     tracer = provider.get_tracer("t")
-    root = {"openinference.span.kind": "CHAIN", "input.value": CASE["query"], "ragfault.case_id": "big"}
+    root: dict[str, Any] = {
+        "openinference.span.kind": "CHAIN",
+        "input.value": CASE["query"],
+        "ragfault.case_id": "big",
+    }
     with tracer.start_as_current_span("rag.request", attributes=root) as r:
         trace_id = format(r.get_span_context().trace_id, "032x")
-        docs = {
+        docs: dict[str, Any] = {
             "openinference.span.kind": "RETRIEVER", "input.value": CASE["query"],
             f"retrieval.documents.{BIG}.document.id": DOC["id"],
             f"retrieval.documents.{BIG}.document.content": DOC["content"],
@@ -40,7 +43,7 @@ def test_a_document_index_past_int32_is_kept_and_evaluated(server: Server) -> No
         }  # fmt: skip
         with tracer.start_as_current_span("retrieve", attributes=docs):
             pass
-        llm = {
+        llm: dict[str, Any] = {
             "openinference.span.kind": "LLM",
             "llm.input_messages.0.message.role": "user",
             "llm.input_messages.0.message.content": prompt_for(CASE["query"], [DOC]),
@@ -57,11 +60,7 @@ def test_a_document_index_past_int32_is_kept_and_evaluated(server: Server) -> No
         t=trace_id,
     )
     assert positions == [[BIG], [BIG + 7]]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not server.sql(
-        "SELECT 1 FROM attribution WHERE trace_id = $t", t=trace_id
-    ):
-        time.sleep(0.05)
+    server.wait_rows("SELECT 1 FROM attribution WHERE trace_id = $t", t=trace_id)
     errors = server.sql(
         "SELECT evaluator, metric, reason FROM evaluations WHERE trace_id = $t AND status = 'error'",
         t=trace_id,
@@ -76,7 +75,12 @@ def test_a_document_index_past_int32_is_kept_and_evaluated(server: Server) -> No
 
 def test_non_finite_doubles_are_stored_exactly(server: Server) -> None:
     provider = http_provider(server.url)
-    attrs = {"x.nan": math.nan, "x.inf": math.inf, "x.ninf": -math.inf, "x.list": [1.5, math.nan, -math.inf]}
+    attrs: dict[str, Any] = {
+        "x.nan": math.nan,
+        "x.inf": math.inf,
+        "x.ninf": -math.inf,
+        "x.list": [1.5, math.nan, -math.inf],
+    }
     with provider.get_tracer("t").start_as_current_span("odd", attributes=attrs):
         pass
     provider.force_flush()
@@ -97,35 +101,24 @@ def test_non_finite_doubles_are_stored_exactly(server: Server) -> None:
     assert back["x.list"][0] == 1.5 and math.isnan(back["x.list"][1]) and back["x.list"][2] == -math.inf
 
 
-def test_a_nul_byte_in_an_export_path_is_a_400(tmp_path: Path) -> None:
+def test_a_nul_byte_in_an_export_path_is_a_400(tmp_path: Path, start_server: StartServer) -> None:
     cfg = tmp_path / "ragfault.toml"
     cfg.write_text(f"[retention]\nexport_dir = '{tmp_path / 'exports'}'\n", encoding="utf-8")
-    srv = Server(make_settings(tmp_path, config_file=str(cfg)))
-    try:
-        r = srv.http.post("/api/v1/export", json={"out_dir": "a\x00b"})
-        assert r.status_code == 400, r.text
-        assert "NUL" in r.json()["detail"]
-    finally:
-        srv.stop()
+    srv = start_server(config_file=str(cfg))
+    r = srv.http.post("/api/v1/export", json={"out_dir": "a\x00b"})
+    assert r.status_code == 400, r.text
+    assert "NUL" in r.json()["detail"]
 
 
-@pytest.fixture
-def auth_server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, ingest_token="in-secret"))
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
-def test_every_authorization_entry_of_a_grpc_call_is_checked(auth_server: Server) -> None:
+@pytest.mark.server_settings(ingest_token="in-secret")
+def test_every_authorization_entry_of_a_grpc_call_is_checked(server: Server) -> None:
     good, bad = ("authorization", "Bearer in-secret"), ("authorization", "Bearer wrong")
-    with grpc.insecure_channel(auth_server.grpc_endpoint) as channel:
+    with grpc.insecure_channel(server.grpc_endpoint) as channel:
         stub = trace_service_pb2_grpc.TraceServiceStub(channel)
         for metadata in ([good, bad], [bad, good], [good, ("authorization", "in-secret")]):
             with pytest.raises(grpc.RpcError) as info:
                 stub.Export(request([span(bytes.fromhex("ab" * 16))]), timeout=10, metadata=metadata)
             assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED, metadata
         stub.Export(request([span(bytes.fromhex("cd" * 16))]), timeout=10, metadata=[good, good])
-    assert auth_server.scalar("SELECT count(*) FROM spans") == 1
-    assert auth_server.sql("SELECT DISTINCT trace_id FROM spans") == [["cd" * 16]]
+    assert server.scalar("SELECT count(*) FROM spans") == 1
+    assert server.sql("SELECT DISTINCT trace_id FROM spans") == [["cd" * 16]]

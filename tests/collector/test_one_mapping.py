@@ -6,8 +6,6 @@ HTTP and gRPC."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
-from pathlib import Path
 
 import grpc
 import httpx
@@ -18,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 from collector.auth import check_token
 from collector.errors import GRPC_INVALID_ARGUMENT, PermanentError, Unauthorized, status_of
 from tests.collector.otlp_build import new_trace_id, raw_export, request, span
-from tests.conftest import Server, make_settings
+from tests.conftest import Server
 
 TOKEN = "s3cret"
 
@@ -54,23 +52,15 @@ def decision(values: list[str]) -> bool:
     return True
 
 
-@pytest.fixture
-def guarded(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, ingest_token=TOKEN, api_token=TOKEN, protect_metrics=True))
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
 def test_the_token_check_itself() -> None:
     assert [decision(values) for values, _ in CASES] == [allowed for _, allowed in CASES]
     check_token([], None)  # no token set: nothing to check
     check_token(["Bearer anything"], "")
 
 
-def test_every_transport_accepts_and_refuses_the_same_authorization_values(guarded: Server) -> None:
-    srv = guarded
+@pytest.mark.server_settings(ingest_token=TOKEN, api_token=TOKEN, protect_metrics=True)
+def test_every_transport_accepts_and_refuses_the_same_authorization_values(server: Server) -> None:
+    srv = server
     body = request([span(new_trace_id())]).SerializeToString()
     answers: dict[str, list[bool]] = {"otlp_http": [], "grpc": [], "api": [], "metrics": []}
     refusals: set[str] = set()  # the message of each refusal, on every transport

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import grpc
 import pytest
@@ -15,8 +13,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.collector.otlp_build import new_trace_id, raw_export, request, span
-from tests.conftest import Server, make_settings
+from tests.conftest import Server
 from tests.otel_helpers import grpc_provider
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -72,19 +71,16 @@ def test_garbage_is_invalid_argument(server: Server) -> None:
     assert server.http.get("/healthz").status_code == 200
 
 
-@pytest.fixture
-def tiny_queue_server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, max_queue_spans=2))
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
-def test_full_queue_is_unavailable(tiny_queue_server: Server) -> None:
-    srv = tiny_queue_server
+@pytest.mark.server_settings(max_queue_spans=2)
+def test_full_queue_is_unavailable(server: Server) -> None:
+    srv = server
     release, started = threading.Event(), threading.Event()
-    srv.runtime.writer.submit_job(lambda _con: (started.set(), release.wait(60)))
+
+    def hold(_con: object) -> None:  # a writer job: the queue fills behind it
+        started.set()
+        release.wait(60)
+
+    srv.runtime.writer.submit_job(hold)
     assert started.wait(10)
     tid = new_trace_id()
     results: dict[str, object] = {}
@@ -97,9 +93,8 @@ def test_full_queue_is_unavailable(tiny_queue_server: Server) -> None:
         t = threading.Thread(target=first)
         try:
             t.start()
-            deadline = time.monotonic() + 10
-            while srv.runtime.writer.queued_spans < 2 and time.monotonic() < deadline:
-                time.sleep(0.01)
+            wait_until(lambda: srv.runtime.writer.queued_spans, lambda n: n >= 2, what="the spans queued",
+                       timeout=10, every=0.01)  # fmt: skip
             with pytest.raises(grpc.RpcError) as info:
                 stub.Export(request([span(tid, name="c")]), timeout=10)
             assert info.value.code() == grpc.StatusCode.UNAVAILABLE
@@ -111,17 +106,9 @@ def test_full_queue_is_unavailable(tiny_queue_server: Server) -> None:
     assert srv.scalar("SELECT count(*) FROM spans WHERE trace_id = $t", t=tid.hex()) == 3
 
 
-@pytest.fixture
-def auth_server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, ingest_token="in-secret"))
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
-def test_ingest_token_required_over_grpc(auth_server: Server) -> None:
-    srv = auth_server
+@pytest.mark.server_settings(ingest_token="in-secret")
+def test_ingest_token_required_over_grpc(server: Server) -> None:
+    srv = server
     tid = new_trace_id()
     with grpc.insecure_channel(srv.grpc_endpoint) as channel:
         stub = trace_service_pb2_grpc.TraceServiceStub(channel)

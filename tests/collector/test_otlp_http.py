@@ -6,7 +6,6 @@ import gzip
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import orjson
@@ -17,8 +16,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from tests.collector.otlp_build import json_request, new_span_id, new_trace_id, request, span
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 from tests.otel_helpers import http_provider
+from tests.waiting import wait_equal, wait_until
 
 PB = {"Content-Type": "application/x-protobuf"}
 JS = {"Content-Type": "application/json"}
@@ -236,12 +236,8 @@ def test_unknown_content_type_or_encoding_is_415(server: Server, headers: dict[s
 
 
 @pytest.fixture
-def small_server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, max_body_bytes=4096, max_decompressed_bytes=65536))
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def small_server(start_server: StartServer) -> Server:
+    return start_server(max_body_bytes=4096, max_decompressed_bytes=65536)
 
 
 def test_oversized_body_is_413_by_content_length(small_server: Server) -> None:
@@ -277,12 +273,8 @@ def test_gzip_bomb_is_413_and_not_inflated(small_server: Server) -> None:
 
 
 @pytest.fixture
-def tiny_queue_server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, max_queue_spans=4))
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def tiny_queue_server(start_server: StartServer) -> Server:
+    return start_server(max_queue_spans=4)
 
 
 def block_writer(server: Server) -> threading.Event:
@@ -313,10 +305,9 @@ def test_full_queue_is_503_with_retry_after_then_accepts(tiny_queue_server: Serv
     t = threading.Thread(target=send_first)
     try:
         t.start()
-        deadline = time.monotonic() + 10
-        while srv.runtime.writer.queued_spans < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert srv.runtime.writer.queued_spans == 3
+        wait_equal(
+            lambda: srv.runtime.writer.queued_spans, 3, what="the spans queued", timeout=10, every=0.01
+        )
 
         for kind, headers in (("protobuf", PB), ("json", JS)):
             body = request([span(tid, name="x"), span(tid, name="y")]).SerializeToString()
@@ -347,18 +338,18 @@ def test_sdk_exporter_retries_after_503_until_the_queue_drains(tiny_queue_server
             c.post("/v1/traces", content=body, headers=PB)
 
     def release_after_a_refusal() -> None:
-        deadline = time.monotonic() + 20
-        while srv.runtime.metrics.get("ragfault_ingest_throttled_total") < 1 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        release.set()
+        try:
+            wait_until(lambda: srv.runtime.metrics.get("ragfault_ingest_throttled_total"), lambda n: n >= 1,
+                       what="a refusal", timeout=20, every=0.01)  # fmt: skip
+        finally:
+            release.set()
 
     occupier = threading.Thread(target=occupy)
     releaser = threading.Thread(target=release_after_a_refusal)
     try:
         occupier.start()
-        deadline = time.monotonic() + 10
-        while srv.runtime.writer.queued_spans < 4 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: srv.runtime.writer.queued_spans, lambda n: n >= 4, what="the queue to fill",
+                   timeout=10, every=0.01)  # fmt: skip
         releaser.start()
 
         # Real SDK spans, exported by the real exporter (which honours Retry-After and retries).
@@ -394,17 +385,9 @@ def test_auth_is_off_by_default(server: Server) -> None:
     assert r.status_code == 200
 
 
-@pytest.fixture
-def auth_server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, ingest_token="in-secret", api_token="api-secret"))
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
-def test_ingest_token_required_over_http(auth_server: Server) -> None:
-    srv = auth_server
+@pytest.mark.server_settings(ingest_token="in-secret", api_token="api-secret")
+def test_ingest_token_required_over_http(server: Server) -> None:
+    srv = server
     tid = new_trace_id()
     body = request([span(tid)]).SerializeToString()
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic in-secret"},

@@ -7,7 +7,6 @@ import gzip
 import signal
 import threading
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -40,7 +39,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from tests.collector.otlp_build import kv, new_span_id, new_trace_id, raw_export
 from tests.collector.test_durability import ServeProcess
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 
 PB = {"Content-Type": "application/x-protobuf"}
 JS = {"Content-Type": "application/json"}
@@ -49,12 +48,8 @@ METRICS_METHOD = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Expor
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(make_settings(tmp_path_factory.mktemp("signals")))
-    try:
-        yield s
-    finally:
-        s.stop()
+def srv(start_module_server: StartServer) -> Server:
+    return start_module_server()
 
 
 def log_provider(exporter: object, service: str) -> LoggerProvider:
@@ -350,59 +345,51 @@ def test_grpc_garbage_is_invalid_argument(srv: Server, method: str) -> None:
     assert srv.http.get("/healthz").status_code == 200
 
 
-def test_oversized_logs_and_metrics_are_413(tmp_path: Path) -> None:
-    s = Server(make_settings(tmp_path, max_body_bytes=4096, max_decompressed_bytes=65536))
-    try:
-        for path in ("/v1/logs", "/v1/metrics"):
-            assert s.http.post(path, content=b"\x00" * 5000, headers=PB).status_code == 413
-            bomb = gzip.compress(b"\x00" * 200_000)  # small on the wire, over the inflated limit
-            r = s.http.post(path, content=bomb, headers={**PB, "Content-Encoding": "gzip"})
-            assert r.status_code == 413
-        assert (
-            s.scalar("SELECT (SELECT count(*) FROM log_records) + (SELECT count(*) FROM metric_points)") == 0
-        )
-    finally:
-        s.stop()
+def test_oversized_logs_and_metrics_are_413(start_server: StartServer) -> None:
+    s = start_server(max_body_bytes=4096, max_decompressed_bytes=65536)
+    for path in ("/v1/logs", "/v1/metrics"):
+        assert s.http.post(path, content=b"\x00" * 5000, headers=PB).status_code == 413
+        bomb = gzip.compress(b"\x00" * 200_000)  # small on the wire, over the inflated limit
+        r = s.http.post(path, content=bomb, headers={**PB, "Content-Encoding": "gzip"})
+        assert r.status_code == 413
+    assert s.scalar("SELECT (SELECT count(*) FROM log_records) + (SELECT count(*) FROM metric_points)") == 0
 
 
-def test_ingest_token_guards_logs_and_metrics(tmp_path: Path) -> None:
-    s = Server(make_settings(tmp_path, ingest_token="in-secret"))
-    try:
-        rec = PbLogRecord(time_unix_nano=1)
-        rec.body.string_value = "guarded"
-        body = logs_request([rec], service="guarded").SerializeToString()
-        for path, payload in (
-            ("/v1/logs", body),
-            ("/v1/metrics", ExportMetricsServiceRequest().SerializeToString()),
-        ):
-            r = s.http.post(path, content=payload, headers={**PB, "Authorization": "Bearer wrong"})
-            assert r.status_code == 401
-            assert status_pb2.Status.FromString(r.content).code == 16
-        with grpc.insecure_channel(s.grpc_endpoint) as channel:
-            for method in (LOGS_METHOD, METRICS_METHOD):
-                raw = raw_export(channel, method)
-                with pytest.raises(grpc.RpcError) as info:
-                    raw(body, timeout=10)
-                assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
-        assert s.scalar("SELECT count(*) FROM log_records") == 0
+def test_ingest_token_guards_logs_and_metrics(start_server: StartServer) -> None:
+    s = start_server(ingest_token="in-secret")
+    rec = PbLogRecord(time_unix_nano=1)
+    rec.body.string_value = "guarded"
+    body = logs_request([rec], service="guarded").SerializeToString()
+    for path, payload in (
+        ("/v1/logs", body),
+        ("/v1/metrics", ExportMetricsServiceRequest().SerializeToString()),
+    ):
+        r = s.http.post(path, content=payload, headers={**PB, "Authorization": "Bearer wrong"})
+        assert r.status_code == 401
+        assert status_pb2.Status.FromString(r.content).code == 16
+    with grpc.insecure_channel(s.grpc_endpoint) as channel:
+        for method in (LOGS_METHOD, METRICS_METHOD):
+            raw = raw_export(channel, method)
+            with pytest.raises(grpc.RpcError) as info:
+                raw(body, timeout=10)
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert s.scalar("SELECT count(*) FROM log_records") == 0
 
-        # the real exporters with the header configured
-        auth = {"authorization": "Bearer in-secret"}
-        provider = log_provider(HttpLogExporter(endpoint=f"{s.url}/v1/logs", headers=auth), "guarded-http")
-        provider.get_logger("t").emit(LogRecord(body="over http"))
-        provider.shutdown()
-        provider = log_provider(
-            GrpcLogExporter(endpoint=s.grpc_endpoint, insecure=True, headers=auth), "guarded-grpc"
-        )
-        provider.get_logger("t").emit(LogRecord(body="over grpc"))
-        provider.shutdown()
-        mp = metric_provider(HttpMetricExporter(endpoint=f"{s.url}/v1/metrics", headers=auth), "guarded")
-        mp.get_meter("t").create_counter("c").add(1)
-        mp.shutdown()
-        assert s.sql("SELECT body_text FROM log_records ORDER BY body_text") == [["over grpc"], ["over http"]]
-        assert s.scalar("SELECT count(*) FROM metric_points WHERE name = 'c'") == 1
-    finally:
-        s.stop()
+    # the real exporters with the header configured
+    auth = {"authorization": "Bearer in-secret"}
+    provider = log_provider(HttpLogExporter(endpoint=f"{s.url}/v1/logs", headers=auth), "guarded-http")
+    provider.get_logger("t").emit(LogRecord(body="over http"))
+    provider.shutdown()
+    provider = log_provider(
+        GrpcLogExporter(endpoint=s.grpc_endpoint, insecure=True, headers=auth), "guarded-grpc"
+    )
+    provider.get_logger("t").emit(LogRecord(body="over grpc"))
+    provider.shutdown()
+    mp = metric_provider(HttpMetricExporter(endpoint=f"{s.url}/v1/metrics", headers=auth), "guarded")
+    mp.get_meter("t").create_counter("c").add(1)
+    mp.shutdown()
+    assert s.sql("SELECT body_text FROM log_records ORDER BY body_text") == [["over grpc"], ["over http"]]
+    assert s.scalar("SELECT count(*) FROM metric_points WHERE name = 'c'") == 1
 
 
 # --- durability ------------------------------------------------------------------------------

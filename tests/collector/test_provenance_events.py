@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from opentelemetry._logs import LogRecord
 from collector.coverage import render
 from tests.attribution.conftest import wait_evaluated
 from tests.collector.test_content_events import send_logs
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer, make_settings
 from tests.otel_helpers import http_provider
 
 KB = [
@@ -46,13 +45,15 @@ def terms(text: str) -> list[str]:
 def retrieve(query: str) -> list[dict[str, Any]]:
     """Term-frequency retrieval over the knowledge base, best first, score > 0."""
     q = set(terms(query))
-    scored = [{**d, "score": float(sum(1 for t in terms(d["text"]) if t in q))} for d in KB]
+    scored: list[dict[str, Any]] = [
+        {**d, "score": float(sum(1 for t in terms(d["text"]) if t in q))} for d in KB
+    ]
     return sorted((d for d in scored if d["score"] > 0), key=lambda d: (-d["score"], d["id"]))[:TOP_K]
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(make_settings(tmp_path_factory.mktemp("provenance")))
+def srv(start_module_server: StartServer) -> Server:
+    s = start_module_server()
     gold = "\n".join(
         json.dumps({
             "case_id": case_id, "query": q, "answerable": True, "expected_behavior": "answer", "must_retrieve": True,
@@ -60,11 +61,8 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         })
         for case_id, (q, doc, quote) in CASES.items()
     )  # fmt: skip
-    try:
-        assert s.http.post("/api/v1/gold", content=gold).json()["loaded"] == len(CASES)
-        yield s
-    finally:
-        s.stop()
+    assert s.http.post("/api/v1/gold", content=gold).json()["loaded"] == len(CASES)
+    return s
 
 
 def answer_beside_the_spans(srv: Server, case_id: str, log_service: str = SERVICE) -> tuple[str, str, str]:

@@ -141,7 +141,7 @@ def _listening(settler: Settler, waits: Waits) -> tuple[list[Any], list[float]]:
         rounds.append(settler.clock())
         return real_ready(now)
 
-    settler._ready = counting  # type: ignore[method-assign]
+    settler._ready = counting  # type: ignore[method-assign,assignment]
     return listeners, rounds
 
 

@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.collector.otlp_build import new_trace_id, request, span
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 
 
 @pytest.fixture(scope="module")
-def sql_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path_factory.mktemp("sql"), sql_row_cap=50))
-    try:
-        tid = new_trace_id()
-        body = request([span(tid, name=f"s{i}", attrs={"i": i}) for i in range(5)], service="sql-app")
-        r = srv.http.post(
-            "/v1/traces", content=body.SerializeToString(), headers={"Content-Type": "application/x-protobuf"}
-        )
-        assert r.status_code == 200
-        yield srv
-    finally:
-        srv.stop()
+def sql_server(start_module_server: StartServer) -> Server:
+    srv = start_module_server(sql_row_cap=50)
+    tid = new_trace_id()
+    body = request([span(tid, name=f"s{i}", attrs={"i": i}) for i in range(5)], service="sql-app")
+    r = srv.http.post(
+        "/v1/traces", content=body.SerializeToString(), headers={"Content-Type": "application/x-protobuf"}
+    )
+    assert r.status_code == 200
+    return srv
 
 
 def post(srv: Server, sql: str, **params: object):  # noqa: ANN201
@@ -133,36 +129,30 @@ def test_row_cap_sets_truncated(sql_server: Server) -> None:
     assert len(r.json()["rows"]) == 50  # a client cannot raise the server's cap
 
 
-@pytest.fixture
-def slow_limit_server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, sql_timeout_seconds=0.3))
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
-def test_time_limit_stops_a_long_query(slow_limit_server: Server) -> None:
-    r = post(slow_limit_server, "SELECT sum(hash(a.range * b.range)) FROM range(100000000) a, range(1000) b")
+@pytest.mark.server_settings(sql_timeout_seconds=0.3)
+def test_time_limit_stops_a_long_query(server: Server) -> None:
+    r = post(server, "SELECT sum(hash(a.range * b.range)) FROM range(100000000) a, range(1000) b")
     assert r.status_code == 408, (r.status_code, r.text)
     assert "time limit" in r.json()["detail"]
-    # the connection pool is still healthy afterwards
-    assert post(slow_limit_server, "SELECT 42").json()["rows"] == [[42]]
+    # the connection pool is still healthy afterwards. On a loaded machine even SELECT 42 can pass
+    # the 0.3 s limit on its lowered thread: that is a 408 again, never an error of another kind
+    answers: list[int] = []
+    for _ in range(20):
+        r = post(server, "SELECT 42")
+        answers.append(r.status_code)
+        if r.status_code != 408:
+            break
+    assert r.status_code == 200 and r.json()["rows"] == [[42]], answers
 
 
-def test_api_token(tmp_path: Path) -> None:
-    srv = Server(make_settings(tmp_path, api_token="t0ken"))
-    try:
-        q = {"sql": "SELECT 1"}
-        assert srv.http.post("/api/v1/sql", json=q).status_code == 401
-        assert (
-            srv.http.post("/api/v1/sql", json=q, headers={"Authorization": "Bearer nope"}).status_code == 401
-        )
-        r = srv.http.post("/api/v1/sql", json=q, headers={"Authorization": "Bearer t0ken"})
-        assert r.status_code == 200 and r.json()["rows"] == [[1]]
-        # ingest stays open when only the API token is set
-        body = request([span(new_trace_id())]).SerializeToString()
-        r = srv.http.post("/v1/traces", content=body, headers={"Content-Type": "application/x-protobuf"})
-        assert r.status_code == 200
-    finally:
-        srv.stop()
+def test_api_token(start_server: StartServer) -> None:
+    srv = start_server(api_token="t0ken")
+    q = {"sql": "SELECT 1"}
+    assert srv.http.post("/api/v1/sql", json=q).status_code == 401
+    assert srv.http.post("/api/v1/sql", json=q, headers={"Authorization": "Bearer nope"}).status_code == 401
+    r = srv.http.post("/api/v1/sql", json=q, headers={"Authorization": "Bearer t0ken"})
+    assert r.status_code == 200 and r.json()["rows"] == [[1]]
+    # ingest stays open when only the API token is set
+    body = request([span(new_trace_id())]).SerializeToString()
+    r = srv.http.post("/v1/traces", content=body, headers={"Content-Type": "application/x-protobuf"})
+    assert r.status_code == 200

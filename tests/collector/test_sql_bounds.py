@@ -6,23 +6,18 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from collector.store import Store
-from tests.conftest import Server, free_port, make_settings
+from tests.conftest import Server, StartServer, free_port, make_settings
 
 
 @pytest.fixture(scope="module")
-def bounded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path_factory.mktemp("sqlb"), sql_max_result_bytes=1 << 20))
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def bounded(start_module_server: StartServer) -> Server:
+    return start_module_server(sql_max_result_bytes=1 << 20)
 
 
 def post(srv: Server, sql: str, **params: object) -> httpx.Response:
@@ -101,20 +96,10 @@ def test_ragfault_query_on_a_file_refuses_the_same(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def timed(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(
-        make_settings(
-            tmp_path,
-            sql_timeout_seconds=1.0,
-            sql_max_result_bytes=8 << 30,
-            sql_row_cap=10_000_000,
-            sql_max_concurrent=1,
-        )
+def timed(start_server: StartServer) -> Server:
+    return start_server(
+        sql_timeout_seconds=1.0, sql_max_result_bytes=8 << 30, sql_row_cap=10_000_000, sql_max_concurrent=1
     )
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 class SteppingClock:

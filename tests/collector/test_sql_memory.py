@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import httpx
 import pytest
 
 from tests.conftest import free_port
+from tests.waiting import wait_until
 
 MB = 1 << 20
 # docs/limits.md's bound for one call beyond the server's size before it: twice sql_max_result_bytes
@@ -46,15 +46,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subproces
             "--http-port", str(port), "--grpc-port", str(free_port())]  # fmt: skip
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
+
+    def healthy() -> bool:
+        assert proc.poll() is None, f"the server exited with {proc.returncode}"
         try:
-            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
-                break
+            return httpx.get(url + "/healthz", timeout=2).status_code == 200
         except httpx.HTTPError:
-            pass
-        assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.1)
+            return False
+
+    wait_until(healthy, what="the server to answer /healthz", timeout=120, every=0.1)
     try:
         httpx.post(url + "/api/v1/sql", json={"sql": "SELECT 1"}, timeout=60)  # load the SQL path
         yield proc, url

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer, make_settings
 
 SLOW = "SELECT sum(hash(a.range * b.range)) FROM range(100000000) a, range(1000) b"
 
@@ -59,19 +59,16 @@ def test_a_running_sql_call_works_on_a_thread_of_lower_priority(tmp_path: Path) 
         srv.stop()
 
 
-def test_a_call_whose_request_is_gone_gives_its_slot_back(tmp_path: Path) -> None:
-    srv = Server(make_settings(tmp_path, sql_max_concurrent=1, sql_timeout_seconds=2))
-    try:
-        try:  # the client gives up long before the query's time limit
-            httpx.post(srv.url + "/api/v1/sql", json={"sql": SLOW}, timeout=0.3)
-        except httpx.TimeoutException:
-            pass
-        # once the abandoned query has timed out on its thread, the one slot is free again
-        while (r := srv.http.post("/api/v1/sql", json={"sql": "SELECT 42"})).status_code == 429:
-            threading.Event().wait(0.1)
-        assert r.status_code == 200 and r.json()["rows"] == [[42]]
-    finally:
-        srv.stop()
+def test_a_call_whose_request_is_gone_gives_its_slot_back(start_server: StartServer) -> None:
+    srv = start_server(sql_max_concurrent=1, sql_timeout_seconds=2)
+    try:  # the client gives up long before the query's time limit
+        httpx.post(srv.url + "/api/v1/sql", json={"sql": SLOW}, timeout=0.3)
+    except httpx.TimeoutException:
+        pass
+    # once the abandoned query has timed out on its thread, the one slot is free again
+    while (r := srv.http.post("/api/v1/sql", json={"sql": "SELECT 42"})).status_code == 429:
+        threading.Event().wait(0.1)
+    assert r.status_code == 200 and r.json()["rows"] == [[42]]
 
 
 def test_with_duckdb_workers_a_running_sql_call_runs_only_on_lowered_threads(tmp_path: Path) -> None:

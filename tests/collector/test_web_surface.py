@@ -7,13 +7,11 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 
 CASE = {"case_id": "c1", "query": "How long is the refund window?", "answerable": True}
 DOC = {"doc_id": "d1", "content": "Refunds within 30 days."}
@@ -144,12 +142,8 @@ def test_a_foreign_host_name_is_refused_on_the_api_and_pages(server: Server) -> 
 
 
 @pytest.fixture
-def named(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, trusted_hosts=("ragfault.internal", "*.corp.example")))
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def named(start_server: StartServer) -> Server:
+    return start_server(trusted_hosts=("ragfault.internal", "*.corp.example"))
 
 
 def test_trusted_hosts_setting(named: Server) -> None:
@@ -198,15 +192,8 @@ def test_the_docs_page_loads_nothing_from_elsewhere(server: Server) -> None:
 
 
 @pytest.fixture
-def guarded(tmp_path: Path) -> Iterator[Server]:
-    (tmp_path / "guarded").mkdir()
-    srv = Server(
-        make_settings(tmp_path / "guarded", api_token="s3cret", protect_ui=True, protect_metrics=True)
-    )
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def guarded(start_server: StartServer) -> Server:
+    return start_server("guarded", api_token="s3cret", protect_ui=True, protect_metrics=True)
 
 
 def test_with_a_token_the_ui_and_metrics_can_be_protected(guarded: Server, server: Server) -> None:
@@ -227,15 +214,12 @@ def test_with_a_token_the_ui_and_metrics_can_be_protected(guarded: Server, serve
     assert server.http.get("/ui").status_code == 200 and server.http.get("/metrics").status_code == 200
 
 
-def test_several_authorization_headers_are_all_checked(tmp_path: Path) -> None:
-    srv = Server(make_settings(tmp_path, api_token="s3cret"))
-    try:
-        good = ("authorization", "Bearer s3cret")
-        for extra in (("authorization", "Bearer wrong"), ("authorization", "Basic !!")):
-            with httpx.Client(base_url=srv.url) as c:
-                r = c.post("/api/v1/sql", json={"sql": "SELECT 1"}, headers=[good, extra])
-            assert r.status_code == 401
+def test_several_authorization_headers_are_all_checked(start_server: StartServer) -> None:
+    srv = start_server(api_token="s3cret")
+    good = ("authorization", "Bearer s3cret")
+    for extra in (("authorization", "Bearer wrong"), ("authorization", "Basic !!")):
         with httpx.Client(base_url=srv.url) as c:
-            assert c.post("/api/v1/sql", json={"sql": "SELECT 1"}, headers=[good, good]).status_code == 200
-    finally:
-        srv.stop()
+            r = c.post("/api/v1/sql", json={"sql": "SELECT 1"}, headers=[good, extra])
+        assert r.status_code == 401
+    with httpx.Client(base_url=srv.url) as c:
+        assert c.post("/api/v1/sql", json={"sql": "SELECT 1"}, headers=[good, good]).status_code == 200

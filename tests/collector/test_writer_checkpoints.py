@@ -4,7 +4,6 @@ backlog) keep it busy, and at a bounded WAL size under ingest that never pauses.
 from __future__ import annotations
 
 import random
-import time
 from pathlib import Path
 
 import duckdb
@@ -17,6 +16,7 @@ from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
 from tests.clock import ManualClock
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
+from tests.waiting import wait_until
 
 KB = 1 << 10
 
@@ -65,10 +65,9 @@ def test_jobs_alone_checkpoint_only_past_their_larger_threshold(tmp_path: Path) 
             writer.submit_job(_fill)
         before, wal = writer.submit_job(state).result(60)
         assert wal > 256 * KB
-        deadline = time.monotonic() + 30
-        while metrics.get("ragfault_checkpoints_total") == before and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert metrics.get("ragfault_checkpoints_total") == before + 1
+        checkpoints = wait_until(lambda: metrics.get("ragfault_checkpoints_total"), lambda n: n != before,
+                                 what="the idle checkpoint")  # fmt: skip
+        assert checkpoints == before + 1
         assert store.wal_bytes() < 256 * KB
         assert writer.call(lambda con: con.execute("SELECT count(*) FROM filler").fetchall()[0][0]) > 0
     finally:

@@ -3,11 +3,12 @@ answering LLM call whose prompt holds the context, as the collector's assembler 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from collector.normalize import DEFAULT_SOURCE_KEYS
-from collector.normalize.common import make_doc
+from collector.normalize.common import Stage, make_doc
 from evaluators.base import EvalInput, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
 from evaluators.gold import GoldCase, KBDocument
 
@@ -32,7 +33,9 @@ def step(
     )
 
 
-def docs(span_id: str, stage: str, items: list[dict[str, Any] | str], source: str = "span") -> list[StepDoc]:
+def docs(
+    span_id: str, stage: Stage, items: list[dict[str, Any] | str], source: str = "span"
+) -> list[StepDoc]:
     """Step documents as the normalizer makes them: ``{"id", "content", "metadata", "score"}`` or a
     plain content string (no id at all, as LangChain sends)."""
     out = []
@@ -66,7 +69,7 @@ def rag(
     explicit_context: bool = False,
     answer: str = "An answer.",
     llm: bool = True,
-    extra_steps: list[tuple[str, list[dict[str, Any] | str]]] = (),
+    extra_steps: Sequence[tuple[str, list[dict[str, Any] | str]]] = (),
     user_scope: tuple[str, ...] | None = None,
     start: datetime = T0,
 ) -> TraceView:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from evaluators.base import NoConfig
 from evaluators.builtin import duplicates
 from tests.evaluators.evidence_builders import inp, one, rag
@@ -12,7 +14,7 @@ def run(trace):
 
 
 def test_repeated_chunk_ids_and_contents():
-    cands = [
+    cands: list[dict[str, Any] | str] = [
         {"id": "c1", "content": "Logs are retained for 7 days."},
         {"id": "c2", "content": "Logs can be exported as JSON."},
         {"id": "c1", "content": "Logs are retained for 7 days."},  # same chunk again
@@ -31,7 +33,7 @@ def test_repeated_chunk_ids_and_contents():
 
 
 def test_chunks_of_one_source_document_are_not_duplicates():
-    cands = [
+    cands: list[dict[str, Any] | str] = [
         {"id": "u-1", "content": "Part one of the policy.", "metadata": {"ref_doc_id": "policy"}},
         {"id": "u-2", "content": "Part two of the policy.", "metadata": {"ref_doc_id": "policy"}},
     ]

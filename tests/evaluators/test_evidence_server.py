@@ -4,6 +4,7 @@ forbidden candidate as a permission violation, in the `evaluations` table."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from tests.otel_helpers import http_provider
 from tests.tracegen import rag_trace
@@ -40,7 +41,7 @@ KB = [
         "acl": ["finance"],
     },
 ]
-CASE = {
+CASE: dict[str, Any] = {
     "case_id": "refund-day-20", "query": "年度会员买了第 20 天，还能退款吗？", "answerable": True,
     "expected_behavior": "answer", "must_retrieve": True,
     "evidence": [{"doc_id": "refund-policy-2026", "quote": "30 天内可申请退款，按剩余天数计算退款金额"}],
@@ -48,7 +49,7 @@ CASE = {
 }  # fmt: skip
 
 
-def docs(*ids: str) -> list[dict[str, str]]:
+def docs(*ids: str) -> list[dict[str, Any]]:
     by_id = {d["doc_id"]: d for d in KB}
     return [{"id": i, "content": by_id[i]["content"], "score": 1.0 - n / 10} for n, i in enumerate(ids)]
 

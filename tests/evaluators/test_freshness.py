@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from evaluators.builtin import freshness
 from tests.evaluators.evidence_builders import case, inp, kb, one, rag
@@ -87,7 +88,7 @@ def test_case_as_of_overrides_the_trace_time():
 
 
 def test_unknown_documents_use_their_span_metadata():
-    docs = [
+    docs: list[dict[str, Any] | str] = [
         {"id": "wiki-1", "content": "Wiki page one.", "metadata": {"valid_to": "2026-02-01T00:00:00Z"}},
         {"id": "wiki-2", "content": "Wiki page two.", "metadata": {"superseded_by": "wiki-3", "version": 2}},
         {"id": "wiki-3", "content": "Wiki page three.", "metadata": {"version": 3}},

@@ -4,7 +4,6 @@ gold cases and the registry loaded over HTTP, verdicts read back from ``evaluati
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -24,18 +23,13 @@ MINE = (
 
 
 def _wait_rows(server, trace_ids: list[str], metric: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    n = 0
-    while time.monotonic() < deadline:
-        n = server.scalar(
-            "SELECT count(DISTINCT trace_id) FROM evaluations WHERE metric = $m AND list_contains($ids, trace_id)",
-            m=metric,
-            ids=trace_ids,
-        )
-        if n == len(trace_ids):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{metric}: {n} of {len(trace_ids)} traces evaluated")
+    server.wait_for(
+        "SELECT count(DISTINCT trace_id) FROM evaluations WHERE metric = $m AND list_contains($ids, trace_id)",
+        len(trace_ids),
+        timeout=timeout,
+        m=metric,
+        ids=trace_ids,
+    )
 
 
 def test_seed_000_baseline_through_the_server(server) -> None:

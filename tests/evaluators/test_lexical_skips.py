@@ -7,6 +7,7 @@ import random
 import pytest
 
 from evaluators.lexical import analysis
+from evaluators.lexical.tokens import Analysis
 
 TEXTS = [
     "Annual members may request a refund within 30 days of purchase.",
@@ -24,7 +25,7 @@ TEXTS = [
 ]
 
 
-def _all_patterns(text: str, monkeypatch: pytest.MonkeyPatch) -> analysis.Analysis:
+def _all_patterns(text: str, monkeypatch: pytest.MonkeyPatch) -> Analysis:
     with monkeypatch.context() as m:
         m.setattr(analysis, "_SKIP_IMPOSSIBLE", False)
         return analysis.analyze.__wrapped__(text)  # type: ignore[attr-defined,no-any-return]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from evaluators.base import NoConfig
 from evaluators.builtin import permission
 from tests.evaluators.evidence_builders import case, inp, kb, one, rag
@@ -70,7 +72,7 @@ def test_trace_scope_wins_over_the_case_scope():
 
 
 def test_unknown_documents_use_span_metadata_acl():
-    docs = [
+    docs: list[dict[str, Any] | str] = [
         {"id": "hr-1", "content": "Salary bands are reviewed yearly.", "metadata": {"acl": "hr,finance"}},
         {"id": "hr-2", "content": "Holiday calendar for the team.", "metadata": {"acl": ["support", "hr"]}},
         {"id": "hr-3", "content": "Canteen menu of the week."},

@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from evaluators.pool import EvalPool
 from evaluators.registry import discover
 from evaluators.runner import Runner, StoreRunner
 from ragfault.local import LocalStore
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = 90
@@ -209,11 +209,9 @@ def test_workers_exit_when_their_owner_is_killed() -> None:
         child.kill()
         child.wait()
     try:
-        for _ in range(300):  # the workers check on their owner every second
-            if not any(_running(p) for p in pids):
-                break
-            time.sleep(0.1)
-        assert not [p for p in pids if _running(p)]
+        # the workers check on their owner every second
+        wait_until(lambda: [p for p in pids if _running(p)], lambda left: not left, what="the workers to exit",
+                   timeout=30, every=0.1)  # fmt: skip
     finally:
         for p in pids:  # never leave a worker behind, even when the test fails
             if _running(p):

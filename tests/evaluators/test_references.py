@@ -8,6 +8,7 @@ import json
 import logging
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from evaluators.loading import store_gold
 from evaluators.runner import References
 from ragfault.local import LocalStore
 
-CASES = [
+CASES: list[dict[str, Any]] = [
     {"case_id": "c-refund", "query": "How long is the refund window?", "answerable": True},
     # the same query once normalized: the first row read joins it
     {"case_id": "c-refund-again", "query": "how long is the REFUND window", "category": "again"},

@@ -11,8 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-import ragfault.server
-from evaluators.judge.api import register as register_judge
 from evaluators.judge.service import build_judge_runner
 from evaluators.judge.settings import JudgeSettings
 from tests.conftest import Server, make_settings
@@ -52,10 +50,8 @@ RULES: list[tuple[str, dict[str, Any]]] = [
 
 
 @pytest.fixture
-def srv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
-    # The one wiring line server.py needs, applied here: the judge's router joins the components.
-    base = ragfault.server._components
-    monkeypatch.setattr(ragfault.server, "_components", lambda: [*base(), register_judge])
+def srv(tmp_path: Path) -> Iterator[Server]:
+    # the judge's API is an installed component (entry point ``judge``): the default server has it
     s = Server(make_settings(tmp_path))
     try:
         yield s

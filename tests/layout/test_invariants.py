@@ -64,25 +64,9 @@ SQL_LITERALS: dict[str, int] = {
     "ragfault/ui/live.py": 7,  # the live page's reads
 }
 
-# Parameters named ``runtime`` typed ``Any``: a service locator components patch attributes onto;
-# components given a typed context remove them. Value: how many the module has.
-ANY_RUNTIME: dict[str, int] = {
-    "collector/api.py": 3,  # protected_router, api_router, health_router
-    "collector/config.py": 1,  # settings_table: a component's settings read off the runtime
-    "collector/coverage.py": 1,  # the coverage router
-    "collector/lake_retention.py": 1,  # lake retention's constructor
-    "collector/retention.py": 2,  # the retention router and its service's constructor
-    "evaluators/eval_api.py": 1,  # the evaluation router
-    "evaluators/feedback.py": 1,  # the feedback router
-    "evaluators/judge/api.py": 1,  # the judge router
-    "evaluators/judge_tier.py": 1,  # the judge tier's constructor
-    "evaluators/live_api.py": 2,  # the live router and its registry search
-    "evaluators/scheduler.py": 3,  # build_runner, build_judge and the service's constructor
-    "ragfault/experiments/api.py": 2,  # the experiments router and its query function
-    "ragfault/ui/__init__.py": 3,  # the UI router, the trace view and the registry search
-    "ragfault/ui/api.py": 4,  # the UI's JSON router, its constructor, the demo loader and the facts
-    "ragfault/ui/live.py": 2,  # the live page's router and its constructor
-}
+# Parameters named ``runtime`` typed ``Any``: a service locator components patch attributes onto.
+# Components are given a typed context (``collector.components.Context``) instead: none is left.
+ANY_RUNTIME: dict[str, int] = {}
 
 MAX_LINES = 400
 # Modules over MAX_LINES, to be split by concern (none is generated or data: such a module would be

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
@@ -12,11 +13,13 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
+from evaluators.scheduler import EvaluationService
 from tests.conftest import Server, make_settings
 from tests.otel_helpers import http_provider
 from tests.served import api_client
+from tests.waiting import wait_until
 
-GOLD = {
+GOLD: dict[str, Any] = {
     "case_id": "c1",
     "query": "How long is the refund window?",
     "evidence": [{"doc_id": "policy", "quote": "30 days"}],
@@ -42,16 +45,17 @@ class LiveServer(Server):
     def _start_with_clock(self, settings: Any, clock: Any) -> None:
         """``Server.__init__`` with the evaluation service built on ``clock``."""
 
-        from evaluators.scheduler import EvaluationService
+        from collector.components import installed
         from ragfault.server import ServerThread
 
-        self.settings = settings
-        self.thread = ServerThread(settings)
-        self.runtime = self.thread.runtime
-        self.runtime.extension_factories = [
-            functools.partial(EvaluationService, clock=clock) if f is EvaluationService else f
-            for f in self.runtime.extension_factories
+        # the server's own components, the evaluation service's factory given the clock
+        service = functools.partial(EvaluationService, clock=clock)
+        components = [
+            dataclasses.replace(c, service=service) if c.name == "evaluation" else c for c in installed()
         ]
+        self.settings = settings
+        self.thread = ServerThread(settings, components)
+        self.runtime = self.thread.runtime
         self.thread.start()
         self.url = f"http://127.0.0.1:{settings.http_port}"
         self.grpc_endpoint = f"127.0.0.1:{self.runtime.grpc_port}"
@@ -61,12 +65,13 @@ class LiveServer(Server):
     def parked(self) -> None:
         """Until the evaluation loop waits on its clock with no wake pending (a deadline, no timing
         assertion): nothing runs in it until the clock is advanced or it is woken."""
-        svc = self.runtime.evaluation
-        deadline = time.monotonic() + 60
-        while not (self.clock.parked and not svc._wake.is_set() and not svc._busy):
-            if time.monotonic() > deadline:
-                raise AssertionError("the evaluation loop never came to rest")
-            time.sleep(0.01)
+        svc = self.runtime.find(EvaluationService)
+
+        def state() -> dict[str, object]:
+            return {"parked": self.clock.parked, "wake": svc._wake.is_set(), "busy": svc._busy}
+
+        wait_until(state, lambda s: s["parked"] and not s["wake"] and not s["busy"],
+                   what="the evaluation loop to come to rest", timeout=60, every=0.01)  # fmt: skip
 
     def settle(self) -> int:
         """Assemble every unassembled trace now, with a settler of its own (the server's is busy in its thread)."""
@@ -91,15 +96,16 @@ class LiveServer(Server):
 
     def drain(self, timeout: float = 30) -> None:
         """Settle everything now and wait until both tiers are idle (no timing assertion: a deadline)."""
-        deadline = time.monotonic() + timeout
-        svc = self.runtime.evaluation
-        while time.monotonic() < deadline:
+        svc = self.runtime.find(EvaluationService)
+
+        def drained() -> bool:
             self.settle()
             svc.wake()
+            # a moment for the woken loop to take the work up (how often it is looked at, no timing)
             time.sleep(0.05)
-            if svc.idle() and self.settle() == 0 and svc.idle():
-                return
-        raise AssertionError("evaluation did not drain")
+            return bool(svc.idle() and self.settle() == 0 and svc.idle())
+
+        wait_until(drained, what="evaluation to drain", timeout=timeout, every=0)
 
     def status(self, trace_id: str, tier: str = "judge") -> tuple[str, str] | None:
         rows = self.sql(

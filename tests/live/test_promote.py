@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.gold import GoldCase
+from evaluators.gold import Evidence, GoldCase
 from ragfault.cli import main
 from tests.live.conftest import DOCS, LiveServer
 from tests.tracegen import rag_trace
@@ -148,7 +148,9 @@ def test_thumbs_down_to_triage_to_gold_case_to_gate(
     code, text, _ = run(capsys, "gold", "export", "--server", srv.url)
     cases = [GoldCase.model_validate_json(line) for line in text.splitlines()]
     assert [c.case_id for c in cases] == [case_id, f"live-{other[:16]}"]
-    assert cases[0].evidence[0].doc_id == "policy" and cases[1].expected_behavior == "refuse"
+    evidence = cases[0].evidence[0]
+    assert isinstance(evidence, Evidence) and evidence.doc_id == "policy"
+    assert cases[1].expected_behavior == "refuse"
 
     # the CLI on the file, once the server is gone
     third = rag_trace(tracer, query="Do you ship abroad?", answer="We ship to the moon.", candidates=DOCS)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 
-from collector.retention import utcnow
+from collector.retention import RetentionService, utcnow
 from tests.live.conftest import DOCS, GOLD
 from tests.tracegen import rag_trace
 
@@ -63,7 +63,7 @@ def test_retention_by_size_and_age_deletes_consistently(live) -> None:
         )
     ]
 
-    deleted = srv.runtime.retention.run_once()
+    deleted = srv.runtime.find(RetentionService).run_once()
     gone = [t for t in small if t not in keep_small]
     assert deleted["traces"] == 3
     assert counts(srv, gone) == {t: 0 for t in TABLES}
@@ -72,7 +72,7 @@ def test_retention_by_size_and_age_deletes_consistently(live) -> None:
     assert sum(deleted.values()) == sum(before.values()) - sum(counts(srv, big + keep_small).values())
 
     # age: 40 days on, everything is past max_age_days
-    later = srv.runtime.retention.run_once(now=utcnow() + timedelta(days=40))
+    later = srv.runtime.find(RetentionService).run_once(now=utcnow() + timedelta(days=40))
     assert later["traces"] == 5
     assert counts(srv, small + big) == {t: 0 for t in TABLES}
 

@@ -24,7 +24,7 @@ from opentelemetry.sdk.metrics.export import (
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-from collector.retention import utcnow
+from collector.retention import RetentionService, utcnow
 from tests.live.conftest import DOCS, GOLD
 from tests.tracegen import rag_trace
 
@@ -65,7 +65,7 @@ def test_traces_dated_ahead_do_not_push_out_traces_received_after_them(live) -> 
     srv.drain()
     assert stored(srv, forged + real) == set(forged + real)
 
-    deleted = srv.runtime.retention.run_once()
+    deleted = srv.runtime.find(RetentionService).run_once()
     assert deleted["traces"] == 5
     assert stored(srv, forged + real) == set(real)
 
@@ -83,12 +83,12 @@ def test_data_dated_far_ahead_does_not_outlive_max_age(live) -> None:
 
     # now: everything was received just now, whatever it says: nothing goes (a record dated 2000
     # was deleted at once by its own date before)
-    assert srv.runtime.retention.run_once().get("traces", 0) == 0
+    assert srv.runtime.find(RetentionService).run_once().get("traces", 0) == 0
     assert stored(srv, forged + real) == set(forged + real)
     assert srv.sql(signals)[0] == [3, 3]
 
     # two days on, all of it is older than a day: the data dated 2200 goes too
-    later = srv.runtime.retention.run_once(now=utcnow() + timedelta(days=2))
+    later = srv.runtime.find(RetentionService).run_once(now=utcnow() + timedelta(days=2))
     assert later["traces"] == 5
     assert stored(srv, forged + real) == set()
     assert srv.sql(signals)[0] == [0, 0]

@@ -5,9 +5,11 @@ from __future__ import annotations
 from opentelemetry import trace as otel_trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
+from evaluators.scheduler import EvaluationService
 from tests.clock import ManualClock
 from tests.live.conftest import DOCS, GOLD
 from tests.tracegen import rag_trace
+from tests.waiting import wait_until
 
 NO_SAMPLE = "[sampling]\nproduction_rate = 0.0\n"
 
@@ -92,7 +94,6 @@ def test_judge_sheds_load_when_it_cannot_keep_up(live, tmp_path) -> None:
 def test_the_judge_tier_sheds_traces_that_waited_longer_than_judge_max_wait_seconds(live) -> None:
     """While the judge answers the first trace, the clock moves past ``judge_max_wait_seconds``:
     the traces still queued are shed (``over_budget``, ``backlog: waited ...``), not judged."""
-    import time
 
     from bench.judge_server import JudgeServer
 
@@ -108,12 +109,10 @@ def test_the_judge_tier_sheds_traces_that_waited_longer_than_judge_max_wait_seco
         tr = srv.tracer()
         ids = [rag_trace(tr, query=f"q{i}", answer="a", candidates=DOCS) for i in range(3)]
         srv.settle()
-        srv.runtime.evaluation.wake()
-        tier = srv.runtime.evaluation.judge_tier
-        deadline = time.monotonic() + 60  # a deadline, not a timing assertion
-        while not (tier.busy and tier.queue.qsize() == 2):
-            assert time.monotonic() < deadline, "the judge never took the first trace with two queued"
-            time.sleep(0.01)
+        srv.runtime.find(EvaluationService).wake()
+        tier = srv.runtime.find(EvaluationService).judge_tier
+        wait_until(lambda: (tier.busy, tier.queue.qsize()), lambda s: s == (True, 2),
+                   what="the judge to take the first trace with two queued (busy, queued)", timeout=60, every=0.01)  # fmt: skip
         clock.advance(301)
         srv.drain(timeout=60)
     decisions = {t: srv.status(t) for t in ids}
@@ -161,7 +160,7 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
         )
         == 2
     )
-    svc = srv.runtime.evaluation
+    svc = srv.runtime.find(EvaluationService)
     pool = svc._pool
     assert pool is not None
     workers = pool.worker_processes()
@@ -242,7 +241,7 @@ def test_an_idle_loop_does_not_scan_for_waiting_traces_until_woken(live, monkeyp
 
     clock = ManualClock()
     srv = live(NO_SAMPLE, clock=clock)
-    svc = srv.runtime.evaluation
+    svc = srv.runtime.find(EvaluationService)
     srv.drain()
     srv.parked()
     looked: list[float] = []

@@ -26,11 +26,14 @@ def main(url: str, service: str, case_id: str | None) -> None:
     memory = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(memory))
     LangchainInstrumentor().instrument(tracer_provider=provider)
+
+    def join_documents(docs: list[Any]) -> str:
+        return "\n\n".join(d.page_content for d in docs)
+
     prompt = ChatPromptTemplate.from_messages([("system", "Context:\n{context}"), ("human", "{question}")])
     chain = (
         {
-            "context": KeywordRetriever()
-            | RunnableLambda(lambda ds: "\n\n".join(d.page_content for d in ds)),
+            "context": KeywordRetriever() | RunnableLambda(join_documents),
             "question": RunnablePassthrough(),
         }
         | prompt

@@ -7,14 +7,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from collector.store import Store
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer, make_settings
 from tests.otel_helpers import http_provider
 from tests.tracegen import rag_trace
 
 ROOT = Path(__file__).resolve().parents[2]
-CASE = {"case_id": "c1", "query": "How long is the refund window?", "answerable": True,
+CASE: dict[str, Any] = {"case_id": "c1", "query": "How long is the refund window?", "answerable": True,
         "evidence": [{"doc_id": "policy", "quote": "30 days"}]}  # fmt: skip
 
 
@@ -77,38 +78,35 @@ def test_load_refuses_a_bad_file_whole_then_evaluate_reruns_stored_traces(tmp_pa
 
 
 def test_db_given_opens_that_file_while_a_server_answers_and_a_named_server_must_answer(
-    tmp_path: Path,
+    tmp_path: Path, start_server: StartServer
 ) -> None:
-    srv = Server(make_settings(tmp_path / "server"))
-    try:
-        env = dict(os.environ, RAGFAULT_SERVER=srv.url)  # a server answers where commands look first
-        kb = tmp_path / "kb.jsonl"
-        kb.write_text(
-            json.dumps({"doc_id": "policy", "content": "Refunds within 30 days."}) + "\n", encoding="utf-8"
-        )
-        other = tmp_path / "other.duckdb"
-        Store(other).close()
+    srv = start_server("server")
+    env = dict(os.environ, RAGFAULT_SERVER=srv.url)  # a server answers where commands look first
+    kb = tmp_path / "kb.jsonl"
+    kb.write_text(
+        json.dumps({"doc_id": "policy", "content": "Refunds within 30 days."}) + "\n", encoding="utf-8"
+    )
+    other = tmp_path / "other.duckdb"
+    Store(other).close()
 
-        def run(*args: str) -> subprocess.CompletedProcess[str]:
-            cmd = [sys.executable, "-m", "ragfault.cli", *args]
-            return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "ragfault.cli", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
 
-        out = run("load", "kb", str(kb), "--db", str(other))
-        assert out.returncode == 0, out.stderr
-        assert f"into {other}" in out.stdout
-        assert rows(other, "SELECT doc_id FROM kb_documents") == [("policy",)]
-        assert srv.scalar("SELECT count(*) FROM kb_documents") == 0  # the server's file is untouched
+    out = run("load", "kb", str(kb), "--db", str(other))
+    assert out.returncode == 0, out.stderr
+    assert f"into {other}" in out.stdout
+    assert rows(other, "SELECT doc_id FROM kb_documents") == [("policy",)]
+    assert srv.scalar("SELECT count(*) FROM kb_documents") == 0  # the server's file is untouched
 
-        out = run("load", "kb", str(kb))  # neither given: the server that answers
-        assert out.returncode == 0, out.stderr
-        assert f"into the server at {srv.url}" in out.stdout
-        assert srv.scalar("SELECT count(*) FROM kb_documents") == 1
+    out = run("load", "kb", str(kb))  # neither given: the server that answers
+    assert out.returncode == 0, out.stderr
+    assert f"into the server at {srv.url}" in out.stdout
+    assert srv.scalar("SELECT count(*) FROM kb_documents") == 1
 
-        out = run("query", "SELECT 1", "--server", "http://127.0.0.1:9")  # named, nothing listens
-        assert out.returncode == 2 and "no ragfault server answers at http://127.0.0.1:9" in out.stderr
+    out = run("query", "SELECT 1", "--server", "http://127.0.0.1:9")  # named, nothing listens
+    assert out.returncode == 2 and "no ragfault server answers at http://127.0.0.1:9" in out.stderr
 
-        out = run("evaluate", "--db", srv.settings.db)  # the server holds that file: a hint, no traceback
-        assert out.returncode == 2 and "is in use by another process" in out.stderr, out.stderr
-        assert "pass --server URL" in out.stderr and "Traceback" not in out.stderr
-    finally:
-        srv.stop()
+    out = run("evaluate", "--db", srv.settings.db)  # the server holds that file: a hint, no traceback
+    assert out.returncode == 2 and "is in use by another process" in out.stderr, out.stderr
+    assert "pass --server URL" in out.stderr and "Traceback" not in out.stderr

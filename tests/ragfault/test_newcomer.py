@@ -95,7 +95,7 @@ def test_serve_on_a_busy_port_fails_first_and_leaves_nothing(
 
 def test_every_option_has_help_with_its_default_and_every_command_a_description() -> None:
     parser = build_parser()
-    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    commands: dict[str, argparse.ArgumentParser] = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr,assignment]
     for name, sub in commands.items():
         assert sub.description, f"ragfault {name} has no description"
         text = sub.format_help()

@@ -57,7 +57,7 @@ def test_serve_refuses_a_bad_config_before_starting(
 def test_components_take_their_tables_from_the_tree_passed_down(tmp_path: Path) -> None:
     import httpx
 
-    from collector.retention import RetentionSettings
+    from collector.retention import RetentionService, RetentionSettings
     from evaluators.config import EvaluationSettings
     from evaluators.sampling import SamplingSettings
     from ragfault.server import ServerThread
@@ -75,7 +75,7 @@ def test_components_take_their_tables_from_the_tree_passed_down(tmp_path: Path) 
     try:
         rt = srv.runtime
         assert rt.tree is tree and rt.settings is tree.server
-        assert rt.retention.settings is tree.retention
+        assert rt.find(RetentionService).settings is tree.retention
         (evaluation,) = [e for e in rt.extensions if hasattr(e, "sampling")]
         assert evaluation.settings is tree.evaluation and evaluation.sampling is tree.sampling
         # the export API writes under the tree's export_dir (without it the call is refused)
@@ -89,6 +89,7 @@ def test_components_take_their_tables_from_the_tree_passed_down(tmp_path: Path) 
 def test_serving_reads_the_config_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tomllib
 
+    from collector.retention import RetentionService
     from ragfault.server import ServerThread
     from tests.conftest import free_port
 
@@ -109,7 +110,7 @@ def test_serving_reads_the_config_file_once(tmp_path: Path, monkeypatch: pytest.
     tree = load_settings(cfg)
     srv = ServerThread(tree).start()  # every component built, the evaluation service started
     try:
-        assert srv.runtime.retention.settings.export_dir == "x"
+        assert srv.runtime.find(RetentionService).settings.export_dir == "x"
         assert reads == [cfg], reads
     finally:
         srv.stop()

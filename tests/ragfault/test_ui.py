@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import time
+from typing import Any
 
 from tests.conftest import Server
 from tests.otel_helpers import http_provider
 from tests.tracegen import rag_trace
 
-KB = [
+KB: list[dict[str, Any]] = [
     {"doc_id": "limits", "content": "The API allows 600 requests per minute per project."},
     {"doc_id": "sso", "content": "Single sign-on supports SAML 2.0.", "acl": ["admin"]},
     {"doc_id": "reset", "content": "Reset links expire after 24 hours."},
 ]
-CASE = {
+CASE: dict[str, Any] = {
     "case_id": "rate", "query": "How many API requests per minute?", "answerable": True,
     "evidence": [{"doc_id": "limits", "quote": "600 requests per minute"}], "user_scope": ["public"],
 }  # fmt: skip
@@ -36,9 +36,7 @@ def test_ui_page_and_trace_view(server: Server) -> None:
     provider.force_flush()
     server.wait_for("SELECT count(*) FROM spans", 4)
     server.settle()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not server.sql("SELECT 1 FROM attribution"):
-        time.sleep(0.05)
+    server.wait_rows("SELECT 1 FROM attribution", timeout=20)
 
     view = server.http.get(f"/api/v1/traces/{trace_id}/view")
     assert view.status_code == 200, view.text

@@ -119,14 +119,21 @@ def _scanned(
     out = tmp / "profile.json"
     con.execute("PRAGMA enable_profiling = 'json'")
     con.execute(f"SET profiling_output = '{out}'")
-    con.execute("""SET custom_profiling_settings = '{"CUMULATIVE_ROWS_SCANNED": "true"}'""")
+    try:  # DuckDB 1.x names the metric to collect; 2.x collects it in its detailed mode
+        con.execute("""SET custom_profiling_settings = '{"CUMULATIVE_ROWS_SCANNED": "true"}'""")
+    except duckdb.CatalogException:
+        con.execute("SET profiling_mode = 'detailed'")
     con.register("_ids", pa.table({"trace_id": pa.array(ids, pa.string())}))
     try:
         rows = con.execute(text, params).fetchall()
     finally:
         con.unregister("_ids")
         con.execute("PRAGMA disable_profiling")
-    return len(rows), int(json.loads(out.read_text())["cumulative_rows_scanned"])
+    profile = json.loads(out.read_text())
+    scanned = (
+        profile["query"]["total_rows_scanned"] if "query" in profile else profile["cumulative_rows_scanned"]
+    )
+    return len(rows), int(scanned)
 
 
 @pytest.mark.parametrize("name", ["trace_steps", "assembly_docs"])

@@ -29,7 +29,7 @@ def readings() -> dict[str, tuple[str, dict[str, Any]]]:
     attribution view, the spans' raw attributes, the steps and the step documents."""
     out: dict[str, tuple[str, dict[str, Any]]] = {}
     for name, q in sorted(all_queries().items()):
-        given = {p: RUN for p in ("run_id", "base_run", "new_run") if p in q.params}
+        given: dict[str, object] = {p: RUN for p in ("run_id", "base_run", "new_run") if p in q.params}
         out[f"query {name}"] = (q.sql, q.bind(given))
     out["attribution view"] = ("SELECT * FROM attribution", {})
     out["spans attributes"] = ("SELECT trace_id, span_id, attributes, events, links FROM spans", {})

@@ -26,7 +26,7 @@ def send_second_run(*urls: str) -> int:
     for url in urls:
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
     kb = {str(d["doc_id"]): d for d in read_jsonl("kb.jsonl")}
-    changed = {
+    changed: dict[str, dict[str, Any]] = {
         "api-rate-limit": {"keep": 4, "answer": "The API allows 600 requests per minute per project."},
         "retry-wait": {"search": False},
     }

@@ -4,21 +4,21 @@ following new verdicts, paging and sorting bounds, and the review queue's halves
 from __future__ import annotations
 
 import json
-import time
 
 from ragfault.demo.scenarios import SCENARIOS
 from tests.conftest import Server
 from tests.ui.data import add_judge_verdicts
+from tests.waiting import wait_until
 
 
 def _wait_evaluated(server: Server, n: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def evaluated() -> int:
         server.settle()
-        if server.scalar("SELECT count(*) FROM traces WHERE evaluated_at IS NOT NULL") >= n:
-            return
-        time.sleep(0.05)
-    raise AssertionError("the demo's traces were not evaluated in 60 s")
+        count: int = server.scalar("SELECT count(*) FROM traces WHERE evaluated_at IS NOT NULL")
+        return count
+
+    wait_until(evaluated, lambda count: count >= n, what=f"{n} of the demo's traces evaluated", timeout=60)
 
 
 def test_ui_api_on_the_demo(server: Server) -> None:
@@ -43,12 +43,11 @@ def test_ui_api_on_the_demo(server: Server) -> None:
     http.post(
         "/api/v1/gold?dataset=helpdesk-demo", content=json.dumps({**case, "category": "renamed"})
     ).raise_for_status()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        got = http.get("/api/v1/ui/cases", params={"category": "renamed"}).json()
-        if got["total"] == 1:
-            break
-        time.sleep(0.1)
+    got = wait_until(
+        lambda: http.get("/api/v1/ui/cases", params={"category": "renamed"}).json(),
+        lambda page: page["total"] == 1,
+        what="the renamed category's case",
+    )
     assert got["total"] == 1 and got["rows"][0]["case_id"] == "api-rate-limit"
 
     # paging: total, disjoint pages, the order the server was asked for

@@ -280,7 +280,7 @@ def test_a_server_started_again_answers_its_first_dashboard_call_from_the_saved_
     shutil.copy(demo_db, tmp_path / "ragfault.duckdb")
     server = Server(make_settings(tmp_path))
     try:
-        facts = server.runtime.ui_facts
+        facts = server.runtime.find(DashboardFacts)
         assert facts._thread is not None
         facts._thread.join()  # computed at start, in the background
         assert facts.refreshes.full == 1
@@ -292,7 +292,7 @@ def test_a_server_started_again_answers_its_first_dashboard_call_from_the_saved_
     server = Server(make_settings(tmp_path))
     try:
         r = server.http.get("/api/v1/ui/dashboard")
-        facts = server.runtime.ui_facts
+        facts = server.runtime.find(DashboardFacts)
         assert r.status_code == 200
         assert (facts.refreshes.loaded, facts.refreshes.full) == (1, 0)
         got = r.json()

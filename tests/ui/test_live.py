@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ragfault.cli import main
+from ragfault.ui.live import LiveGauges
 from tests.live.conftest import DOCS, LiveServer
 from tests.tracegen import rag_trace
 from tests.ui.conftest import Page, strict_csp
@@ -259,7 +260,7 @@ def by_service(got: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: 
 
 def test_live_gauges_on_metrics(traffic: Traffic) -> None:
     srv = traffic.srv
-    gauges = srv.runtime.live_gauges
+    gauges = srv.runtime.find(LiveGauges)
     # a service name a client chose, quote and all, stays one label value
     odd = rag_trace(
         srv.tracer('desk "east"'), query="Where is my parcel?", answer="On its way.", candidates=DOCS

@@ -4,13 +4,11 @@ left there is moved into the session and removed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import Server, make_settings
+from tests.conftest import Server, StartServer
 from tests.ui.conftest import Page, strict_csp
 
 TOKEN = "s3cret-token"
@@ -18,12 +16,8 @@ KEY = "ragfault-token"
 
 
 @pytest.fixture
-def guarded(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(make_settings(tmp_path, api_token=TOKEN))
-    try:
-        yield srv
-    finally:
-        srv.stop()
+def guarded(start_server: StartServer) -> Server:
+    return start_server(api_token=TOKEN)
 
 
 def stored(page: Any) -> tuple[str | None, str | None]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from evaluators.feedback import to_table
 from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables, rows
 
@@ -15,7 +17,7 @@ def _row(feedback_id: str, trace_id: str, negative: bool) -> dict[str, object]:
     }  # fmt: skip
 
 
-def test_feedback_is_stored_once_and_negative_feedback_requeues_an_evaluated_trace(backend) -> None:
+def test_feedback_is_stored_once_and_negative_feedback_requeues_an_evaluated_trace(backend: Any) -> None:
     needs_tables(backend, "feedback.insert", "feedback", "traces")
     from collector.store import feedback
 
@@ -41,7 +43,7 @@ def test_feedback_is_stored_once_and_negative_feedback_requeues_an_evaluated_tra
     con.close()
 
 
-def test_annotated_spans_are_those_marked_or_carrying_a_marker(backend) -> None:
+def test_annotated_spans_are_those_marked_or_carrying_a_marker(backend: Any) -> None:
     needs_tables(backend, "feedback.annotated_spans", "spans", "traces")
     from collector.batch import FEEDBACK_KEYS
     from collector.store import feedback

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from collector.store import judging
 from tests.store.contract.stored import T0, needs_tables, rows
@@ -18,7 +19,7 @@ def _call(at: object, tokens: int, cost: float) -> tuple[object, ...]:
     return (at, "claims", "m", "v1", 1, "ok", 200, tokens, 0, False, cost, 12.0, None, "k1")
 
 
-def test_a_run_records_cache_calls_verdicts_and_the_version(backend) -> None:
+def test_a_run_records_cache_calls_verdicts_and_the_version(backend: Any) -> None:
     needs_tables(backend, "judging.write_run", *TABLES)
     con = backend.cursor()
     cache = ("k1", "claims", "m", "v1", None, None, '{"claims": []}', T0)
@@ -46,7 +47,7 @@ def test_a_run_records_cache_calls_verdicts_and_the_version(backend) -> None:
     con.close()
 
 
-def test_an_anchor_run_replaces_the_versions_anchor_verdicts(backend) -> None:
+def test_an_anchor_run_replaces_the_versions_anchor_verdicts(backend: Any) -> None:
     needs_tables(backend, "judging.write_run (anchors)", *TABLES)
     con = backend.cursor()
     judging.insert_labels(

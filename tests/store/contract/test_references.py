@@ -4,6 +4,7 @@ knowledge-base documents loaded, read back, the traces they join, and textless d
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from collector.store import references, settling, verdicts
 from evaluators.gold import GoldCase, KBDocument, case_row, kb_row
@@ -22,7 +23,7 @@ def _doc(doc_id: str, content: str, version: str = "1") -> dict[str, object]:
     return kb_row(KBDocument.model_validate({"doc_id": doc_id, "content": content, "version": version}), T0)
 
 
-def test_a_reloaded_case_replaces_the_stored_one_and_the_stamp_changes(backend) -> None:
+def test_a_reloaded_case_replaces_the_stored_one_and_the_stamp_changes(backend: Any) -> None:
     needs_tables(backend, "references.upsert_gold", *TABLES)
     con = backend.cursor()
     empty = references.stamp(con)
@@ -40,7 +41,7 @@ def test_a_reloaded_case_replaces_the_stored_one_and_the_stamp_changes(backend) 
     con.close()
 
 
-def test_cases_join_settled_traces_by_id_or_by_normalized_query(backend) -> None:
+def test_cases_join_settled_traces_by_id_or_by_normalized_query(backend: Any) -> None:
     needs_tables(backend, "references.traces_for_cases", *TABLES)
     references.upsert_gold(backend.con, [_case("c1", "How long is the refund window?")])
     add_trace(backend, "a" * 32, case_id="c1", query="other words")
@@ -52,7 +53,7 @@ def test_cases_join_settled_traces_by_id_or_by_normalized_query(backend) -> None
     con.close()
 
 
-def test_a_kb_reload_records_its_changes(backend) -> None:
+def test_a_kb_reload_records_its_changes(backend: Any) -> None:
     needs_tables(backend, "references.upsert_kb", *TABLES)
     assert references.upsert_kb(backend.con, [_doc("d1", "Refunds within 30 days.")]) == []
     assert rows(backend, "SELECT count(*) FROM kb_changes") == [(0,)]  # a first load changes nothing
@@ -74,7 +75,7 @@ def test_a_kb_reload_records_its_changes(backend) -> None:
 
 
 def test_loading_documents_fills_the_textless_documents_of_settled_traces_and_reassembles_them(
-    backend,
+    backend: Any,
 ) -> None:
     requires(backend, "refill_textless")
     needs_tables(backend, "references.upsert_kb (refill_textless)", *TABLES)

@@ -90,10 +90,9 @@ def test_metric_points_and_traceless_log_records_go_by_their_own_age(backend: An
     # a trace of 40 days ago with a log record of its own, kept while the trace is (max_traces only)
     backend.write_spans(con, spans_batch(bytes.fromhex(OLD), old, old))
     traced = logs_batch(old, old, body="of the trace")
-    traced.logs = traced.logs.set_column(  # type: ignore[union-attr]
-        traced.logs.schema.get_field_index("trace_id"),
-        "trace_id",
-        pa.array([OLD], pa.string()),  # type: ignore[union-attr]
+    assert traced.logs is not None
+    traced.logs = traced.logs.set_column(
+        traced.logs.schema.get_field_index("trace_id"), "trace_id", pa.array([OLD], pa.string())
     )
     backend.write_signals(con, ArrowBatch.merge([
         points_batch(old, old, value=1.0), points_batch(new, new, value=2.0),

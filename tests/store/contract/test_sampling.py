@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from collector.store import sampling
 from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables
 
 
-def test_fact_rows_say_which_traces_retrieved_nothing_were_flagged_or_got_negative_feedback(backend) -> None:
+def test_fact_rows_say_which_traces_retrieved_nothing_were_flagged_or_got_negative_feedback(
+    backend: Any,
+) -> None:
     needs_tables(
         backend, "sampling.fact_rows", "traces", "steps", "step_documents", "evaluations", "feedback"
     )

@@ -4,6 +4,8 @@ pinned set) and 2.x."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from collector.errors import QueryResultTooLarge
@@ -19,14 +21,14 @@ BOMBS = [
 
 
 @pytest.mark.parametrize("sql", BOMBS)
-def test_a_query_that_builds_a_wide_value_is_refused_naming_the_setting(backend, sql: str) -> None:
+def test_a_query_that_builds_a_wide_value_is_refused_naming_the_setting(backend: Any, sql: str) -> None:
     with pytest.raises(QueryResultTooLarge, match="sql_max_value_bytes"):
         run_select(
             backend.cursor(), sql, {}, row_cap=100, max_bytes=32 << 20, max_value_bytes=64 << 10, user=True
         )
 
 
-def test_the_same_calls_under_the_bound_return_their_rows(backend) -> None:
+def test_the_same_calls_under_the_bound_return_their_rows(backend: Any) -> None:
     sql = (
         "SELECT repeat('ab', 2) AS r, range(3) AS g, 'a' || 'b' || 'c' AS s, [1] || [2] AS l, "
         "concat('x', NULL, 'y') AS c, length(repeat('x', 60000) || 'y') AS w"

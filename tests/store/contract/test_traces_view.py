@@ -32,7 +32,7 @@ def both(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[list[Any]]:
     from collector.store.lake import LakeStore
 
     lake = request.getfixturevalue("lake")
-    stores = [
+    stores: list[Any] = [
         Store(tmp_path / "file.duckdb"),
         LakeStore(lake.catalog, lake.data_path, extension_repository=False),
     ]

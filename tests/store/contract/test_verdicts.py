@@ -41,7 +41,7 @@ def _batch(
     }
 
 
-def test_fetch_returns_the_rows_of_the_traces_asked_for_and_their_received_range(backend) -> None:
+def test_fetch_returns_the_rows_of_the_traces_asked_for_and_their_received_range(backend: Any) -> None:
     needs_tables(backend, "verdicts.fetch_traces", *TABLES)
     add_trace(backend, "a" * 32, documents=[("d1", "text one"), ("d2", None)])
     add_trace(backend, "b" * 32, at=T0 + timedelta(minutes=1))
@@ -58,7 +58,7 @@ def test_fetch_returns_the_rows_of_the_traces_asked_for_and_their_received_range
     con.close()
 
 
-def test_a_second_write_moves_the_first_verdicts_to_history_and_raises_the_generation(backend) -> None:
+def test_a_second_write_moves_the_first_verdicts_to_history_and_raises_the_generation(backend: Any) -> None:
     needs_tables(backend, "verdicts.write_verdicts", *TABLES)
     t = "a" * 32
     add_trace(backend, t)
@@ -80,7 +80,7 @@ def test_a_second_write_moves_the_first_verdicts_to_history_and_raises_the_gener
     assert rows(backend, "SELECT eval_generation, verdicts_since FROM traces") == [(2, first)]
 
 
-def test_the_queue_holds_settled_traces_until_their_span_count_is_evaluated(backend) -> None:
+def test_the_queue_holds_settled_traces_until_their_span_count_is_evaluated(backend: Any) -> None:
     needs_tables(backend, "verdicts.pending", *TABLES)
     add_trace(backend, "a" * 32)
     add_trace(backend, "b" * 32, at=T0 + timedelta(minutes=1))
@@ -99,7 +99,7 @@ def test_the_queue_holds_settled_traces_until_their_span_count_is_evaluated(back
     con.close()
 
 
-def test_a_judge_write_leaves_the_cheap_tiers_queue_as_it_is(backend) -> None:
+def test_a_judge_write_leaves_the_cheap_tiers_queue_as_it_is(backend: Any) -> None:
     """The judge tier writes its verdicts while the cheap tier may not have seen the trace's latest
     assembly (a span came and it settled again meanwhile): the trace stays in the cheap tier's queue."""
     needs_tables(backend, "verdicts.write_verdicts", *TABLES)
@@ -119,7 +119,7 @@ def test_a_judge_write_leaves_the_cheap_tiers_queue_as_it_is(backend) -> None:
     con.close()
 
 
-def test_settled_traces_are_selected_by_run_and_start_time(backend) -> None:
+def test_settled_traces_are_selected_by_run_and_start_time(backend: Any) -> None:
     needs_tables(backend, "verdicts.settled_received", *TABLES)
     add_trace(backend, "a" * 32, run_id="exp")
     add_trace(backend, "b" * 32, run_id="exp", at=T0 + timedelta(days=1))

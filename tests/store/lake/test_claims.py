@@ -7,7 +7,6 @@ is moved in the catalog database, not waited for)."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,6 +21,7 @@ from collector.store.lake import LakeStore
 from tests.pg import Postgres
 from tests.store.conftest import Lake
 from tests.store.contract.build import spans_batch
+from tests.waiting import wait_until
 
 T0 = datetime(2026, 3, 2, 12, 0, 0)
 SETTLE = timedelta(seconds=2)
@@ -165,10 +165,9 @@ def test_collectors_that_start_together_on_a_new_catalog_all_make_the_claims_tab
         thread = threading.Thread(target=open_store)
         thread.start()
         waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
-        deadline = time.monotonic() + 60
-        while postgres.query(db, waiting).strip() != "1" and thread.is_alive():
-            assert time.monotonic() < deadline, "the store's create never waited on the other session"
-            time.sleep(0.05)
+        # (sessions waiting on a lock) until the create waits on the other session, or has ended
+        wait_until(lambda: postgres.query(db, waiting).strip(), lambda n: n == "1" or not thread.is_alive(),
+                   what="the store's create to wait on the other session", timeout=60)  # fmt: skip
         other.stdin.write("COMMIT;\n")
         other.stdin.flush()
         thread.join(60)

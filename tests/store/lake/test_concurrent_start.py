@@ -5,7 +5,6 @@ object of the lake is made idempotently (``collector.store.lake_ddl``), in the c
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from collector.store.lease import CatalogLeases
 from tests.pg import Postgres
 from tests.store.conftest import Lake
 from tests.store.lake.test_two_collectors import Collector
+from tests.waiting import wait_until
 
 COLLECTORS = 4
 
@@ -45,10 +45,9 @@ def _opened_while_another_session_makes(
             "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
             "AND datname = current_database()"
         )
-        deadline = time.monotonic() + 60
-        while postgres.query(db, waiting).strip() != "1" and thread.is_alive():
-            assert time.monotonic() < deadline, f"the create of {table} never waited on the other session"
-            time.sleep(0.05)
+        # (sessions waiting on a lock) until the create waits on the other session, or has ended
+        wait_until(lambda: postgres.query(db, waiting).strip(), lambda n: n == "1" or not thread.is_alive(),
+                   what=f"the create of {table} to wait on the other session", timeout=60)  # fmt: skip
         other.stdin.write("COMMIT;\n")
         other.stdin.flush()
         thread.join(60)

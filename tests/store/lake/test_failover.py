@@ -40,6 +40,7 @@ from tests.store.lake.test_claims import (
     _write,
 )
 from tests.store.lake.test_two_collectors import Collector, make_traces
+from tests.waiting import wait_equal
 
 TAKEOVER_SECONDS = 10.0  # the survivor finishes a killed holder's work within this of the kill
 
@@ -226,14 +227,7 @@ def test_a_lease_taken_from_a_killed_holder_records_whom_from(lake: Lake) -> Non
 
 
 def _wait_for(c: Any, sql: str, want: object, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    got: object = None
-    while time.monotonic() < deadline:
-        got = c.sql(sql)
-        if got == want:
-            return
-        time.sleep(0.1)  # (how often the collector is asked, not a wait for time to pass)
-    raise AssertionError(f"{sql}: {got}, not {want}")
+    wait_equal(lambda: c.sql(sql), want, what=sql, timeout=timeout, every=0.1)
 
 
 def test_a_collector_takes_over_a_killed_holders_traces_and_says_who_held_them(

@@ -7,7 +7,6 @@ collector holds its lease, removes the raw copies of spans sent to two collector
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,6 +22,7 @@ from tests.haproxy import HAProxy, behind_haproxy, haproxy_binary
 from tests.needs import missing
 from tests.store.conftest import Lake
 from tests.store.lake.test_two_collectors import Collector, key, make_traces
+from tests.waiting import wait_until
 
 TRACES, PER_REQUEST = 60, 5
 
@@ -96,14 +96,13 @@ def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_no
         assert (
             HttpExporter(endpoint=f"{c.url}/v1/traces", timeout=60).export(again) is SpanExportResult.SUCCESS
         )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        total, distinct = live[0].sql("SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM span_rows")[
-            0
-        ]
-        if total == distinct:
-            break
-        time.sleep(0.2)
+    total, distinct = wait_until(
+        lambda: live[0].sql("SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM span_rows")[0],
+        lambda row: row[0] == row[1],
+        what="no span stored twice (rows, distinct)",
+        timeout=120,
+        every=0.2,
+    )
     assert (total, distinct) == (4 * TRACES, 4 * TRACES)
     assert live[1].sql("SELECT count(*) FROM spans") == [[4 * TRACES]]
     assert sum(c.log.read_text().count("lake maintenance by") for c in collectors) >= 1

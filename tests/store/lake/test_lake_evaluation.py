@@ -14,7 +14,6 @@ import random
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,6 +36,7 @@ from tests.pg import Postgres
 from tests.store.conftest import Lake
 from tests.store.lake.test_two_collectors import Collector, key
 from tests.tracegen import rag_trace
+from tests.waiting import wait_equal, wait_until
 
 RUNS = ("r1", "r2")
 CONFIG = "[evaluation]\nworkers = 0\n"  # in-process evaluation: no worker pools on a shared machine
@@ -110,14 +110,8 @@ def _ids_out(text: str) -> str:
 
 
 def _wait_quiet(c: Collector, traces: int, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    n = -1
-    while time.monotonic() < deadline:
-        n = c.sql(QUIET)[0][0]
-        if n == traces:
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"{n} of {traces} traces settled and evaluated with all their spans")
+    what = "the traces settled and evaluated with all their spans"
+    wait_equal(lambda: c.sql(QUIET)[0][0], traces, what=what, timeout=timeout, every=0.5)
 
 
 # In the catalog database, while ``claim_gate`` names a victim (``:PID:`` of its holder): only the
@@ -167,14 +161,14 @@ def _kill_holding(
     mark = f":{c.proc.pid}:"
     held = f"SELECT DISTINCT trace_id FROM {lake_claims.TABLE} WHERE kind = 'settle' AND strpos(holder, '{mark}') > 0"
     _catalog(postgres, lake, HOLD)
-    deadline = time.monotonic() + timeout
-    waiting: set[str] = set()
-    while not waiting:
-        assert time.monotonic() < deadline, f"{c.proc.pid} claimed no trace to settle"
+
+    def held_unsettled() -> set[str]:
         claimed = set(_catalog(postgres, lake, held).split())
         settled = {r[0] for r in other.sql("SELECT trace_id FROM traces WHERE settled_at IS NOT NULL")}
-        waiting = claimed - settled
-        time.sleep(0.2)  # (how often the catalog is looked at, not a wait for time to pass)
+        return claimed - settled
+
+    what = f"{c.proc.pid} to claim a trace to settle"
+    waiting = wait_until(held_unsettled, what=what, timeout=timeout, every=0.2)
     c.proc.kill()
     c.proc.wait(30)
     _catalog(postgres, lake, "DROP TRIGGER hold_commits ON ducklake_snapshot; DELETE FROM claim_gate")

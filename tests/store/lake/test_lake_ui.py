@@ -5,7 +5,6 @@ chromium (Playwright) finds a failing trace's root cause from the lake collector
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from importlib import resources
 from typing import Any
@@ -16,6 +15,7 @@ from tests.conftest import Server, make_settings
 from tests.store.conftest import Lake
 from tests.ui.conftest import Page, browser, strict_csp  # noqa: F401 (fixture)
 from tests.ui.data import RUN2, add_judge_verdicts, send_second_run
+from tests.waiting import wait_until
 
 
 def _load_references(server: Server) -> None:
@@ -25,15 +25,14 @@ def _load_references(server: Server) -> None:
 
 
 def _wait_evaluated(server: Server, n: int, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    got = -1
-    while time.monotonic() < deadline:
+
+    def attributed() -> int:
         server.settle()
-        got = server.scalar("SELECT count(*) FROM attribution")
-        if got >= n:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{got} of {n} traces in attribution on {server.settings.store}")
+        got: int = server.scalar("SELECT count(*) FROM attribution")
+        return got
+
+    what = f"{n} traces in attribution on {server.settings.store}"
+    wait_until(attributed, lambda got: got >= n, what=what, timeout=timeout, every=0.1)
 
 
 @pytest.fixture(scope="module")
@@ -100,11 +99,10 @@ def _calls(server: Server) -> list[str]:
 
 
 def _answer(server: Server, path: str) -> Any:
-    deadline = time.monotonic() + 60
-    r = server.http.get(path)
-    while r.status_code == 202 and time.monotonic() < deadline:  # the facts computed in the background
-        time.sleep(0.1)
-        r = server.http.get(path)
+    # 202 while the facts are computed in the background
+    r = wait_until(
+        lambda: server.http.get(path), lambda r: r.status_code != 202, what=path, timeout=60, every=0.1
+    )
     assert r.status_code == 200, (server.settings.store, path, r.text)
     body = r.json()
     if isinstance(body, dict):
