@@ -15,10 +15,12 @@ shapes that taught it and on shapes nobody wrote down.
 
 from __future__ import annotations
 
+import ast
 import json
 import keyword
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -264,6 +266,28 @@ def test_a_repr_is_parsed_never_run() -> None:
         "a" * (pyrepr.MAX_CHARS + 1) + "=1",
     ):
         assert pyrepr.value(text) is None, text
+
+
+def test_a_repr_past_its_bounds_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a crafted value of a few hundred bytes of gzip could make the parser chew on: too many
+    brackets and items is refused before parsing, too many tokens stops the tokenizer."""
+    parsed: list[str] = []
+    real = ast.parse
+
+    def parse(source: str, mode: str) -> ast.AST:
+        parsed.append(source)
+        return real(source, mode=mode)
+
+    monkeypatch.setattr(ast, "parse", parse)
+    nested = "X(a=" + "(" * pyrepr.MAX_ITEMS + "1" + ")" * pyrepr.MAX_ITEMS + ")"
+    items = "X(a=[" + "1," * pyrepr.MAX_ITEMS + "1])"
+    for text in (nested, items):
+        assert pyrepr.value(text) is None
+    assert parsed == []
+    fine = "X(a=[" + "1," * 100 + "1])"
+    assert pyrepr.value(fine) == {"a": [1] * 101} and parsed == [fine]
+    many_tokens = "a=1 b=" + "x " * (pyrepr.MAX_TOKENS + 10)
+    assert pyrepr._bare_fields(many_tokens) is None
 
 
 def test_a_tool_result_recorded_as_a_repr_lists_its_documents() -> None:
