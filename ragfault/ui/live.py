@@ -12,14 +12,17 @@ attribution suspects, the feedback and whether the trace was promoted already.
 never waits for it), over two hours only: the current UTC hour and the one
 before, each exactly the row ``online_health`` gives for that hour (rates are not re-averaged over
 hours, whose denominators the query does not all give). A scrape reads the values last computed.
-A rate with no denominator has no series (not applicable is not 0).
+A rate with no denominator has no series (not applicable is not 0). The triage backlog is the whole
+queue, whatever its traces' age: counting it reads every live trace's verdicts, so it is counted on
+an interval of its own, ``BACKLOG_REFRESH_SECONDS`` (or ``COST_SHARE`` times what its last count
+took), not on every refresh.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -31,6 +34,7 @@ from collector.components import Component, Context
 from collector.receivers.otlp_http import check_bearer
 from collector.store.live_window import window_reads
 from collector.store.reader import jsonable, run_select
+from evaluators.clock import Clock, SystemClock
 from queries import load_query
 from queries.taxonomy import live_order
 
@@ -43,7 +47,9 @@ MAX_HOURS = 24 * 31
 BACKLOG_CAP = 100_000
 BACKLOG_ROWS = 50
 REFRESH_SECONDS = 60.0
+BACKLOG_REFRESH_SECONDS = 600.0
 COST_SHARE = 20
+QUEUE_COLUMNS = ("trace_id", "service_name", "start_time", "reasons", "root_cause", "question", "thumbs_down")
 
 CAUSES_SQL = """
 SELECT date_trunc('hour', start_time) AS hour, service_name, root_cause, count(*) AS traces
@@ -84,6 +90,24 @@ def _backlog_sql() -> str:
     )
 
 
+def _page_triage_sql() -> str:
+    """The bundled triage query, keeping only the columns the page shows (the answers and evidence
+    of up to ``BACKLOG_CAP`` rows are not fetched); the query's own order is kept."""
+    return f"SELECT {', '.join(QUEUE_COLUMNS)} FROM (\n{load_query('triage').sql}\n) q"
+
+
+def backlog_counts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Triage rows counted by service and reason, in the order ``_backlog_sql`` gives (NULLs last):
+    the page's backlog from the same rows as its queue, not from a second run of the query."""
+    counts = Counter((r["service_name"], reason) for r in rows for reason in r["reasons"])
+
+    def key(item: tuple[tuple[Any, Any], int]) -> tuple[bool, str, bool, str]:
+        (service, reason), _ = item
+        return (service is None, service or "", reason is None, reason or "")
+
+    return [{"service_name": s, "reason": r, "traces": n} for (s, r), n in sorted(counts.items(), key=key)]
+
+
 def window(
     con: Any, since: datetime | None, until: datetime | None
 ) -> tuple[datetime | None, datetime | None]:
@@ -120,13 +144,12 @@ def live_page(
             "health": _rows(run_select(con, health.sql, bound, row_cap=50_000)),
             "causes": _rows(run_select(con, CAUSES_SQL, params, row_cap=50_000)),
         }
+        # the queue is run once: the backlog counts its rows, the queue is its first rows
         bind = triage.bind({"service": service, "since": since, "limit": BACKLOG_CAP})
-        out["backlog"] = _rows(run_select(con, _backlog_sql(), bind, row_cap=50_000))
-        items = triage.bind({"service": service, "since": since, "limit": BACKLOG_ROWS})
-        rows = _rows(run_select(con, triage.sql, items, row_cap=BACKLOG_ROWS))
-    keep = ("trace_id", "service_name", "start_time", "reasons", "root_cause", "question", "thumbs_down")
-    out["queue"] = [{k: r[k] for k in keep} for r in rows]
-    out["backlog_capped"] = sum(r["traces"] for r in out["backlog"]) >= BACKLOG_CAP
+        rows = _rows(run_select(con, _page_triage_sql(), bind, row_cap=BACKLOG_CAP))
+    out["backlog"] = backlog_counts(rows)
+    out["queue"] = rows[:BACKLOG_ROWS]
+    out["backlog_capped"] = len(rows) >= BACKLOG_CAP
     return out
 
 
@@ -197,6 +220,7 @@ HEALTH_GAUGES = {
 CAUSE_GAUGE = "ragfault_live_root_cause_traces"
 BACKLOG_GAUGE = "ragfault_triage_backlog_traces"
 REFRESH_GAUGE = "ragfault_live_gauges_refresh_seconds"
+BACKLOG_REFRESH_GAUGE = "ragfault_triage_backlog_refresh_seconds"
 FAILURES = "ragfault_live_gauges_failures_total"
 Labels = tuple[tuple[str, str], ...]
 
@@ -205,21 +229,21 @@ def hour_of(now: datetime) -> datetime:
     return now.replace(minute=0, second=0, microsecond=0, tzinfo=None)
 
 
-def gauge_values(con: Any, now: datetime) -> dict[str, dict[Labels, float]]:
-    """Every live gauge's series at ``now`` (UTC): the current and the previous hour (label
-    ``hour``: current | previous) per service, and the whole triage backlog per service and reason."""
+def hour_values(con: Any, now: datetime) -> dict[str, dict[Labels, float]]:
+    """The hours' gauges at ``now`` (UTC): the current and the previous hour (label ``hour``:
+    current | previous) per service; their reads hold only those hours' verdicts."""
     current = hour_of(now)
     start = current - timedelta(hours=1)
     params = {"since": start, "until": None, "service": None}
     out: dict[str, dict[Labels, float]] = {name: {} for name, _ in HEALTH_GAUGES.values()}
-    out[CAUSE_GAUGE], out[BACKLOG_GAUGE] = {}, {}
+    out[CAUSE_GAUGE] = {}
 
     def which(value: Any) -> str | None:
         hour = as_datetime(value)
         return "current" if hour == current else "previous" if hour == start else None
 
     health = load_query("online_health")
-    with window_reads(con, start) as cut:  # the two hours' verdicts only; the backlog is every trace's
+    with window_reads(con, start) as cut:  # the two hours' verdicts only
         bound = health.bind({**params, "received_since": cut.received_since})
         health_rows = _rows(run_select(con, health.sql, bound, row_cap=100_000))
         cause_rows = _rows(run_select(con, CAUSES_SQL, params, row_cap=100_000))
@@ -238,30 +262,46 @@ def gauge_values(con: Any, now: datetime) -> dict[str, dict[Labels, float]]:
             out[CAUSE_GAUGE][
                 (("hour", label), ("root_cause", cause), ("service", str(row["service_name"])))
             ] = float(row["traces"])
-    triage = load_query("triage")
-    bind = triage.bind({"limit": BACKLOG_CAP})
-    for row in _rows(run_select(con, _backlog_sql(), bind, row_cap=100_000)):
-        labels = (("reason", str(row["reason"])), ("service", str(row["service_name"])))
-        out[BACKLOG_GAUGE][labels] = float(row["traces"])
     return out
 
 
-class LiveGauges:
-    """The live figures on ``/metrics``, refreshed every ``REFRESH_SECONDS`` in a thread of its own
-    (``refresh`` computes them now). ``now``: the wall clock the hours are read from (tests pass
-    their own)."""
+def backlog_values(con: Any) -> dict[str, dict[Labels, float]]:
+    """The whole triage backlog per service and reason: every live trace's verdicts are read, which
+    is why it is counted on an interval of its own."""
+    series: dict[Labels, float] = {}
+    bind = load_query("triage").bind({"limit": BACKLOG_CAP})
+    for row in _rows(run_select(con, _backlog_sql(), bind, row_cap=100_000)):
+        series[(("reason", str(row["reason"])), ("service", str(row["service_name"])))] = float(row["traces"])
+    return {BACKLOG_GAUGE: series}
 
-    def __init__(self, ctx: Context, now: Callable[[], datetime] | None = None) -> None:
+
+def gauge_values(con: Any, now: datetime) -> dict[str, dict[Labels, float]]:
+    """Every live gauge's series at ``now`` (UTC): the two hours' and the whole backlog."""
+    return {**hour_values(con, now), **backlog_values(con)}
+
+
+class LiveGauges:
+    """The live figures on ``/metrics``, refreshed every ``REFRESH_SECONDS`` in a thread of its own,
+    the backlog every ``BACKLOG_REFRESH_SECONDS`` (``refresh`` computes them now). ``now``: the wall
+    clock the hours are read from; ``clock``: the one the intervals are measured and waited on (tests
+    pass their own of both)."""
+
+    def __init__(
+        self, ctx: Context, now: Callable[[], datetime] | None = None, clock: Clock | None = None
+    ) -> None:
         self.ctx = ctx
         self.now = now or (lambda: datetime.now(UTC))
+        self.clock = clock or SystemClock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ragfault-live-gauges", daemon=True)
+        self._backlog_due: float | None = None  # None: not counted yet
         m = ctx.metrics
         for name, text in HEALTH_GAUGES.values():
             m.describe(name, "gauge", text + " Label hour: current or previous UTC hour.", sparse=True)
         m.describe(CAUSE_GAUGE, "gauge", "Live traces by the root cause live_attribution proves, by service and hour.", sparse=True)  # fmt: skip
         m.describe(BACKLOG_GAUGE, "gauge", "Traces in the triage queue, by service and reason.", sparse=True)
         m.describe(REFRESH_GAUGE, "gauge", "Time the last refresh of the live gauges took.")
+        m.describe(BACKLOG_REFRESH_GAUGE, "gauge", "Time the last count of the triage backlog took.")
         m.describe(FAILURES, "counter", "Refreshes of the live gauges that failed (logged).")
 
     def start(self) -> None:
@@ -272,28 +312,46 @@ class LiveGauges:
         if self._thread.is_alive():
             self._thread.join(30)
 
-    def refresh(self) -> None:
-        t0 = time.perf_counter()
+    def refresh(self, backlog: bool = True) -> tuple[float, float | None]:
+        """Compute the hours' gauges, and the backlog's when ``backlog``; what each took (seconds,
+        None: the backlog was not counted). Series not computed keep their last values."""
+        t0 = self.clock.monotonic()
         con = self.ctx.store.cursor()
         try:
-            values = gauge_values(con, self.now())
+            values = hour_values(con, self.now())
+            t1 = self.clock.monotonic()
+            if backlog:
+                values.update(backlog_values(con))
         finally:
             con.close()
+        t2 = self.clock.monotonic()
         for name, series in values.items():
             self.ctx.metrics.replace(name, series)
-        self.ctx.metrics.set(REFRESH_GAUGE, time.perf_counter() - t0)
+        self.ctx.metrics.set(REFRESH_GAUGE, t2 - t0)
+        if not backlog:
+            return t1 - t0, None
+        self.ctx.metrics.set(BACKLOG_REFRESH_GAUGE, t2 - t1)
+        return t1 - t0, t2 - t1
+
+    def round(self) -> float:
+        """One refresh of the loop (the backlog too when its interval passed); the pause before the
+        next. Each part waits ``COST_SHARE`` times what it took when that is longer than its interval,
+        so on a large database the gauges take at most 1/COST_SHARE of a core."""
+        t0 = self.clock.monotonic()
+        due = self._backlog_due is None or t0 >= self._backlog_due
+        try:
+            hours, counted = self.refresh(backlog=due)
+        except Exception as exc:  # a store that failed is the server's to report; try again later
+            self.ctx.metrics.inc(FAILURES)
+            log.warning("live gauges not refreshed: %s", str(exc).splitlines()[0] if str(exc) else exc)
+            return max(REFRESH_SECONDS, COST_SHARE * (self.clock.monotonic() - t0))
+        if counted is not None:
+            self._backlog_due = t0 + max(BACKLOG_REFRESH_SECONDS, COST_SHARE * counted)
+        return max(REFRESH_SECONDS, COST_SHARE * hours)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            t0 = time.perf_counter()
-            try:
-                self.refresh()
-            except Exception as exc:  # a store that failed is the server's to report; try again later
-                self.ctx.metrics.inc(FAILURES)
-                log.warning("live gauges not refreshed: %s", str(exc).splitlines()[0] if str(exc) else exc)
-            # the backlog reads every trace's verdicts (the two hours' figures only theirs): on a large
-            # database the pause grows with the refresh, so the gauges take at most 1/COST_SHARE of a core
-            self._stop.wait(max(REFRESH_SECONDS, COST_SHARE * (time.perf_counter() - t0)))
+            self.clock.wait(self._stop, self.round())
 
 
 COMPONENT = Component("live_gauges", service=LiveGauges, order=70)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +13,11 @@ import pytest
 
 from collector.store.live_window import window_reads
 from queries import load_query
-from ragfault.ui.live import CAUSES_SQL, _backlog_sql
+from ragfault.ui.live import BACKLOG_REFRESH_SECONDS, CAUSES_SQL, REFRESH_SECONDS, LiveGauges, _backlog_sql
+from tests.clock import ManualClock
 from tests.live.conftest import DOCS, LiveServer
 from tests.tracegen import rag_trace
-from tests.ui.test_live import KB, NO_SAMPLE, SHOES, WRONG
+from tests.ui.test_live import KB, NO_SAMPLE, SHOES, WRONG, by_service, scrape
 
 
 def emit(srv: LiveServer, tag: str) -> dict[str, str]:
@@ -76,6 +77,7 @@ def test_live_page_figures_are_the_bundled_queries_over_the_whole_store(
     queue = _rows(srv, triage.sql, triage.bind({"since": between, "limit": 50}))
     assert [q["trace_id"] for q in page["queue"]] == [q["trace_id"] for q in queue]
     assert page["queue"][0]["trace_id"] == late["wrong"] and early["wrong"] not in str(page["queue"])
+    assert page["backlog_capped"] is False
 
 
 def _inside(srv: LiveServer, since: datetime) -> tuple[tuple[int, int], set[str], set[str], int]:
@@ -111,3 +113,57 @@ def test_window_reads_hold_only_the_windows_traces(
         )
     )
     assert _inside(srv, since) == ((theirs, 3), set(ids), set(ids), everything)
+
+
+def test_the_backlog_gauge_counts_the_whole_queue_on_an_interval_of_its_own(
+    two_ages: tuple[LiveServer, dict[str, str], dict[str, str], str],
+) -> None:
+    srv, early, _, _ = two_ages
+    # the server's own gauges stop; these run on a clock the test moves, on the server's /metrics
+    server_gauges = srv.runtime.find(LiveGauges)
+    assert server_gauges is not None
+    server_gauges.stop()
+    clock = ManualClock()
+    now = datetime.fromisoformat(srv.sql("SELECT CAST(max(start_time) AS VARCHAR) FROM traces")[0][0])
+    gauges = LiveGauges(srv.runtime, now=lambda: now.replace(tzinfo=UTC), clock=clock)
+    triage = load_query("triage")
+
+    def queue() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        """The whole triage queue (no time bound) as the gauge's series."""
+        rows = _rows(srv, _backlog_sql(), triage.bind({"limit": 100_000}))
+        return {
+            (
+                "ragfault_triage_backlog_traces",
+                (("reason", r["reason"]), ("service", r["service_name"])),
+            ): float(r["traces"])
+            for r in rows
+        }
+
+    def negative() -> float:
+        return sum(
+            by_service(scrape(srv, "ragfault_live_"), "ragfault_live_negative_feedback_traces").values()
+        )
+
+    assert gauges.round() == REFRESH_SECONDS  # the first round counts the backlog too
+    before = queue()
+    assert scrape(srv, "ragfault_triage_backlog_traces") == before and negative() == 2
+    r = srv.http.post(
+        "/api/v1/feedback", json={"trace_id": early["quiet"], "kind": "thumbs", "value": "down"}
+    )
+    assert r.status_code == 200 and r.json()["negative"] is True, r.text
+    srv.drain()
+    after = queue()
+    assert after != before
+    # a minute on: the hours' gauges see the thumbs down, the backlog keeps its last count
+    clock.advance(REFRESH_SECONDS)
+    gauges.round()
+    assert negative() == 3 and scrape(srv, "ragfault_triage_backlog_traces") == before
+    # once its own interval passed, the backlog is counted again: the whole queue, early traces too
+    clock.advance(BACKLOG_REFRESH_SECONDS - REFRESH_SECONDS)
+    gauges.round()
+    assert scrape(srv, "ragfault_triage_backlog_traces") == after
+    assert scrape(srv, "ragfault_triage_backlog_refresh_seconds")
+    # the thread waits on the same clock, and stops
+    gauges.start()
+    clock.wait_for_waits(1)
+    gauges.stop()
