@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import threading
 import time
 from collections import deque
@@ -29,6 +30,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from evaluators.clock import Clock, SystemClock
 from evaluators.judge.settings import JudgeSettings
 
 T = TypeVar("T", bound=BaseModel)
@@ -109,23 +111,30 @@ class Budget:
 
 
 class RateLimiter:
-    """At most ``per_minute`` call starts per minute, evenly spaced."""
+    """At most ``per_minute`` call starts per minute, evenly spaced.
 
-    def __init__(self, per_minute: float | None, sleep: Callable[[float], None]) -> None:
+    Each start takes the next free slot, one interval after the one before it, so time left idle is not
+    saved up for a burst later. Slots are read from and waited out on ``clock`` (the machine's by
+    default) so that a test moves time by hand instead of waiting for it.
+    """
+
+    def __init__(self, per_minute: float | None, clock: Clock | None = None) -> None:
         self.interval = 60.0 / per_minute if per_minute else 0.0
-        self.sleep = sleep
-        self._next = 0.0
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self._next = -math.inf  # the first start is never held back, whatever the clock's origin
+        self._never = threading.Event()  # waits run to their timeout: nothing sets it
         self._lock = threading.Lock()
 
     def wait(self) -> None:
+        """Block until this caller's slot has come."""
         if not self.interval:
             return
         with self._lock:
-            now = time.monotonic()
+            now = self.clock.monotonic()
             start = max(now, self._next)
             self._next = start + self.interval
         if start > now:
-            self.sleep(start - now)
+            self.clock.wait(self._never, start - now)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -157,14 +166,19 @@ class JudgeClient:
         settings: JudgeSettings,
         record: Callable[[CallRecord], None] | None = None,
         budget: Budget | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         transport: httpx.BaseTransport | None = None,
+        clock: Clock | None = None,
     ) -> None:
+        """``clock`` paces the calls (``requests_per_minute``) and, unless ``sleep`` is given, times the
+        pauses between retries: the machine's clock by default, one moved by hand in a test."""
         self.settings = settings
         self.record = record or (lambda r: None)
         self.budget = budget or Budget(settings.tokens_per_hour, settings.budget_usd_per_hour)
-        self.sleep = sleep
-        self.limiter = RateLimiter(settings.requests_per_minute, sleep)
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.limiter = RateLimiter(settings.requests_per_minute, self.clock)
+        self.sleep: Callable[[float], None] = sleep if sleep is not None else self._pause
+        self._never = threading.Event()  # a retry's pause runs to its end: nothing sets it
         self._slots = threading.BoundedSemaphore(settings.concurrency)
         headers = {"Content-Type": "application/json", **settings.headers}
         key = settings.key()
@@ -176,6 +190,10 @@ class JudgeClient:
             timeout=httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s)),
             transport=transport,
         )
+
+    def _pause(self, seconds: float) -> None:
+        """A retry's pause, waited out on the client's clock."""
+        self.clock.wait(self._never, seconds)
 
     def close(self) -> None:
         self.http.close()

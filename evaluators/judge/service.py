@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import astuple
@@ -26,6 +25,7 @@ from collector.store.base import Tx
 from collector.store.duck import sibling
 from collector.textnorm import normalize
 from evaluators.base import EvalInput, EvaluatorSpec, Metric
+from evaluators.clock import Clock
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
 from evaluators.judge.client import Budget, CallRecord, JudgeClient
 from evaluators.judge.judge import Judge, JudgeCache
@@ -150,7 +150,8 @@ class JudgeRunner:
         source_keys: tuple[str, ...] = (),
         metrics: Any = None,
         transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.settings = settings
         self.write = write
@@ -163,7 +164,12 @@ class JudgeRunner:
         for at, tokens, cost in judging.recent_spend(cursor, utcnow() - timedelta(hours=1)):
             self.budget.add(tokens, cost, at=at)
         self.client = JudgeClient(
-            settings, record=self._record, budget=self.budget, sleep=sleep, transport=transport
+            settings,
+            record=self._record,
+            budget=self.budget,
+            sleep=sleep,
+            transport=transport,
+            clock=clock,
         )
         self.cache = JudgeCache(sibling(cursor))
         self.judge = Judge(settings, self.client, self.cache)
@@ -261,11 +267,13 @@ def build_judge_runner(
     evaluation: EvaluationSettings | None = None,
     specs: dict[str, EvaluatorSpec] | None = None,
     transport: httpx.BaseTransport | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
+    clock: Clock | None = None,
 ) -> JudgeRunner | None:
     """A judge runner over a server ``Runtime`` or a ``LocalStore``; None when no judge is configured.
 
     ``settings`` default to the ``[judge]`` table of the runtime's settings tree (``Runtime.table``).
+    ``clock`` paces the judge's calls and retries (the machine's clock unless a test passes its own).
     """
     if settings is None:
         settings = runtime_or_store.table("judge", load_judge_settings)
@@ -287,4 +295,5 @@ def build_judge_runner(
         metrics=getattr(runtime_or_store, "metrics", None),
         transport=transport,
         sleep=sleep,
+        clock=clock,
     )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-import time
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -10,7 +13,9 @@ import pytest
 from evaluators.judge.client import CallRecord, JudgeClient, JudgeFailed, JudgeSkipped
 from evaluators.judge.judge import Judge, Sentence
 from evaluators.judge.settings import JudgeSettings
+from tests.clock import ManualClock
 from tests.judge.fakellm import FakeLLM
+from tests.waiting import wait_equal
 
 CONTEXT = [
     Sentence("年度会员购买后 30 天内可申请退款，按剩余天数计算退款金额；", "refund-policy-2026"),
@@ -34,16 +39,37 @@ def settings(llm: FakeLLM, **kw: Any) -> JudgeSettings:
     return JudgeSettings(**values)
 
 
+class RecordingClock(ManualClock):
+    """A hand-moved clock that also remembers how long each wait asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[float] = []
+
+    def wait(self, event: threading.Event, timeout: float) -> bool:
+        self.asked.append(timeout)
+        return super().wait(event, timeout)
+
+
 class Rig:
-    def __init__(self, llm: FakeLLM, **kw: Any) -> None:
+    """A client on a hand-moved clock. By default a retry's pause is only remembered and moves the clock
+    by as much (``by_hand=True``: the client's own pause waits on the clock and the test moves it)."""
+
+    def __init__(self, llm: FakeLLM, by_hand: bool = False, **kw: Any) -> None:
         self.records: list[CallRecord] = []
         self.sleeps: list[float] = []
+        self.clock = RecordingClock()
 
-        def sleep(s: float) -> None:  # really sleeps; remembers how long it was asked to
+        def sleep(s: float) -> None:
             self.sleeps.append(s)
-            time.sleep(s)
+            self.clock.advance(s)
 
-        self.client = JudgeClient(settings(llm, **kw), record=self.records.append, sleep=sleep)
+        self.client = JudgeClient(
+            settings(llm, **kw),
+            record=self.records.append,
+            sleep=None if by_hand else sleep,
+            clock=self.clock,
+        )
         self.judge = Judge(self.client.settings, self.client)
 
     @property
@@ -77,6 +103,7 @@ def test_well_formed_verdicts_resolve_the_deciding_sentence(llm: FakeLLM) -> Non
     assert (rec.status, rec.input_tokens, rec.output_tokens, rec.tokens_estimated) == ("ok", p, c, False)
     assert rec.cost_usd == pytest.approx(p / 1000 * 0.5 + c / 1000 * 1.5)
     assert (rec.model, rec.prompt_version, rec.task) == ("judge-test", "v1", "claims")
+    assert rig.clock.waits == 0  # no rate limit configured: the call was not held back
 
 
 def test_malformed_json_is_retried_with_a_correction(llm: FakeLLM) -> None:
@@ -114,6 +141,77 @@ def test_429_honours_retry_after_and_5xx_backs_off(llm: FakeLLM) -> None:
     assert [r.http_status for r in rig.records] == [429, 503, 200]
     # Retry-After said 1 s; the 5xx after it waited the second backoff step (0.01 * 2)
     assert rig.sleeps == [1.0, 0.02]
+
+
+@contextmanager
+def calls_in_threads(rig: Rig, n: int) -> Iterator[ThreadPoolExecutor]:
+    """Threads for calls the test lets through by moving the clock; when the test fails, the clock
+    jumps an hour so that calls still held back return and the pool can close."""
+    with ThreadPoolExecutor(n) as pool:
+        try:
+            yield pool
+        except BaseException:
+            rig.clock.advance(3600.0)
+            raise
+
+
+def test_retry_pauses_wait_on_the_clients_clock(llm: FakeLLM) -> None:
+    rig = Rig(llm, by_hand=True)
+    llm.script.extend([("status", 429, {"Retry-After": "1"}), ("status", 503), ("reply", VERDICTS)])
+    with calls_in_threads(rig, 1) as pool:
+        done = pool.submit(rig.judge.claims, "q", ANSWER, CONTEXT)
+        rig.clock.wait_for_waits(1)
+        assert llm.calls == 1 and not done.done()  # parked on the clock after the 429
+        rig.clock.advance(1.0)
+        rig.clock.wait_for_waits(2)
+        assert llm.calls == 2
+        rig.clock.advance(0.02)
+        assert len(done.result(timeout=30)) == 2
+    assert rig.clock.asked == [1.0, 0.02]
+    assert rig.statuses == ["rate_limited", "server_error", "ok"]
+
+
+def burst(rig: Rig, arrivals: list[float], n: int) -> list[float]:
+    """``n`` refusal calls at once; the clock is moved one interval at a time, and only once the call
+    let through last has reached the server. Returns the clock's readings as the calls arrived."""
+    interval = rig.client.limiter.interval
+    before, waits = len(arrivals), rig.clock.waits
+    with calls_in_threads(rig, n) as pool:
+        calls = [pool.submit(rig.judge.refusal, f"question {before + i}", "an answer") for i in range(n)]
+        wait_equal(lambda: len(arrivals), before + 1, what="the first call at the server")
+        rig.clock.wait_for_waits(waits + n - 1)  # the others are held back by the limiter
+        assert len(arrivals) == before + 1
+        for k in range(1, n):
+            rig.clock.advance(interval)
+            wait_equal(lambda: len(arrivals), before + 1 + k, what="calls at the server")
+        for call in calls:
+            call.result(timeout=30)
+    return arrivals[before:]
+
+
+def test_the_rate_limit_spaces_call_starts_and_saves_no_burst(llm: FakeLLM) -> None:
+    rig = Rig(llm, requests_per_minute=120)  # one start every 0.5 s
+    arrivals: list[float] = []
+    llm.responder = lambda user: arrivals.append(rig.clock.monotonic())  # None: the default reply
+    t0 = rig.clock.monotonic()
+    # four at once: the first starts now, each other one slot after the one before
+    assert burst(rig, arrivals, 4) == [t0, t0 + 0.5, t0 + 1.0, t0 + 1.5]
+    assert sorted(rig.clock.asked) == [0.5, 1.0, 1.5]
+    # a minute idle earns no burst: four at once are spaced exactly as before
+    rig.clock.advance(60.0)
+    t1 = rig.clock.monotonic()
+    assert burst(rig, arrivals, 4) == [t1, t1 + 0.5, t1 + 1.0, t1 + 1.5]
+    # a call a quarter second after the last slot waits only the rest of the interval
+    rig.clock.advance(0.25)
+    rig.clock.asked.clear()
+    waits = rig.clock.waits
+    with calls_in_threads(rig, 1) as pool:
+        call = pool.submit(rig.judge.refusal, "one more", "an answer")
+        rig.clock.wait_for_waits(waits + 1)
+        rig.clock.advance(0.25)
+        call.result(timeout=30)
+    assert rig.clock.asked == [0.25] and arrivals[-1] == t1 + 2.0
+    assert rig.statuses == ["ok"] * 9
 
 
 def test_a_4xx_is_not_retried(llm: FakeLLM) -> None:
