@@ -61,7 +61,7 @@ SQL_LITERALS: dict[str, int] = {
     "ragfault/demo/run.py": 1,  # evaluation progress
     "ragfault/experiments/affected.py": 1,  # knowledge-base changes
     "ragfault/report.py": 3,  # the report's cases, runs and datasets
-    "ragfault/ui/live.py": 7,  # the live page's reads
+    "ragfault/ui/live.py": 8,  # the live page's reads (the one triage run of the page: to move into the store)
 }
 
 # Parameters named ``runtime`` typed ``Any``: a service locator components patch attributes onto.

@@ -79,12 +79,19 @@ def test_haproxy_spreads_http_and_grpc_over_collectors_and_a_killed_one_loses_no
     # moves just after its acknowledgement, so it is read once every request was answered)
     assert all(n > 0 for n in after), after
     # what users read through the balancer: every acknowledged span exactly once
-    r = httpx.post(
-        f"{lb.url}/api/v1/sql",
-        json={"sql": "SELECT trace_id, span_id, count(*) FROM spans GROUP BY ALL", "max_rows": 10_000},
-        timeout=60,
-    )
-    assert r.status_code == 200, r.text
+    # (a read sent as the balancer's health checks are still taking the killed collector out may
+    # come back 502, as the deploy note says; a user's client asks again)
+    answers: list[int] = []
+    for _ in range(5):
+        r = httpx.post(
+            f"{lb.url}/api/v1/sql",
+            json={"sql": "SELECT trace_id, span_id, count(*) FROM spans GROUP BY ALL", "max_rows": 10_000},
+            timeout=60,
+        )
+        answers.append(r.status_code)
+        if r.status_code not in (502, 503):
+            break
+    assert r.status_code == 200, (answers, r.text)
     rows = r.json()["rows"]
     assert {(t, s) for t, s, _ in rows} == acked
     assert all(n == 1 for _, _, n in rows)
