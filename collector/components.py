@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from collector.entrypoints import load_group
 from collector.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -114,16 +114,10 @@ def installed() -> list[Component]:
     ``Component``, fails at startup with the entry point named."""
     found: list[Component] = []
     origins: dict[str, str] = {}
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-        try:
-            comp = ep.load()
-        except Exception as exc:
-            raise ConfigError(f"component entry point {ep.name} ({ep.value}) failed to load: {exc}") from exc
-        if not isinstance(comp, Component):
-            raise ConfigError(f"component entry point {ep.name} ({ep.value}) is not a Component")
+    for origin, comp in load_group(GROUP, Component, "component"):
         if comp.name in origins:
-            raise ConfigError(f"duplicate component name {comp.name!r}: {origins[comp.name]} and {ep.value}")
-        origins[comp.name] = ep.value
+            raise ConfigError(f"duplicate component name {comp.name!r}: {origins[comp.name]} and {origin}")
+        origins[comp.name] = origin
         found.append(comp)
     if not found:  # ragfault itself declares the built-in ones: its installed metadata is stale
         raise ConfigError(

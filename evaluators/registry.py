@@ -4,8 +4,7 @@
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
-
+from collector.entrypoints import load_group
 from collector.errors import ConfigError
 from evaluators.base import EvaluatorSpec
 
@@ -16,12 +15,8 @@ def discover(extra: list[EvaluatorSpec] | None = None) -> dict[str, EvaluatorSpe
     """Every installed evaluator by name, plus ``extra`` ones (tests, embedding apps)."""
     specs: dict[str, EvaluatorSpec] = {}
     sources: dict[str, str] = {}
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-        try:
-            spec = ep.load()
-        except Exception as exc:
-            raise ConfigError(f"evaluator entry point {ep.name} ({ep.value}) failed to load: {exc}") from exc
-        _add(specs, sources, spec, ep.value)
+    for origin, spec in load_group(GROUP, EvaluatorSpec, "evaluator"):
+        _add(specs, sources, spec, origin)
     for spec in extra or []:
         _add(specs, sources, spec, "extra")
     return specs
