@@ -16,7 +16,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from tests.attribution.conftest import wait_evaluated
 from tests.collector.test_content_events import send_logs
-from tests.collector.test_provenance_events import CASES, EXPECTED, PROMPT_BUDGET, retrieve
+from tests.collector.test_provenance_events import CASES, EXPECTED, budgeted, retrieve
 from tests.conftest import Server, make_settings
 from tests.otel_helpers import http_provider
 
@@ -48,11 +48,7 @@ def send(srv: Server, case_id: str, log_service: str = SERVICE) -> tuple[str, st
     """A GenAI retrieval span with its query and no documents, the documents in a log record joined
     to it (sent by ``log_service``), and a model call given the first ``PROMPT_BUDGET`` of them.
     Returns the trace id and the retrieval's span id."""
-    question = CASES[case_id][0]
-    found = retrieve(question)
-    kept = found[:PROMPT_BUDGET]
-    prompt = "Context:\n" + "\n".join(f"[{d['id']}] {d['text']}" for d in kept) + f"\n\nQuestion: {question}"
-    answer = f"{kept[0]['text'].rstrip('.')} [{kept[0]['id']}]."
+    question, found, prompt, answer = budgeted(case_id)
     provider = http_provider(srv.url, service=SERVICE)
     tracer = provider.get_tracer("helpdesk")
     with tracer.start_as_current_span("rag.request") as root:

@@ -51,6 +51,16 @@ def retrieve(query: str) -> list[dict[str, Any]]:
     return sorted((d for d in scored if d["score"] > 0), key=lambda d: (-d["score"], d["id"]))[:TOP_K]
 
 
+def budgeted(case_id: str) -> tuple[str, list[dict[str, Any]], str, str]:
+    """A case's question, what retrieval found, the prompt given the first ``PROMPT_BUDGET`` of
+    those documents, and the answer from the first of them, citing it."""
+    question = CASES[case_id][0]
+    found = retrieve(question)
+    kept = found[:PROMPT_BUDGET]
+    prompt = "Context:\n" + "\n".join(f"[{d['id']}] {d['text']}" for d in kept) + f"\n\nQuestion: {question}"
+    return question, found, prompt, f"{kept[0]['text'].rstrip('.')} [{kept[0]['id']}]."
+
+
 @pytest.fixture(scope="module")
 def srv(start_module_server: StartServer) -> Server:
     s = start_module_server()
@@ -70,11 +80,7 @@ def answer_beside_the_spans(srv: Server, case_id: str, log_service: str = SERVIC
     the root, the documents in an event of the search span, the prompt in an event of the chat span,
     the answer in a log record joined to the chat span (sent by ``log_service``). Returns the trace
     id, the chat span id and the answer."""
-    question = CASES[case_id][0]
-    found = retrieve(question)
-    kept = found[:PROMPT_BUDGET]
-    prompt = "Context:\n" + "\n".join(f"[{d['id']}] {d['text']}" for d in kept) + f"\n\nQuestion: {question}"
-    answer = f"{kept[0]['text'].rstrip('.')} [{kept[0]['id']}]."
+    question, found, prompt, answer = budgeted(case_id)
     provider = http_provider(srv.url, service=SERVICE)
     tracer = provider.get_tracer("helpdesk")
     with tracer.start_as_current_span("rag.request") as root:

@@ -16,6 +16,7 @@ import pytest
 from ragfault.cli import main
 from ragfault.ui.live import LiveGauges
 from tests.live.conftest import DOCS, LiveServer
+from tests.live.test_promote import RULES, SHOES, WRONG
 from tests.tracegen import rag_trace
 from tests.ui.conftest import Page, strict_csp
 
@@ -28,21 +29,6 @@ KB = [
     },
     {"doc_id": "shipping", "title": "Shipping", "content": "Orders ship within two working days."},
 ]
-SHOES = "Are refunds accepted for shoes I bought two months ago?"
-WRONG = "Yes, returns are accepted at any time."
-RULES = """
-[[rule]]
-name = "promoted cases evaluated"
-metric = "traces"
-where = { promoted = true }
-min = 1
-
-[[rule]]
-name = "every promoted case passes"
-metric = "ok_rate"
-where = { promoted = true }
-min = 1
-"""
 
 
 class Traffic:
