@@ -30,3 +30,14 @@ def missing(name: str, what: str) -> NoReturn:
         f"{what}: ./scripts/test.sh installs it (or set {WITHOUT}={name} to skip the tests that need it)",
         pytrace=False,
     )
+
+
+def duckdb_at_least(major: int, why: str) -> pytest.MarkDecorator:
+    """Skip a test of a DuckDB behaviour that an older DuckDB (the ``lake`` extra pins 1.x) does not
+    have, saying which; the suite's own environment runs it."""
+    import duckdb
+
+    have = int(duckdb.__version__.split(".", 1)[0])
+    return pytest.mark.skipif(
+        have < major, reason=f"DuckDB {duckdb.__version__}: {why} (DuckDB {major} and later)"
+    )

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import Server, StartServer, make_settings
+from tests.needs import duckdb_at_least
 
 SLOW = "SELECT sum(hash(a.range * b.range)) FROM range(100000000) a, range(1000) b"
 
@@ -71,6 +72,7 @@ def test_a_call_whose_request_is_gone_gives_its_slot_back(start_server: StartSer
     assert r.status_code == 200 and r.json()["rows"] == [[42]]
 
 
+@duckdb_at_least(2, "the thread cap during an SQL call is applied on DuckDB 2 only")
 def test_with_duckdb_workers_a_running_sql_call_runs_only_on_lowered_threads(tmp_path: Path) -> None:
     """With more than one DuckDB thread, DuckDB's own workers (shared with ingest's commits, at the
     server's priority) would run a user query's tasks: on DuckDB 2 nearly all of them, since a

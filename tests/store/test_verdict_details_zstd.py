@@ -17,6 +17,7 @@ from collector.store import Store
 from collector.store.schema import zstd_columns
 from collector.store.views import create_views
 from tests.demo_db import demo_db  # noqa: F401 (fixture)
+from tests.needs import duckdb_at_least
 from tests.store.test_layout_before_after import compressions, copy_demo_before, differences, read_all
 from tests.store.test_zstd_columns import old_format_file
 
@@ -67,6 +68,7 @@ def before_db(
         con.close()
 
 
+@duckdb_at_least(2, "a column forced to ZSTD is stored uncompressed")
 def test_verdicts_read_the_same_after_migration_021(
     tmp_path: Path,
     before_db: tuple[Path, dict[str, list[tuple[Any, ...]]]],
