@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, TypeVar
 
-from collector.normalize import structural
+from collector.normalize import pyrepr, structural
 from collector.normalize.common import parse_json, unwrap_text
 from collector.normalize.shape import wordy
 from collector.textnorm import normalize, normalize_doc
@@ -79,6 +79,11 @@ def plain_text(value: str | None, answer: bool = False) -> str | None:
         found = structural.answer_of(text) if answer else structural.query_of(text)
         if found and not is_structured(found):
             return found
+        described = pyrepr.value(text) if _REPR.match(text.strip()) else None  # a message object's repr
+        if isinstance(described, (dict, list)):
+            found = structural.answer_of(described) if answer else structural.query_of(described)
+            if found and not is_structured(found):
+                return found
     return text
 
 
@@ -197,7 +202,8 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
     answer_llm = answering_llm(steps)
     retrievals = sorted((s for s in steps if s.step_type in ("retrieval", "rerank")), key=_sort_key)
 
-    # query: the root's input, else the first retrieval query, else the user message of the first LLM call.
+    # query: the root's input, else the first retrieval query, else the user message of the first LLM
+    # call that has one.
     # A root input that is still structured after unwrapping (Haystack's ``{"data": {"<component>":
     # {...}}}`` naming two inputs) holds no single query: the retrieval's query is the one asked.
     if root is not None and root.step_type not in ("llm", "retrieval", "rerank", "tool"):
@@ -209,7 +215,8 @@ def assemble(steps: list[StepView], docs: list[DocView]) -> Assembly:
                 out.query_text = plain_text(s.query_text)
                 break
     if not out.query_text and llms:
-        out.query_text = plain_text(llms[0].query_text)
+        # the first model call that recorded a question (an inner call of a wrapper may record none)
+        out.query_text = next((q for s in llms if (q := plain_text(s.query_text))), None)
     if not out.query_text and root is not None:
         out.query_text = plain_text(root.query_text or root.input_text)
 

@@ -155,6 +155,7 @@ def load_fills(
 
 
 _TEXT = ("query_text", "input_text", "output_text")
+_UNTYPED = frozenset(("other", "chain"))  # the step types a log record may show to be another
 
 
 class _Span(NamedTuple):
@@ -173,11 +174,14 @@ def _fill(
     records: list[ContentEvent],
     logged: list[payloads.Payload],
     options: BuildOptions = DEFAULT_OPTIONS,
-) -> tuple[tuple[str | None, str | None, str | None, str | None] | None, list[DocView]]:
-    """The span read again with its records: (query, input, output, provenance of what changed), or
-    None when nothing changed, and the documents its log records gave it. The span's own events
-    first (as ingest read them), then its records. A field a log record's payload gave fills only an
-    empty one: the structural layer never overrides what the span's reader or attributes said."""
+) -> tuple[tuple[str | None, str | None, str | None, str | None, str | None] | None, list[DocView]]:
+    """The span read again with its records: (query, input, output, provenance of what changed, the
+    step type they showed), or None when nothing changed, and the documents its log records gave it.
+    The span's own events first (as ingest read them), then its records. A field a log record's
+    payload gave fills only an empty one: the structural layer never overrides what the span's
+    reader or attributes said. A step of no type (``other``) or a plain task (``chain``) takes the
+    type its records show (a span that recorded nothing, whose log record lists the documents it
+    returned, was a retrieval), so that its documents are kept and counted as such."""
     attrs = span.attrs if isinstance(span.attrs, dict) else {}
     read = with_content(attrs, span_content_events(span.events) + records)
     extra = payloads.attributes(payloads.span_events(span.events) + logged) or None
@@ -188,6 +192,12 @@ def _fill(
     noted = step.provenance or {}
     out: dict[str, str | None] = {}
     changed: dict[str, str] = {}
+    step_type = None
+    if view.step_type in _UNTYPED and step.step_type not in _UNTYPED:
+        # read as ingest read it, plus the records: what changed the type was a record
+        step_type = view.step_type = step.step_type
+        source = noted.get("step_type", step.convention)
+        changed["step_type"] = source if ":" in source else f"{source}@log_records"
     docs = _logged_docs(view, step, noted, changed)
     for name in _TEXT:
         old, new = getattr(view, name), getattr(step, name)
@@ -204,7 +214,13 @@ def _fill(
         out["input_text"],
         out["output_text"],
     )
-    return (out["query_text"], out["input_text"], out["output_text"], orjson.dumps(changed).decode()), docs
+    return (
+        out["query_text"],
+        out["input_text"],
+        out["output_text"],
+        orjson.dumps(changed).decode(),
+        step_type,
+    ), docs
 
 
 def _logged_docs(view: StepView, step: Step, noted: dict[str, str], changed: dict[str, str]) -> list[DocView]:

@@ -27,6 +27,9 @@ Spans no reader could read (convention ``unknown``) add ``"mappings"``: their ke
 look like, and the ``[[conventions.mapping]]`` entries that would read them (``collector.mapping_doctor``).
 Fields of recent steps that the structural layer or a mapping read add ``"inferred"``: per span name
 and field, the rule and key that read it (``collector.inferred_fields``, from ``steps.provenance``).
+Where there are gold cases and recent traces joined none, ``"gold_joins"`` says how many per service
+recorded no question and how many one no case asks, naming traces whose question holds a case's
+inside a longer text (``collector.gold_joins``).
 
 When no trace matches, the report also lists the services that have settled traces
 (``"services": [{"service_name": ..., "traces": n}]``), so a mistyped ``--service`` is told apart
@@ -41,6 +44,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
+from collector import gold_joins
 from collector.api import protected_router
 from collector.components import Component, Context
 from collector.errors import PermanentError
@@ -273,6 +277,9 @@ def coverage(cursor: Any, service: str | None = None, since: Any = None) -> dict
     found = inferred(cursor, service, since)
     if found:  # fields the structural layer or a mapping read, by rule and key (steps.provenance)
         rep["inferred"] = found
+    joins = gold_joins.report(cursor, service, since)
+    if joins:  # traces that joined no gold case, and why (collector.gold_joins)
+        rep["gold_joins"] = joins
     return rep
 
 
@@ -308,6 +315,7 @@ def render(rep: dict[str, Any]) -> str:
     if rep.get("mappings"):
         out.extend(_render_mappings(rep["mappings"]))
     out.extend(render_inferred(rep.get("inferred") or []))
+    out.extend(gold_joins.render(rep.get("gold_joins")))
     return "\n".join(out).rstrip() + "\n"
 
 

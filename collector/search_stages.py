@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from collector.assemble import DocView, StepView
+from collector.normalize import documents
 
 _LIST_KEYS = (
     "results",
@@ -44,11 +45,13 @@ _LIST_KEYS = (
     "data",
     "web",
 )
-_ID_KEYS = ("id", "doc_id", "document_id", "result_id", "docid")
-_URL_KEYS = ("url", "link", "href", "uri", "source_url")
-_TITLE_KEYS = ("title", "name", "headline")
-_SNIPPET_KEYS = ("snippet", "description", "summary", "abstract", "excerpt", "highlight")
-_TEXT_KEYS = ("content", "page_content", "text")  # a result with one of these is a retrieved document
+# one definition of a search result's fields, shared with the normalizer's document rules (a list
+# of results is not a list of retrieved documents there)
+_ID_KEYS = documents.LISTING_ID_FIELDS
+_URL_KEYS = documents.LISTING_URL_FIELDS
+_TITLE_KEYS = documents.LISTING_TITLE_FIELDS
+_SNIPPET_KEYS = documents.LISTING_SNIPPET_FIELDS
+_TEXT_KEYS = documents.LISTING_TEXT_FIELDS  # a result with one of these is a retrieved document
 _OPENED_TEXT_KEYS = ("content", "text", "page_content", "body", "raw_content", "markdown", "full_text")
 
 

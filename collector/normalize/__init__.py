@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.normalize import events, genai, haystack, mapping, openinference, shape, traceloop, vercel
+from collector.normalize import (
+    events,
+    genai,
+    haystack,
+    mapping,
+    openinference,
+    redacted,
+    shape,
+    traceloop,
+    vercel,
+)
 from collector.normalize import provenance as prov
 from collector.normalize.common import (
     CONVENTIONS,
@@ -127,6 +137,9 @@ def normalize_span(
                 reader.read(attrs, step, source_keys)
                 owns = reader.owns
                 break
+
+    # A placeholder where the instrumentation hid content is no content (``collector.normalize.redacted``).
+    redacted.clear(step)
 
     # An agent's search tool that returns documents retrieved them: they are candidates of the tool step.
     if step.step_type == "tool" and not step.docs and step.tool_result:

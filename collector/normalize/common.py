@@ -11,6 +11,8 @@ from typing import Any, Literal, NamedTuple, get_args
 
 import orjson
 
+from collector.normalize import documents
+
 # Metadata keys that may name the source document of a chunk (docs/architecture.md, Evidence and matching); configurable per server.
 DEFAULT_SOURCE_KEYS: tuple[str, ...] = (
     "doc_id",
@@ -407,33 +409,55 @@ def _doc_list(parsed: Any) -> list[Any] | None:
     return None
 
 
-def json_docs(value: Any, stage: Stage, source_keys: tuple[str, ...]) -> list[Doc]:
+def json_docs(value: Any, stage: Stage, source_keys: tuple[str, ...], strict: bool = False) -> list[Doc]:
     """Documents given as a JSON list of objects (GenAI semconv, LangChain outputs).
 
     Accepts a list, or an object holding the list under a usual key (``{"documents": [...]}`` as
     OpenLLMetry writes a LangChain retriever's output). Items may be plain strings, flat objects
     (``{id, score, content|page_content|text, metadata}``) or LangChain-serialized documents
-    (``{"lc": 1, "kwargs": {"page_content": ..., "metadata": ...}}``).
+    (``{"lc": 1, "kwargs": {"page_content": ..., "metadata": ...}}``). Fields under other names are
+    inferred from the list (``collector.normalize.documents``); ``strict``: nothing said these are
+    documents, so the list must read as one (a passage of text in every item, no search listing).
     """
     items = _doc_list(parse_json(value))
     if not items:
         return []
-    docs = []
-    for i, item in enumerate(items):
-        if isinstance(item, str):
-            docs.append(Doc(stage=stage, position=i, content=item))
-            continue
-        if not isinstance(item, dict):
+    bodies: list[dict[str, Any] | None] = []
+    for item in items:  # (inline: this runs for every document of every span that lists some)
+        if type(item) is not dict:
+            bodies.append(None)
             continue
         kwargs = item.get("kwargs")
-        body: dict[str, Any] = kwargs if isinstance(kwargs, dict) else item
-        if isinstance(body.get("document"), dict):  # {"document": {...}, "score": ...}
-            inner = body["document"]
+        body: dict[str, Any] = kwargs if type(kwargs) is dict else item
+        inner = body.get("document")
+        if type(inner) is dict:  # {"document": {...}, "score": ...}
             body = {**inner, "score": body.get("score", inner.get("score"))}
-        meta = body.get("metadata")
-        content = _first_present(body, ("content", "page_content", "text"))
-        raw_id = _first_present(body, ("id", "document_id", "doc_id", "chunk_id"))
-        docs.append(make_doc(stage, i, raw_id, content, body.get("score"), meta, source_keys))
+        bodies.append(body)
+    objects = [b for b in bodies if b is not None]
+    fields = documents.infer(objects, strict) if objects else None
+    if fields is None:
+        if strict:
+            return []
+        fields = documents.USUAL
+    docs = []
+    text_key, id_key, score_key = fields
+    for i, (item, found) in enumerate(zip(items, bodies, strict=True)):
+        if found is None:
+            if isinstance(item, str) and not strict:
+                docs.append(Doc(stage=stage, position=i, content=item))
+            continue
+        body = found
+        # (inline ``documents.text`` / ``ident`` / ``score``: the list's names first, the usual ones after)
+        text = body.get(text_key) if text_key is not None else None
+        if type(text) is not str or not text or text.isspace():
+            text = documents.usual_text(body)
+        raw_id = body.get(id_key) if id_key is not None else None
+        if raw_id is None or raw_id == "":
+            raw_id = documents.first(body, documents.ID_FIELDS)
+        score = body.get(score_key) if score_key is not None else None
+        if score is None or score == "":
+            score = documents.first(body, documents.SCORE_FIELDS)
+        docs.append(make_doc(stage, i, raw_id, text, score, body.get("metadata"), source_keys))
     return docs
 
 
@@ -457,9 +481,9 @@ def tool_docs(result: Any, source_keys: tuple[str, ...], stage: Stage = "candida
     items = _doc_list(parsed)
     if not items or not all(isinstance(item, dict) for item in items):
         return []
-    docs = json_docs(items, stage, source_keys)
-    # every item an object with a text (json_docs reads it from the same keys)
-    return docs if all(d.content is not None for d in docs) else []
+    docs = json_docs(items, stage, source_keys, strict=True)
+    # every item an object with a text (json_docs reads it by the same fields)
+    return docs if len(docs) == len(items) and all(d.content is not None for d in docs) else []
 
 
 def _first_present(d: dict[str, Any], keys: tuple[str, ...]) -> Any:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from collector.errors import ConfigError
-from collector.normalize import structural
+from collector.normalize import documents, structural
 from collector.normalize.common import Doc, Stage, Step, StepType, make_doc
 
 _SEGMENT = re.compile(r"\.?([^.\[\]$]+)|\[(\d+)\]")
@@ -363,28 +363,22 @@ def _docs(value: Any, m: Mapping, source_keys: tuple[str, ...]) -> list[Doc] | N
     if not isinstance(items, list) or not items:
         return None
     id_path, text_path, score_path, meta_path = m.doc_paths
+    bodies = [structural._doc_body(item) for item in items]
+    # fields without a path: the usual names, else inferred from the list (the mapping says these
+    # are documents, so no passage length is asked of the text)
+    found = [b for b in bodies if b is not None]
+    fields = documents.infer(found, strict=False) or documents.USUAL
     docs: list[Doc] = []
-    for item in items:
-        body = structural._doc_body(item)
+    for item, body in zip(items, bodies, strict=True):
         if body is None:
             text = structural.text_of(item) if text_path is None else at(item, text_path)
             body = {}
         else:
-            text = at(item, text_path) if text_path is not None else structural._doc_text(body)
+            text = at(item, text_path) if text_path is not None else documents.text(body, fields)
         if not isinstance(text, str) or not text.strip():
             continue  # no text where the mapping says: not a document
-        raw_id = (
-            at(item, id_path) if id_path is not None else structural._first(body, structural.DOC_ID_FIELDS)
-        )
-        score = (
-            at(item, score_path)
-            if score_path is not None
-            else structural._first(body, structural.DOC_SCORE_FIELDS)
-        )
-        meta = (
-            at(item, meta_path)
-            if meta_path is not None
-            else structural._first(body, structural.DOC_META_FIELDS)
-        )
+        raw_id = at(item, id_path) if id_path is not None else documents.ident(body, fields)
+        score = at(item, score_path) if score_path is not None else documents.score(body, fields)
+        meta = at(item, meta_path) if meta_path is not None else documents.metadata(body)
         docs.append(make_doc(m.stage, len(docs), raw_id, text, score, meta, source_keys))
     return docs or None

@@ -9,7 +9,9 @@ documents and texts in it:
 
 - a call with keyword arguments only, ``Name(k=v, ...)``, is the object ``{k: v, ...}``;
 - pydantic's bare form, ``k=v k2=v2`` (fields separated by spaces), is the object too;
-- literals (strings, numbers, ``None``, ``True``, lists, tuples, dicts) are themselves.
+- an enum member, ``<ChatRole.ASSISTANT: 'assistant'>``, is its value;
+- literals (strings, numbers, ``None``, ``True``, lists, tuples, dicts) are themselves: a list of
+  JSON strings ``str()``-ed (``['{"record": {...}, "score": 0.4}', ...]``) is that list.
 
 Nothing is executed: the text is parsed (``ast``), never evaluated, and anything else in it (a
 name, an operator, a call with positional arguments) gives None, never a guess. A text longer than
@@ -27,6 +29,8 @@ from typing import Any
 MAX_CHARS = 100_000
 # what a repr starts with: ``Name(`` followed by a keyword, or a bare ``field=``
 _HEAD = re.compile(r"\s*(?:[A-Za-z_][\w.]*\(\s*(?:[A-Za-z_]\w*\s*=|\))|[A-Za-z_]\w*=)")
+# a literal container (``['{"id": ...}', ...]``, ``{'id': 'a'}``): a Python list or dict ``str()``-ed
+_CONTAINER = re.compile(r"\s*[\[{(]\s*(?:['\"\[{(]|-?\d|None|True|False|[\]})])")
 
 
 class _NotLiteral(Exception):
@@ -44,9 +48,13 @@ MAX_TOKENS = 20_000
 
 def looks_like(text: str) -> bool:
     """Whether a text may be a repr this module reads (a cheap test before parsing)."""
-    if len(text) > MAX_CHARS or _HEAD.match(text) is None:
+    if len(text) > MAX_CHARS or (_HEAD.match(text) is None and _CONTAINER.match(text) is None):
         return False
     return text.count("(") + text.count("[") + text.count("{") + text.count(",") <= MAX_ITEMS
+
+
+# an enum member's repr (``<ChatRole.ASSISTANT: 'assistant'>``): read as its value
+_ENUM = re.compile(r"<[A-Za-z_][\w.]*: ('(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|-?\d+(?:\.\d+)?)>")
 
 
 def value(text: str) -> Any:
@@ -54,6 +62,8 @@ def value(text: str) -> Any:
     if not looks_like(text):
         return None
     s = text.strip()
+    if "<" in s:
+        s = _ENUM.sub(r"\1", s)
     try:
         return _node(ast.parse(s, mode="eval").body)
     except (SyntaxError, ValueError, _NotLiteral, RecursionError, MemoryError):

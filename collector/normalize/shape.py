@@ -2,7 +2,9 @@
 Conventions and readers).
 
 ``fill`` runs after the convention reader and fills only what it left empty, by the shape of the
-payloads (``collector.normalize.structural``), never by a convention's attribute names:
+payloads (``collector.normalize.structural``), never by a convention's attribute names. Attributes
+flattened one field per key (``acme.results.0.text``) are read as the list they flatten
+(``structural.unflatten``), keys a reader owns aside:
 
 - a span no reader claimed (convention ``unknown``) is read whole: a document list anywhere in its
   attributes makes it a retrieval with those candidates; a message list on its input side gives its
@@ -13,7 +15,8 @@ payloads (``collector.normalize.structural``), never by a convention's attribute
   and result, and an agent's input and output, recorded under keys the reader does not know; the
   documents of a task or chain whose output *is* a document list (it retrieved; given documents in
   its input too, it reranked or cut them: a rerank), of a retrieval or tool whose output
-  holds one (wrapped in JSON strings, call results, objects), the query of such a retrieval, and a
+  holds one (wrapped in JSON strings, call results, objects) or, recording no output, holds one
+  under a key the reader does not know (not on the input side), the query of such a retrieval, and a
   model call's input or output recorded under keys the reader does not know. A payload written as a
   Python object's repr rather than JSON is read for its documents too (``collector.normalize.pyrepr``).
 
@@ -65,6 +68,14 @@ def side(key: str) -> Side | None:
     return None
 
 
+def _empty(value: Any) -> bool:
+    """No value: nothing, an empty string, or an empty JSON object or list (what an instrumentation
+    writes under a key it fills on other spans: ``llm_request = "{}"`` on a tool call)."""
+    if value is None or value == "" or value == [] or value == {}:
+        return True
+    return isinstance(value, str) and len(value) <= 8 and value.strip() in ("{}", "[]", "null", '""')
+
+
 def _structured(value: Any) -> bool:
     """A JSON object or array, or a string that may hold one (by its first character)."""
     if isinstance(value, (dict, list)):
@@ -97,16 +108,56 @@ def fill(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], owns: 
     """Fill what the convention reader left empty (see the module doc); ``owns``: the key prefixes
     the reader reads (``Reader.owns``), left to it. Never raises on odd values."""
     if step.convention == "unknown":
-        _read_unknown(attrs, step, source_keys)
+        _read_unknown(structural.unflatten(attrs), step, source_keys)
         return
     stype = step.step_type
     decided = step.provenance or {}  # a field a reader left empty on purpose says so here
     if stype == "tool" and (step.tool_arguments is None or step.tool_result is None):
+        attrs = structural.unflatten(attrs, owns)
         _tool_gaps(attrs, step, owns)
     if stype in ("chain", "other", "retrieval", "tool") and not step.docs and "docs" not in decided:
         _documents(step, source_keys)
+        if not step.docs and not step.output_text and not step.tool_result:
+            _documents_beside(structural.unflatten(attrs, owns), step, source_keys, owns)
     if stype in ("llm", "agent") and (not step.input_text or not step.output_text):
-        _llm_gaps(attrs, step, owns)
+        _llm_gaps(structural.unflatten(attrs, owns), step, owns)
+    if step.step_type == "other" and not step.docs and not step.input_text:
+        # a span a reader claimed without saying what it was: a model call by its shape
+        loose = structural.unflatten(attrs, owns)
+        payloads = [
+            (k, v)
+            for k, v in loose.items()
+            if not k.startswith(INFRASTRUCTURE)
+            and not k.startswith(owns)
+            and isinstance(v, (str, list, dict))
+        ]
+        if _chat(payloads, {k: side(k) for k, _ in payloads}, step, None):
+            step.step_type = "llm"
+            _note(step, "step_type", "shape:messages_in_reply_out")
+    if step.docs and step.docs[0].doc_id is None and step.docs[0].chunk_id is None and step.output_text:
+        _ids_from_output(step, source_keys)
+
+
+def _ids_from_output(step: Step, source_keys: tuple[str, ...]) -> None:
+    """Documents a reader read without ids (a convention whose document attributes carry only the
+    text) take the ids of the same texts in the step's own output, where the documents are recorded
+    again whole (LangChain.js's ``{"documents": [{"pageContent", "metadata", "id"}]}``)."""
+    if not _structured(step.output_text):
+        return
+    whole = structural.documents_in(step.output_text, "candidate", source_keys)
+    if not whole:
+        return
+    by_text: dict[str, tuple[str | None, str | None]] = {}
+    for d in whole:
+        if d.content and (d.chunk_id is not None or d.doc_id is not None):
+            by_text.setdefault(d.content, (d.chunk_id, d.doc_id))
+    given = False
+    for d in step.docs:
+        if d.doc_id is None and d.chunk_id is None and d.content in by_text:
+            d.chunk_id, d.doc_id = by_text[d.content]
+            given = True
+    if given:
+        _note(step, "doc_ids", "shape:ids_by_text@output_text")
 
 
 def _tool_gaps(attrs: dict[str, Any], step: Step, owns: tuple[str, ...]) -> None:
@@ -114,7 +165,7 @@ def _tool_gaps(attrs: dict[str, Any], step: Step, owns: tuple[str, ...]) -> None
     ``tool_response``): kept as recorded, structured or not (a result listing documents is read
     for them next, and one that is plain text is what the tool answered)."""
     for key, value in attrs.items():
-        if key.startswith(INFRASTRUCTURE) or key.startswith(owns) or value is None or value == "":
+        if key.startswith(INFRASTRUCTURE) or key.startswith(owns) or _empty(value):
             continue
         where = side(key)
         if where == "in" and step.tool_arguments is None:
@@ -168,10 +219,47 @@ def _documents(step: Step, source_keys: tuple[str, ...]) -> None:
                 _note(step, "query_text", "shape:query@input_text")
     else:
         docs = structural.documents_in(payload, "candidate", source_keys)
+        if not docs and isinstance(payload, str):
+            # not JSON: a Python list or dict ``str()``-ed (of JSON strings, or of objects)
+            described = pyrepr.value(payload)
+            if isinstance(described, (dict, list)):
+                docs = structural.documents_in(described, "candidate", source_keys)
+                field = f"{field}:repr"
         if not docs:
             return
     step.docs = docs
     _note(step, "docs", f"shape:documents@{field}")
+
+
+def _documents_beside(
+    attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], owns: tuple[str, ...]
+) -> None:
+    """Documents a claimed span that recorded no output holds under a key its reader does not know
+    (``search.hits``, a vendor's ``results`` attribute): read as for an unclaimed span, from any key
+    not on the input side (documents a step was given are no documents it retrieved). A task or
+    chain holding them retrieved them. A step whose output was recorded returned that (an empty
+    list is an empty result; an answer with its sources beside it answered, it did not retrieve)."""
+    for key, value in attrs.items():
+        if (
+            key.startswith(INFRASTRUCTURE)
+            or key.startswith(owns)
+            or side(key) == "in"
+            or not _structured(value)
+        ):
+            continue
+        docs = structural.documents_in(value, "candidate", source_keys)
+        if not docs:
+            continue
+        step.docs = docs
+        _note(step, "docs", f"shape:documents@{key}")
+        if step.step_type in ("chain", "other"):
+            step.step_type = "retrieval"
+            _note(step, "step_type", f"shape:documents@{key}")
+            if not step.query_text and step.input_text:
+                step.query_text = structural.query_of(step.input_text)
+                if step.query_text:
+                    _note(step, "query_text", "shape:query@input_text")
+        return
 
 
 def _llm_gaps(attrs: dict[str, Any], step: Step, owns: tuple[str, ...]) -> None:
@@ -239,17 +327,37 @@ def _read_unknown(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...
                 step.docs, docs_key = docs, key
                 _note(step, "docs", f"shape:documents@{key}")
                 break
-    has_messages = False
-    for key, value in payloads:
-        if sides[key] == "in" and not step.input_text and _input(step, key, value):
-            has_messages = step.provenance is not None and "messages" in step.provenance.get("input_text", "")
-        elif sides[key] == "out" and key != docs_key and not step.output_text:
-            _output(step, key, value)
-    if step.docs and not has_messages:
+    model_call = _chat(payloads, sides, step, docs_key)
+    if step.docs and not model_call:
         step.step_type = "retrieval"
-        _note(step, "step_type", "shape:documents")
-    elif has_messages and step.output_text:
+        _note(step, "step_type", f"shape:documents@{docs_key}")
+    elif model_call:
         step.step_type = "llm"
-        _note(step, "step_type", "shape:messages_in_text_out")
+        _note(step, "step_type", f"shape:messages_in_{'text' if step.output_text else 'tool_call'}_out")
     if step.provenance:
         step.convention = "structural"
+
+
+def _chat(
+    payloads: list[tuple[str, Any]], sides: dict[str, Side | None], step: Step, docs_key: str | None
+) -> bool:
+    """Read the input and output side of a span's payloads into ``step``; whether they make it a
+    model call: a message list in, and text or a tool call out. The input side reads a message list
+    under any key first (a prompt recorded both as messages and as the text of an object's repr reads
+    as the messages), then plain text."""
+    has_messages = False
+    inputs = [p for p in payloads if sides[p[0]] == "in"]
+    chats = [p for p in inputs if _structured(p[1]) and structural.message_list(p[1])]
+    for key, value in chats or inputs:
+        if not step.input_text and _input(step, key, value):
+            has_messages = bool(chats)
+            break
+    called = False
+    outputs = [p for p in payloads if sides[p[0]] == "out" and p[0] != docs_key]
+    # (a reply recorded as messages too reads as the messages, as the input side does)
+    replies = [p for p in outputs if _structured(p[1]) and structural.message_list(p[1])]
+    for key, value in replies + [p for p in outputs if p not in replies]:
+        if not step.output_text:
+            if not _output(step, key, value) and has_messages and _structured(value):
+                called = called or structural.calls_tool(value)
+    return has_messages and (bool(step.output_text) or called)

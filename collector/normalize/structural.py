@@ -19,8 +19,9 @@ of unwrapping rules, applied recursively until none applies:
 6. an object with a usual text key (``query``, ``question``, ``input``, ``prompt``, ``output``,
    ``text`` ...) is that text, and an object of one entry is its entry.
 
-Documents are recognised by shape too: a list of objects, each carrying a text-like field
-(``page_content``, ``content``, ``text`` ...), at least one of them also an id, a score or metadata
+Documents are recognised by shape too: a list of objects, each carrying a text (under a usual name,
+``page_content``, ``content``, ``text`` ..., or the field that reads as a passage in every item:
+``collector.normalize.documents``), at least one of them also an id, a score or metadata
 (what tells a document list from a list of content blocks), wrapped or not (LlamaIndex's
 ``{"node": {...}, "score"}``, ``{"document": {...}, "score"}``, LangChain's ``{"lc", "kwargs"}``),
 found anywhere in a value.
@@ -30,10 +31,12 @@ Nothing here raises on odd input: a value that holds no single text gives None, 
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 import orjson
 
+from collector.normalize import documents
 from collector.normalize.common import QUESTION_KEYS, Doc, Stage, make_doc
 
 MAX_DEPTH = 24  # levels of a value looked into (a hostile payload nests without end); a wrapper takes 1-3
@@ -46,19 +49,15 @@ TEXT_KEYS = (
 )  # fmt: skip
 _ROLE_KEYS = ("role", "_role")
 _SPEAKER_TYPES = frozenset(("human", "ai", "system", "tool", "user", "assistant", "function", "developer"))
-_CONTENT_KEYS = ("content", "parts", "text", "_content")
+_CONTENT_KEYS = ("content", "parts", "text", "_content", "contents")
 _BLOCK_TYPES = frozenset(("text", "input_text", "output_text"))
 _TOOL_RESULT_TYPES = frozenset(
     ("tool_call_response", "tool_result", "function_response", "function_call_output")
 )
 _TOOL_CALL_KEYS = ("tool_calls", "toolCalls", "tool_call_id", "toolCallId", "toolName", "function_call")
 _PART_TEXT_KEYS = ("text", "content", "response", "result")  # what a typed part's text may sit under
-# (a search listing's ``snippet`` is no document text: a search agent's results are ``surfaced``,
-# not retrieved, until it opens one, ``collector.search_stages``)
-DOC_TEXT_FIELDS = ("page_content", "content", "text", "chunk", "passage", "body")
-DOC_ID_FIELDS = ("id", "doc_id", "document_id", "chunk_id", "id_", "node_id", "uuid")
-DOC_SCORE_FIELDS = ("score", "relevance_score", "similarity", "_score")
-DOC_META_FIELDS = ("metadata", "meta")
+# the usual names of a document's fields (``collector.normalize.documents`` infers the others)
+DOC_TEXT_FIELDS = documents.TEXT_FIELDS
 
 
 class Message(NamedTuple):
@@ -129,16 +128,23 @@ def _speaker(d: dict[str, Any]) -> str:
     tool returned as a ``user`` message of such parts: no question the user asked)."""
     role = _role(d) or ""
     content = parsed(_content(d))
-    if (
-        isinstance(content, list)
-        and content
-        and all(
-            isinstance(p, dict) and str(p.get("type", "")).replace("-", "_") in _TOOL_RESULT_TYPES
-            for p in content
-        )
-    ):
+    if isinstance(content, list) and content and all(_tool_part(p) for p in content):
         return "tool"
     return role
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_").replace("-", "_")
+
+
+def _tool_part(p: Any) -> bool:
+    """A message part that carries what a tool returned: typed so (``{"type": "tool_result"}``) or
+    keyed so (Gemini's ``{"function_response": {...}}`` / ``{"functionResponse": {...}}``)."""
+    if not isinstance(p, dict):
+        return False
+    if str(p.get("type", "")).replace("-", "_") in _TOOL_RESULT_TYPES:
+        return True
+    return len(p) == 1 and _snake(next(iter(p))) in _TOOL_RESULT_TYPES
 
 
 def is_message(d: Any) -> bool:
@@ -159,11 +165,22 @@ def _pair_message(x: Any) -> Any:
     return x
 
 
+def _one_entry(x: Any) -> Any:
+    """An object of one entry that holds an object (``{"message": {"role", "content"}}``, as a
+    flattened list is rebuilt) as that object; anything else as it is."""
+    if isinstance(x, dict) and len(x) == 1:
+        (inner,) = x.values()
+        inner = parsed(inner)
+        if isinstance(inner, dict):
+            return inner
+    return x
+
+
 def _messages_here(items: list[Any], depth: int) -> list[Message] | None:
     """The messages of a list that is one (every item a message), else None."""
     if not items:
         return None
-    values = [_pair_message(parsed(x)) for x in items]
+    values = [_pair_message(_one_entry(parsed(x))) for x in items]
     if not all(is_message(x) for x in values):
         return None
     return [Message(_speaker(x), text_of(_content(x), depth + 1) or "") for x in values]
@@ -191,6 +208,23 @@ def message_list(value: Any, depth: int = 0) -> list[Message] | None:
             if found:
                 return found
     return None
+
+
+def calls_tool(value: Any, depth: int = 0) -> bool:
+    """Whether a value holds a tool call (an object with ``tool_calls``, ``function_call`` ...): what
+    a model answers when it calls a tool instead of speaking."""
+    if depth > 6:
+        return False
+    v = parsed(value)
+    if isinstance(v, dict):
+        if any(v.get(k) for k in _TOOL_CALL_KEYS):
+            return True
+        children: list[Any] = list(v.values())
+    elif isinstance(v, list):
+        children = v
+    else:
+        return False
+    return any(calls_tool(c, depth + 1) for c in children[:64] if isinstance(c, (dict, list, str)))
 
 
 def last_user_text(messages: list[Message]) -> str | None:
@@ -292,6 +326,11 @@ def _list_text(items: list[Any], depth: int) -> str | None:
             t = text_of(x, depth + 1)  # another typed part: its text if it has one (a tool's response)
             if t:
                 texts.append(t)
+        elif isinstance(x, dict) and len(x) == 1 and isinstance(_one_entry(x), dict):
+            t = text_of(x, depth + 1)  # a part in a wrapper of one entry (``{"message_content": {...}}``)
+            if t is None:
+                return None
+            texts.append(t)
         elif len(items) == 1:
             return text_of(x, depth + 1)
         else:
@@ -327,48 +366,59 @@ def query_of(value: Any) -> str | None:
 # documents by shape
 
 
-def _first(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    for k in keys:
-        v = d.get(k)
-        if v is not None and v != "":
-            return v
-    return None
-
-
 def _doc_body(item: Any) -> dict[str, Any] | None:
     """A document item with its wrapper taken off, or None when it is no document-like object."""
     d = parsed(item)
     if not isinstance(d, dict) or is_message(d):
         return None
-    for key in ("node", "document", "kwargs"):  # NodeWithScore, {"document", "score"}, LangChain
-        inner = parsed(d.get(key))
-        if isinstance(inner, dict) and _first(inner, DOC_TEXT_FIELDS) is not None:
-            merged = dict(inner)
-            if "score" in d and "score" not in merged:
-                merged["score"] = d["score"]
-            return merged
-    return d
-
-
-def _doc_text(body: dict[str, Any]) -> str | None:
-    t = _first(body, DOC_TEXT_FIELDS)
-    return t if isinstance(t, str) and t.strip() else None
+    if documents.usual_text(d) is not None:
+        return d
+    # a wrapper: the one object it holds is the document, with the wrapper's own scalars (its
+    # score) added (LlamaIndex's {"node", "score"}, {"document", "score"}, a store's {"record", "score"})
+    inner_key = None
+    for key, x in d.items():
+        if key in documents.META_FIELDS:
+            continue  # (a document's metadata is no wrapper of it)
+        if isinstance(x, dict) or (isinstance(x, str) and x.lstrip()[:1] == "{"):
+            if inner_key is not None:
+                return d  # two objects: no wrapper of one
+            inner_key = key
+    if inner_key is None:
+        return d
+    inner = parsed(d[inner_key])
+    if not isinstance(inner, dict) or is_message(inner):
+        return d
+    if documents.usual_text(inner) is None and (documents.has_words(d) or not documents.has_words(inner)):
+        return d  # the text is the wrapper's own (or nowhere): no wrapper
+    merged = dict(inner)
+    for key, x in d.items():
+        if key != inner_key and key not in merged and not isinstance(x, (dict, list)):
+            merged[key] = x
+    return merged
 
 
 def _as_docs(items: list[Any], stage: Stage, source_keys: tuple[str, ...]) -> list[Doc] | None:
     """The documents of a list that is a document list (see the module doc), else None."""
     bodies = [_doc_body(x) for x in items]
-    if not bodies or any(b is None or _doc_text(b) is None for b in bodies):
+    if not bodies or any(b is None for b in bodies):
         return None
-    described = (*DOC_ID_FIELDS, *DOC_SCORE_FIELDS, *DOC_META_FIELDS)
-    if not any(_first(b, described) is not None for b in bodies if b is not None):
-        return None  # content blocks, not documents
+    found: list[dict[str, Any]] = [b for b in bodies if b is not None]
+    fields = documents.infer(found, strict=True)
+    if fields is None or not documents.described(found, fields):
+        return None  # no text in some item; or content blocks, not documents
     docs = []
-    for i, b in enumerate(bodies):
-        assert b is not None
-        meta = _first(b, DOC_META_FIELDS)
-        raw_id = _first(b, DOC_ID_FIELDS)
-        docs.append(make_doc(stage, i, raw_id, _doc_text(b), _first(b, DOC_SCORE_FIELDS), meta, source_keys))
+    for i, b in enumerate(found):
+        docs.append(
+            make_doc(
+                stage,
+                i,
+                documents.ident(b, fields),
+                documents.text(b, fields),
+                documents.score(b, fields),
+                documents.metadata(b),
+                source_keys,
+            )
+        )
     return docs
 
 
@@ -414,3 +464,58 @@ def is_document_list(value: Any, source_keys: tuple[str, ...]) -> list[Doc] | No
     if not isinstance(v, list) or not v:
         return None
     return _as_docs(v, "candidate", source_keys)
+
+
+# --------------------------------------------------------------------------------------------------
+# attributes flattened one field per key
+
+MAX_FLAT_INDEX = 1_000  # a list position past this in a key is no list a reader rebuilds
+_INDEX_SEGMENT = re.compile(r"\.(\d+)(?=\.|$)")
+
+
+def unflatten(attrs: dict[str, Any], keep: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Attributes written one field per key with list positions (``acme.results.0.text``,
+    ``x.input_messages.1.message.content``: OpenTelemetry attributes cannot nest, so many
+    instrumentations flatten lists this way) with each such group rebuilt as the value it flattens:
+    ``{"acme.results": [{"text": ...}, ...]}``, the dotted rest of each key nested
+    (``{"message": {"content": ...}}``), positions in order, lists inside lists rebuilt too. Keys
+    starting with ``keep`` (a reader's own) and keys without a position stay as they are; a rebuilt
+    key already present is not overwritten. Returns ``attrs`` itself when nothing is flattened."""
+    groups: dict[str, dict[int, dict[str, Any]]] = {}
+    flat: dict[str, str] = {}  # each flattened key -> its group
+    for key, value in attrs.items():
+        if not any(c.isdigit() for c in key) or key.startswith(keep):
+            continue
+        m = _INDEX_SEGMENT.search(key)
+        if m is None or int(m.group(1)) > MAX_FLAT_INDEX:
+            continue
+        rest = key[m.end() + 1 :]
+        groups.setdefault(key[: m.start()], {}).setdefault(int(m.group(1)), {})[rest] = value
+        flat[key] = key[: m.start()]
+    if not groups:
+        return attrs
+    out = {k: v for k, v in attrs.items() if k not in flat or flat[k] in attrs}
+    for prefix, items in groups.items():
+        if prefix not in attrs:
+            out[prefix] = [_nested(items[i]) for i in sorted(items)]
+    return out
+
+
+def _nested(fields: dict[str, Any]) -> Any:
+    """One item's fields (the rest of each key after its position) as the value they describe."""
+    if set(fields) == {""}:
+        return fields[""]
+    flat = unflatten({k: v for k, v in fields.items() if k})
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        if any(c.isdigit() for c in key) and _INDEX_SEGMENT.search(key):
+            continue  # rebuilt under its prefix
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            nxt = node.get(part)
+            if not isinstance(nxt, dict):
+                nxt = node[part] = {}
+            node = nxt
+        node[parts[-1]] = value
+    return out

@@ -30,11 +30,13 @@ class Fill:
     input_text: str | None
     output_text: str | None
     provenance: str | None = None
+    step_type: str | None = None  # the type the records showed a step of no type to be (None: unchanged)
 
 
 FILL_SCHEMA = pa.schema([
     ("trace_id", pa.string()), ("span_id", pa.string()), ("query_text", pa.string()),
     ("input_text", pa.string()), ("output_text", pa.string()), ("provenance", pa.string()),
+    ("step_type", pa.string()),
 ])  # fmt: skip
 
 

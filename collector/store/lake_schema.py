@@ -15,7 +15,9 @@ is rolled back. So what changes per trace is appended, never updated in place:
   generation of each (trace, evaluator), ``evaluation_history`` the earlier ones: what the single
   file moves to history at each write;
 - ``step_fills``: the query, input and output text a step took from its GenAI content events (or
-  other log records) at a settle, and where they came from (the file updates ``steps``): the last
+  other log records) at a settle, the type they showed a step of none to be (a span that recorded
+  nothing whose log record lists documents is a retrieval), and where they came from (the file
+  updates ``steps``): the last
   fill of a step is what ``steps`` shows;
 - ``document_texts``: the registry's text of a document sent without one (at its trace's settle,
   or when a knowledge-base load brings it; the file updates ``step_documents``): ``step_documents``
@@ -64,7 +66,7 @@ EVAL_STATE_COLUMNS = (
 FILL_COLUMNS = (
     ("trace_id", "VARCHAR NOT NULL"), ("span_id", "VARCHAR NOT NULL"), ("query_text", "VARCHAR"),
     ("input_text", "VARCHAR"), ("output_text", "VARCHAR"), ("settle_id", "VARCHAR NOT NULL"),
-    ("provenance", "VARCHAR"),
+    ("provenance", "VARCHAR"), ("step_type", "VARCHAR"),
 )  # fmt: skip
 TEXT_COLUMNS = (
     ("trace_id", "VARCHAR NOT NULL"), ("span_id", "VARCHAR NOT NULL"), ("stage", "VARCHAR NOT NULL"),
@@ -167,6 +169,8 @@ def views(span_views: Mapping[str, str]) -> dict[str, str]:
         f"CASE WHEN f.trace_id IS NULL THEN s.{c} ELSE f.{c} END AS {c}"
         for c in ("query_text", "input_text", "output_text")
     )
+    # the type the records showed a step of no type to be
+    filled += ", CASE WHEN f.step_type IS NULL THEN s.step_type ELSE f.step_type END AS step_type"
     # where the filled fields came from, over the provenance the step was stored with
     filled += (
         ", CASE WHEN f.provenance IS NULL THEN s.provenance "

@@ -2,9 +2,10 @@
 convention reader knows (``acme.*``), through a real server and real OTLP exports.
 
 The structural layer reads them by shape alone: the root's plain ``input`` / ``output``, a document
-list under any key (the search and the reranker), a message list in and text out (the model call).
-Where the payloads allow it, every root cause comes out as with a known convention. Where they do
-not (documents flattened into one key each, so no document list exists), the trace is
+list under any key (the search and the reranker), or flattened one field per key
+(``acme.search.results.0.text``), a message list in and text out (the model call). Where the payloads
+allow it, every root cause comes out as with a known convention. Where they do not (the search
+results written as one formatted text, so no document list exists), the trace is
 ``insufficient_trace`` naming what it lacks: never ``ok`` and never a layer it cannot show.
 """
 
@@ -26,9 +27,10 @@ from tests.tracegen import prompt_for
 LANGS = ("en", "zh")
 
 
-def emit(tracer: Tracer, plant: Plant, *, flattened: bool = False) -> str:
-    """One RAG trace of ``plant`` in the ``acme`` namespace. ``flattened``: the search results as one
-    attribute per field (``acme.search.results.0.text``), which holds no document list."""
+def emit(tracer: Tracer, plant: Plant, *, layout: str = "list") -> str:
+    """One RAG trace of ``plant`` in the ``acme`` namespace. ``layout``: the search results as a JSON
+    list (``list``), as one attribute per field (``flattened``: ``acme.search.results.0.text``), or as
+    one formatted text (``text``: ``[1] policy: ...``), which holds no document list."""
     case_id, cands, reranked, answer, citations, retrieve = plant
     query = QUERY[case_id]
     candidates, kept = docs(cands), docs(reranked) if reranked is not None else None
@@ -38,10 +40,14 @@ def emit(tracer: Tracer, plant: Plant, *, flattened: bool = False) -> str:
         trace_id = format(span.get_span_context().trace_id, "032x")
         if retrieve:
             search: dict[str, Any] = {"acme.search.query": query}
-            if flattened:
+            if layout == "flattened":
                 for i, d in enumerate(candidates):
                     search[f"acme.search.results.{i}.id"] = d["id"]
                     search[f"acme.search.results.{i}.text"] = d["content"]
+            elif layout == "text":
+                search["acme.search.results"] = "\n".join(
+                    f"[{i + 1}] {d['id']}: {d['content']}" for i, d in enumerate(candidates)
+                )
             else:
                 search["acme.search.results"] = json.dumps(
                     [{"id": d["id"], "text": d["content"], "score": d["score"]} for d in candidates],
@@ -70,7 +76,12 @@ def emit(tracer: Tracer, plant: Plant, *, flattened: bool = False) -> str:
     return trace_id
 
 
-BLIND = {"flattened-ok": "ok", "flattened-miss": "candidate_miss"}
+FLATTENED = {
+    "flattened-ok": "ok",
+    "flattened-miss": "candidate_miss",
+    "flattened-dropped": "dropped_before_context",
+}
+BLIND = {"text-ok": "ok", "text-miss": "candidate_miss"}
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +94,10 @@ def blind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, di
         ids = {
             f"{lang}/{cause}": emit(tracer, plant) for lang in LANGS for cause, plant in PLANTS[lang].items()
         }
-        ids.update({name: emit(tracer, PLANTS["en"][cause], flattened=True) for name, cause in BLIND.items()})
+        ids.update(
+            {name: emit(tracer, PLANTS["en"][cause], layout="flattened") for name, cause in FLATTENED.items()}
+        )
+        ids.update({name: emit(tracer, PLANTS["en"][cause], layout="text") for name, cause in BLIND.items()})
         provider.shutdown()
         wait_evaluated(srv, list(ids.values()))
         yield srv, ids
@@ -109,6 +123,15 @@ def test_every_root_cause_is_read_by_shape(blind: tuple[Server, dict[str, str]],
     assert types["acme.generate"] == "llm" and types.get("acme.search", "retrieval") == "retrieval", steps
     root, layers, _ = _row(server, ids[key])
     assert root == key.split("/", 1)[1], (root, layers)
+
+
+@pytest.mark.parametrize("name", list(FLATTENED))
+def test_flattened_results_are_read_as_the_list_they_flatten(
+    blind: tuple[Server, dict[str, str]], name: str
+) -> None:
+    server, ids = blind
+    root, layers, _ = _row(server, ids[name])
+    assert root == FLATTENED[name], (root, layers)
 
 
 @pytest.mark.parametrize("name", list(BLIND))

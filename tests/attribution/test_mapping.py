@@ -2,8 +2,9 @@
 
 Every planted root cause is sent twice: in the ``acme`` namespace that the structural layer reads by
 shape (``tests.attribution.test_convention_blind.emit``), and with its keys renamed and its payloads
-reshaped so that nothing can be read by shape (``acme.q``, documents as ``{"ref", "body":
-{"passage"}, "rel"}`` inside ``{"items": [...]}``, the prompt under ``acme.llm.payload``). Then
+reshaped so that nothing can be read by shape (``acme.q``, documents as ``{"ref", "body": {"v":
+{"passage"}}, "rel"}`` inside ``{"items": [...]}``: the text two objects deep, the prompt under
+``acme.llm.payload``). Then
 ``ragfault doctor`` is asked about the renamed spans: it names what their keys look like and prints
 the ``[[conventions.mapping]]`` entries that would read them; a second server started with exactly
 that config reads the renamed traces into the same root causes as the readable ones.
@@ -36,7 +37,9 @@ KEYS = [f"{lang}/{cause}" for lang in ("en", "zh") for cause in PLANTS[lang]]
 
 
 def _items(ds: list[dict[str, Any]]) -> str:
-    return json.dumps([{"ref": d["id"], "body": {"passage": d["content"]}, "rel": d["score"]} for d in ds])
+    return json.dumps(
+        [{"ref": d["id"], "body": {"v": {"passage": d["content"]}}, "rel": d["score"]} for d in ds]
+    )
 
 
 def emit_renamed(tracer: Tracer, plant: Plant) -> str:
@@ -155,7 +158,7 @@ def test_the_doctor_names_what_the_unread_keys_look_like(
         "scope": "mapping",
         "step_type": "retrieval",
         "documents": "acme.hits$.items",
-        "document_text": "body.passage",
+        "document_text": "body.v.passage",
         "document_id": "ref",
         "document_score": "rel",
         "query": "acme.q",

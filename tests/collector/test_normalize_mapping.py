@@ -28,17 +28,19 @@ def test_paths_read_as_written_and_bad_ones_are_refused() -> None:
 def test_documents_by_paths_with_their_ids_and_scores() -> None:
     m = _mappings({
         "name": "hits", "span_name": r"search\..*", "step_type": "retrieval", "query": "svc.in$.q",
-        "documents": "svc.out$.page.hits", "document_id": "ref", "document_text": "body.passage",
+        "documents": "svc.out$.page.hits", "document_id": "ref", "document_text": "body.v.passage",
         "document_score": "rel",
     })  # fmt: skip
     attrs = {
         "svc.in": json.dumps({"q": "how long to wait"}),
         "svc.out": json.dumps({"page": {"hits": [
-            {"ref": "a", "body": {"passage": "Wait 30 seconds."}, "rel": 0.9},
-            {"ref": "b", "body": {"passage": "Logs are kept."}, "rel": 0.5},
+            {"ref": "a", "body": {"v": {"passage": "Wait 30 seconds."}}, "rel": 0.9},
+            {"ref": "b", "body": {"v": {"passage": "Logs are kept."}}, "rel": 0.5},
         ]}}),
     }  # fmt: skip
-    assert normalize_span(attrs).convention == "unknown"  # nothing to read by shape
+    assert (
+        normalize_span(attrs).convention == "unknown"
+    )  # nothing to read by shape (the text two objects deep)
     step = normalize_span(attrs, mappings=m, name="search.vector", scope=None)
     assert (step.step_type, step.convention, step.query_text) == ("retrieval", "mapping", "how long to wait")
     assert [(d.stage, d.doc_id, d.content, d.score) for d in step.docs] == [

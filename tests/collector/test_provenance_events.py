@@ -146,7 +146,7 @@ def test_content_in_span_events_and_log_records_is_read_and_attributed(srv: Serv
             "kb.search": {
                 "docs": "shape:documents@event[search.done].hits",
                 "input_text": "shape:text@event[search.done].query",
-                "step_type": "shape:documents",
+                "step_type": "shape:documents@event[search.done].hits",
             },
             "chat helpdesk-model": {
                 "step_type": "genai",

@@ -36,15 +36,29 @@ def chat() -> Iterator[ChatServer]:
         srv.stop()
 
 
-@pytest.fixture(scope="module")
-def rf(start_module_server: StartServer) -> Server:
-    """A server with the scenario's knowledge base and gold cases."""
-    srv = start_module_server()
+def _scenario_server(start_module_server: StartServer, store: str = "") -> Server:
+    srv = start_module_server(store)
     assert srv.http.post("/api/v1/kb", content=jsonl(scenario.KB)).json()["loaded"] == len(scenario.KB)
     assert srv.http.post("/api/v1/gold", content=jsonl(scenario.CASES)).json()["loaded"] == len(
         scenario.CASES
     )
     return srv
+
+
+# the convention-blind twin of each module's server, by the server's url (``renamed``)
+TWINS: dict[str, Server] = {}
+
+
+@pytest.fixture(scope="module")
+def rf(start_module_server: StartServer) -> Iterator[Server]:
+    """A server with the scenario's knowledge base and gold cases, and its convention-blind twin (the
+    same, for the renamed spans ``expect.check_all`` sends it: ``tests.frameworks.renamed``)."""
+    srv = _scenario_server(start_module_server)
+    TWINS[srv.url] = _scenario_server(start_module_server, "twin")
+    try:
+        yield srv
+    finally:
+        TWINS.pop(srv.url, None)
 
 
 @dataclass

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+from tests.frameworks import renamed
 from tests.frameworks.apps import scenario
-from tests.frameworks.conftest import Run, dump
+from tests.frameworks.conftest import TWINS, Run, dump, wait_evaluated
+from tests.frameworks.renamed import send_twin
 
 # the documents the app retrieves per question, in rank order, and what the budget keeps
 CANDIDATES = {
@@ -47,3 +51,31 @@ def check_question(run: Run, key: str, candidates: list[str] | None = None, exac
 def check_all(run: Run, candidates: dict[str, list[str]] | None = None, exact: bool = True) -> None:
     for key in scenario.QUESTIONS:
         check_question(run, key, (candidates or {}).get(key), exact)
+    check_twin(run)
+
+
+def check_twin(run: Run) -> None:
+    """The run's spans with their keys renamed, sent to the module's twin server
+    (``tests.frameworks.renamed``): each root cause the original's, or ``insufficient_trace``."""
+    twin = TWINS.get(run.server.url)
+    if twin is None:
+        return
+    for key, trace_id in run.trace_ids.items():
+        send_twin(twin, run.rows(renamed.SPANS, t=trace_id), scenario.CASE_OF[key])
+    wait_evaluated(twin, list(run.trace_ids.values()))
+    blind = Run(twin, run.trace_ids)
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+    for key in scenario.QUESTIONS:
+        original, _ = run.root_cause(key)
+        got, case = blind.root_cause(key)
+        missing = blind.rows(
+            "SELECT missing_fields FROM attribution WHERE trace_id = $t", t=run.trace_ids[key]
+        )
+        renamed.report({
+            "test": test, "question": key, "original": original, "twin": got,
+            "missing": missing[0]["missing_fields"] if missing else None,
+        })  # fmt: skip
+        assert case == scenario.CASE_OF[key], dump(blind, key)
+        assert got in (original, "insufficient_trace"), (
+            f"renamed keys: {got} where the original is {original}\n{dump(blind, key)}"
+        )

@@ -22,9 +22,9 @@ def test_each_framework_row_names_a_test_module_that_exists() -> None:
         assert modules, row
         for module in modules:
             source = (ROOT / "tests" / "frameworks" / module).read_text(encoding="utf-8")
-            assert "def test_" in source and "run_app(" in source, module
-        # the instrumentor named in the row is installed by the tests (the test extra or a group's
-        # requirements file), or is a class the module's apps use
+            assert "def test_" in source and ("run_app(" in source or "run_node(" in source), module
+        # the instrumentor named in the row is installed by the tests (the test extra, a group's
+        # requirements file or the Node packages), or is a class the module's apps use
         named = re.search(r"`([^`]+)`", cells[1])
         assert named, row
         token = named.group(1)
@@ -33,6 +33,7 @@ def test_each_framework_row_names_a_test_module_that_exists() -> None:
             for p in sorted((ROOT / "tests" / "frameworks" / "requirements").glob("*"))
             if p.suffix in (".txt", ".no-deps")
         )
+        installed += (ROOT / "tests" / "frameworks" / "node" / "package.json").read_text(encoding="utf-8")
         apps = "".join(
             p.read_text(encoding="utf-8") for p in (ROOT / "tests" / "frameworks" / "apps").glob("*.py")
         )

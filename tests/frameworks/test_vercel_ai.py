@@ -15,72 +15,18 @@ The packages are pinned in ``node/package.json`` and ``node/package-lock.json`` 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import Server
 from tests.frameworks.apps import scenario
 from tests.frameworks.chat_server import ChatServer
-from tests.frameworks.conftest import Run, dump, wait_evaluated
+from tests.frameworks.conftest import Run, dump
 from tests.frameworks.expect import check_question
+from tests.frameworks.node_apps import node, run_node  # noqa: F401  (the npm ci fixture)
 
 pytestmark = pytest.mark.instrumentors
-
-NODE_DIR = Path(__file__).resolve().parent / "node"
-_STAMP = "ragfault-lock.sha256"
-
-
-@pytest.fixture(scope="module")
-def node() -> str:
-    """Node.js with the pinned packages installed (``npm ci``, again only when the lock file changed)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    assert node and npm, "the Vercel AI SDK test needs Node.js and npm (Debian packages nodejs, npm)"
-    digest = hashlib.sha256((NODE_DIR / "package-lock.json").read_bytes()).hexdigest()
-    stamp = NODE_DIR / "node_modules" / _STAMP
-    if not (stamp.is_file() and stamp.read_text().strip() == digest):
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
-            cwd=NODE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
-        stamp.write_text(digest)
-    return node
-
-
-def run_node(server: Server, chat: ChatServer, node: str, mode: str) -> Run:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_"))}
-    env.update(
-        RAGFAULT_TEST_OTLP=f"{server.url}/v1/traces",
-        RAGFAULT_TEST_CHAT_URL=chat.url,
-        RAGFAULT_TEST_SCENARIO=json.dumps(
-            {
-                "KB": scenario.KB,
-                "QUESTIONS": scenario.QUESTIONS,
-                "TOP_K": scenario.TOP_K,
-                "BUDGET": scenario.BUDGET,
-            }
-        ),
-        NO_PROXY="127.0.0.1,localhost",
-    )
-    done = subprocess.run(
-        [node, "vercel_app.mjs", mode], cwd=NODE_DIR, capture_output=True, text=True, timeout=300, env=env
-    )
-    assert done.returncode == 0, f"vercel_app {mode} failed:\n{done.stdout}\n{done.stderr}"
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    assert lines, f"vercel_app {mode} printed no trace ids:\n{done.stdout}\n{done.stderr}"
-    ids: dict[str, str] = json.loads(lines[-1])
-    assert set(ids) == set(scenario.QUESTIONS), ids
-    wait_evaluated(server, list(ids.values()))
-    return Run(server, ids)
 
 
 def _candidates(run: Run, key: str) -> tuple[str, list[str]]:
@@ -95,8 +41,8 @@ def _candidates(run: Run, key: str) -> tuple[str, list[str]]:
 
 
 @pytest.mark.parametrize("mode", ["generate", "stream"])
-def test_vercel_ai_with_a_search_tool(rf: Server, chat: ChatServer, node: str, mode: str) -> None:
-    run = run_node(rf, chat, node, mode)
+def test_vercel_ai_with_a_search_tool(rf: Server, chat: ChatServer, node: str, mode: str) -> None:  # noqa: F811
+    run = run_node(rf, chat, node, "vercel_app", mode)
     call = f"ai.{mode}Text"
     for key, question in scenario.QUESTIONS.items():
         info = dump(run, key)
@@ -122,8 +68,8 @@ def test_vercel_ai_with_a_search_tool(rf: Server, chat: ChatServer, node: str, m
         check_question(run, key, candidates=ids)
 
 
-def test_vercel_ai_with_a_hand_written_retrieval_span(rf: Server, chat: ChatServer, node: str) -> None:
-    run = run_node(rf, chat, node, "manual")
+def test_vercel_ai_with_a_hand_written_retrieval_span(rf: Server, chat: ChatServer, node: str) -> None:  # noqa: F811
+    run = run_node(rf, chat, node, "vercel_app", "manual")
     for key, question in scenario.QUESTIONS.items():
         info = dump(run, key)
         steps = run.steps(key)

@@ -111,16 +111,34 @@ def http_tracer_provider(service: str) -> Any:
 
 def trace_ids() -> Any:
     """A span processor that records the trace id of the spans each question produced: set its
-    ``current`` to the question's key before the question runs, read ``ids`` at the end."""
+    ``current`` to the question's key before the question runs, read ``ids`` at the end. It also
+    counts the spans still open: ``wait_ended(seconds)`` waits until every started span has ended (a
+    framework that ends its spans from event handlers in threads of its own may end the last one
+    after the run returns; exporting before then would lose it)."""
+    import threading
+
     from opentelemetry.sdk.trace import SpanProcessor
 
     class TraceIds(SpanProcessor):
         def __init__(self) -> None:
             self.current: str | None = None
             self.ids: dict[str, str] = {}
+            self._open = 0
+            self._ended = threading.Condition()
 
         def on_start(self, span: Any, parent_context: Any = None) -> None:
             if self.current is not None and self.current not in self.ids:
                 self.ids[self.current] = format(span.get_span_context().trace_id, "032x")
+            with self._ended:
+                self._open += 1
+
+        def on_end(self, span: Any) -> None:
+            with self._ended:
+                self._open -= 1
+                self._ended.notify_all()
+
+        def wait_ended(self, seconds: float) -> bool:
+            with self._ended:
+                return self._ended.wait_for(lambda: self._open <= 0, timeout=seconds)
 
     return TraceIds()

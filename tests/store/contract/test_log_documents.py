@@ -73,3 +73,31 @@ def test_a_log_record_s_documents_are_the_retrieval_s(backend: Any) -> None:
         backend.write_spans(con, batch_to_arrow(flatten(request([late], "shop"), received_at=at)))
         assert settler.run_once(now=at + SETTLE) == 1
         assert con.execute(CANDIDATES, [trace_id]).fetchall() == docs
+
+
+def test_a_span_that_recorded_nothing_is_the_retrieval_its_log_record_shows(backend: Any) -> None:
+    """A span of no convention with no content (a step of type ``other``) whose log record lists the
+    documents it returned: the settle keeps the documents and the step becomes a retrieval, on both
+    backends, with where the type came from in its provenance (the lake keeps it in ``step_fills``)."""
+    requires(backend, "settling")
+    requires(backend, "write_signals")
+    con = backend.cursor()
+    settler = Settler(
+        backend.cursor(), lambda job: job(con), settle_seconds=SETTLE.total_seconds(), max_wait_seconds=60
+    )
+    trace_id = "1a" * 16
+    root = span(bytes.fromhex(trace_id), name="request", attrs={"input": "How long do refunds take?"})
+    search = span(bytes.fromhex(trace_id), span_id=new_span_id(), parent=root.span_id, name="kb lookup")
+    for s in (root, search):
+        s.start_time_unix_nano, s.end_time_unix_nano = ns(T0), ns(T0) + 1_000_000
+    backend.write_spans(con, batch_to_arrow(flatten(request([root, search], "shop"), received_at=T0)))
+    sid = search.span_id.hex()
+    step = "SELECT step_type, provenance->>'step_type' FROM steps WHERE trace_id = ? AND span_id = ?"
+    backend.write_signals(con, record(trace_id, sid, T0, "shop"))
+    assert settler.run_once(now=T0 + SETTLE) == 1
+    assert con.execute(step, [trace_id, sid]).fetchall() == [
+        ("retrieval", "shape:documents@log[kb.results].body")
+    ]
+    assert con.execute(CANDIDATES, [trace_id]).fetchall() == [
+        (sid, "refund-policy", "Refunds take 30 days.", 0.9, "derived")
+    ]
