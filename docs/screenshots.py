@@ -1,7 +1,10 @@
 #!/usr/bin/env python
 """Refresh the web UI screenshots in docs/screenshots/: the demo run through a real server, a second run
 of the demo app (so two runs compare) and judge verdicts of two versions (so the review queue has
-items), each page opened in Debian's chromium at 1,280 px wide.
+items), each page opened in Debian's chromium at 1,280 px wide. The demo has no production traffic:
+the Live and Triage pages are taken on a server of their own that receives the planted root causes
+of the attribution tests as live traces, with their registry and a few thumbs-down
+(``tests/ui/live_data.py``; offline, the same traces every time).
 
 Run from the project root: ``.venv/bin/python docs/screenshots.py``
 """
@@ -11,14 +14,17 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragfault.demo.run import free_port, run_demo  # noqa: E402
 from tests.ui.data import RUN2, add_judge_verdicts, send_second_run  # noqa: E402
+from tests.ui.live_data import send_feedback, send_live_traffic  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
+EVALUATED = "SELECT count(*) FROM traces WHERE evaluated_at IS NOT NULL AND list_contains(?, trace_id)"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
@@ -35,6 +41,29 @@ def label_some(url: str) -> None:
         for k, i in enumerate(items)
     ]  # fmt: skip
     httpx.post(f"{url}/api/v1/labels", json=labels).raise_for_status()
+
+
+def wait_evaluated(server: Any, ids: list[str], timeout: float = 60) -> None:
+    """Until every one of ``ids`` is settled and evaluated."""
+    import time
+
+    con = server.runtime.store.cursor()
+    try:
+        deadline = time.monotonic() + timeout
+        while con.execute(EVALUATED, [ids]).fetchall()[0][0] < len(ids):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the live traces were not evaluated in {timeout:.0f} s")
+            time.sleep(0.2)
+    finally:
+        con.close()
+
+
+def shoot(page: Any, base: str, route: str, ready: str, name: str, full_page: bool = True) -> None:
+    page.goto("about:blank")
+    page.goto(f"{base}/ui#/{route}")
+    page.wait_for_function("(name) => document.body.dataset.ready === name", arg=ready)
+    page.screenshot(path=str(OUT / f"{name}.png"), full_page=full_page)
+    print("wrote", OUT / f"{name}.png")
 
 
 def main() -> int:
@@ -55,6 +84,15 @@ def main() -> int:
         server = ServerThread(
             ServerSettings(db=str(db), http_port=free_port(), grpc_port=free_port(), settle_seconds=0.5)
         ).start()
+        live = ServerThread(
+            ServerSettings(
+                db=str(Path(tmp) / "live.duckdb"),
+                http_port=free_port(),
+                grpc_port=free_port(),
+                settle_seconds=0.5,
+            )
+        ).start()
+        live_url = f"http://127.0.0.1:{live.http_port}"
         url = f"http://127.0.0.1:{server.http_port}"
         try:
             n = send_second_run(url)
@@ -71,6 +109,9 @@ def main() -> int:
             ).fetchall()[0][0]
             con.close()
             add_judge_verdicts(server.runtime)
+            live_ids = send_live_traffic(live_url)
+            wait_evaluated(live, list(live_ids.values()))
+            send_feedback(live_url, live_ids)
             pages = [
                 ("dashboard", "dashboard?run_id=demo-v1", "dashboard"),
                 ("dashboard-filtered", "dashboard?run_id=demo-v1&cause=stale_context", "dashboard"),
@@ -88,11 +129,9 @@ def main() -> int:
                 for name, route, ready in pages:
                     if name == "calibration":  # a few labels first, so the report has pairs
                         label_some(url)
-                    page.goto("about:blank")
-                    page.goto(f"{url}/ui#/{route}")
-                    page.wait_for_function("(name) => document.body.dataset.ready === name", arg=ready)
-                    page.screenshot(path=str(OUT / f"{name}.png"), full_page=name not in ("trace", "sql"))
-                    print("wrote", OUT / f"{name}.png")
+                    shoot(page, url, route, ready, name, full_page=name not in ("trace", "sql"))
+                shoot(page, live_url, "live", "live", "live")
+                shoot(page, live_url, f"triage/{live_ids['en/dropped_before_context']}", "triage", "triage")
                 page.goto(f"http://127.0.0.1:{empty.http_port}/ui")
                 page.wait_for_function("(name) => document.body.dataset.ready === name", arg="start")
                 page.screenshot(path=str(OUT / "start.png"), full_page=True)
@@ -101,6 +140,7 @@ def main() -> int:
         finally:
             server.stop()
             empty.stop()
+            live.stop()
     return 0
 
 

@@ -12,7 +12,6 @@ verdicts, ready to draw) and the routes of ``ragfault.ui.api``.
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
@@ -27,6 +26,7 @@ from collector.web import html_page
 from ragfault.ui.api import FactsKeeper
 from ragfault.ui.api import router as api_router
 from ragfault.ui.live import router as live_router
+from ragfault.ui.registry import MAX_HITS, RegistrySearch, registry_search
 
 _TEXT_CAP = 6000
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
@@ -196,6 +196,8 @@ def router(ctx: Context) -> APIRouter:
 
     r = APIRouter()
     shared = _SharedReferences()
+    search = RegistrySearch()
+    ctx.provide(search)
     page = html_page(resources.files("ragfault.ui").joinpath("index.html").read_text(encoding="utf-8"))
     static = {
         entry.name: entry.read_bytes()
@@ -234,41 +236,9 @@ def router(ctx: Context) -> APIRouter:
     async def registry(q: str, k: int = 8) -> list[dict[str, Any]]:
         if not 1 <= k <= MAX_HITS:
             raise HTTPException(400, f"k must be between 1 and {MAX_HITS}")
-        return await anyio.to_thread.run_sync(registry_search, ctx, shared, q, k)
+        return await anyio.to_thread.run_sync(registry_search, ctx, shared, search, q, k)
 
     return r
-
-
-MAX_HITS = 50
-
-
-def registry_search(ctx: Context, shared: _SharedReferences, text: str, k: int) -> list[dict[str, Any]]:
-    """The registry's best documents for ``text``, from the index live attribution searches, with
-    what a reviewer needs to pick a quote (the text) and to judge it (current or not)."""
-    from evaluators.builtin._registry_index import is_current, registry_index, terms_of
-
-    con = ctx.store.cursor()
-    try:
-        kb = shared.kb_of(con)
-    finally:
-        con.close()
-    out = []
-    now = datetime.now(UTC)
-    for doc_id, score in registry_index(kb).search(terms_of(text), k):
-        doc = kb.get(doc_id)
-        if doc is None:
-            continue
-        out.append(
-            {
-                "doc_id": doc_id,
-                "score": round(score, 4),
-                "title": doc.title,
-                "content": _cap(doc.content),
-                "superseded_by": doc.superseded_by,
-                "current": is_current(kb, doc, now),
-            }  # fmt: skip
-        )
-    return jsonable(out)  # type: ignore[no-any-return]
 
 
 # the pages and their JSON; the service keeps the dashboard's facts (the live gauges are a

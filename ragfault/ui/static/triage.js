@@ -36,24 +36,86 @@ function firstSentence(text) {
   return (m ? m[0] : t).slice(0, 200);
 }
 
+/** Candidates once each, in the order first seen, with every stage each was seen at (a document a
+ * retriever returned and a reranker read and kept is one candidate, not three). */
+function distinctCandidates(docs) {
+  const out = new Map();
+  for (const d of docs) {
+    const key = d.kb_doc_id || d.doc_id || d.chunk_id || d.content || d;
+    const seen = out.get(key);
+    if (!seen) out.set(key, {...d, stages: [d.stage]});
+    else if (!seen.stages.includes(d.stage)) seen.stages.push(d.stage);
+  }
+  return [...out.values()];
+}
+
 function docCard(d, where) {
   const id = d.kb_doc_id || d.doc_id || "";
   const flags = [d.stale ? '<span class="badge warn">stale</span>' : "", d.forbidden ? '<span class="badge bad">outside user scope</span>' : "",
     d.current === false ? '<span class="badge warn">not current</span>' : ""].join("");
   return `<div class="doc" data-doc="${esc(id)}" data-where="${esc(where)}"><div><span class="mono">${esc(id || "(no id)")}</span>
     ${d.title ? `<b>${esc(d.title)}</b>` : ""} ${d.score !== null && d.score !== undefined ? `<span class="muted">score ${num(d.score)}</span>` : ""} ${flags}
+    ${d.stages ? `<span class="muted small" data-stages>${esc(d.stages.join(" · "))}</span>` : ""}
     ${id ? `<button type="button" class="use" data-doc="${esc(id)}">Use as evidence</button>` : '<span class="muted small">no document id</span>'}</div>
     <div class="text">${esc(d.content || "")}</div></div>`;
 }
 
 function evidenceBlock(item) {
   if (!item.live) return '<p class="muted">Live attribution has not evaluated this trace (or it joins a gold case).</p>';
-  const ev = parse(item.live.evidence) || {};
   const layers = item.live.failing_layers || [];
   return `<div class="row" id="suspected"><b>Suspected</b> <span class="badge ${layers.length ? "bad" : ""}" data-cause="${esc(item.live.root_cause)}">${esc(item.live.root_cause)}</span>
       <span class="muted small">basis ${esc(item.live.basis)}${item.live.missing_fields?.length ? " · the trace lacks " + esc(item.live.missing_fields.join(", ")) : ""}</span>
       ${layers.map((l) => `<span class="badge bad">${esc(l)}</span>`).join("")}</div>
-    ${Object.entries(ev).map(([layer, d]) => `<details ${layer === item.live.root_cause ? "open" : ""}><summary>evidence of ${esc(layer)}</summary><pre class="mono">${esc(JSON.stringify(parse(d), null, 1))}</pre></details>`).join("")}`;
+    <div id="layer-evidence">${evidenceTables(layers, item.live.evidence)}</div>`;
+}
+
+// Fields evidence rows often carry, shown first in this order (what, where it was cut, how sure);
+// any other field follows by name: a field nobody listed here is shown all the same.
+const FIRST = ["doc_id", "claim", "verdict", "sentence", "quote", "text", "step", "span_id", "candidate_span_id",
+  "candidate_rank", "score", "coverage", "via", "terms", "gap", "filled"];
+const FAILED = new Set(["unsupported", "contradicted", "invalid"]);
+const isRecord = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const isRecords = (v) => Array.isArray(v) && v.length > 0 && v.every(isRecord);
+const order = (k) => { const i = FIRST.indexOf(k); return i < 0 ? FIRST.length : i; };
+
+function cell(v) {
+  if (v === null || v === undefined) return '<td class="muted">—</td>';
+  if (typeof v === "number") return `<td class="num">${num(v)}</td>`;
+  if (typeof v === "boolean") return `<td>${v ? "yes" : "no"}</td>`;
+  if (Array.isArray(v) && !v.some((x) => x !== null && typeof x === "object")) return `<td>${v.length ? esc(v.join(", ")) : '<span class="muted">none</span>'}</td>`;
+  if (typeof v === "object") return `<td class="mono">${esc(JSON.stringify(v))}</td>`;
+  return `<td>${esc(v)}</td>`;
+}
+
+/** Records as rows: one column a field any of them has, so rows of different shapes share a table. */
+function recordsTable(name, rows) {
+  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].sort((a, b) => order(a) - order(b) || a.localeCompare(b));
+  return `<table class="evidence-rows" data-list="${esc(name)}">${name ? `<caption>${esc(name)}</caption>` : ""}
+    <thead><tr>${keys.map((k) => `<th>${esc(k)}</th>`).join("")}</tr></thead>
+    <tbody>${rows.map((r) => `<tr class="${FAILED.has(r.verdict ?? r.label) ? "fail" : ""}">${keys.map((k) => cell(r[k])).join("")}</tr>`).join("")}</tbody></table>`;
+}
+
+/** The evidence behind one layer, whatever its shape: each list of records as a table of rows, the
+ * rest as a key/value table (an evidence shape this page does not know is shown, never dropped). */
+function layerEvidence(layer, raw) {
+  const d = parse(raw);
+  const lists = [], pairs = [];
+  if (isRecords(d)) lists.push(["", d]);
+  else if (isRecord(d)) for (const [k, v] of Object.entries(d)) (isRecords(v) ? lists : pairs).push([k, v]);
+  else if (d !== null && d !== undefined) pairs.push(["value", d]);
+  const kv = pairs.length ? `<table class="evidence-facts"><tbody>${pairs.map(([k, v]) => `<tr><th scope="row">${esc(k)}</th>${cell(v)}</tr>`).join("")}</tbody></table>` : "";
+  const body = lists.map(([k, rows]) => recordsTable(k, rows)).join("") + kv;
+  return `<section class="layer" data-layer="${esc(layer)}"><h4>${causeBadge(layer)}</h4>
+    ${body || '<p class="muted small">The verdict behind this layer kept no details.</p>'}</section>`;
+}
+
+/** A section per failing layer (in attribution's order), then any other layer the evidence names. */
+export function evidenceTables(layers, evidence) {
+  const ev = parse(evidence);
+  const all = isRecord(ev) ? ev : ev === null || ev === undefined ? {} : {evidence: ev};
+  const names = [...layers, ...Object.keys(all).filter((k) => !layers.includes(k))];
+  const out = names.map((l) => layerEvidence(l, all[l])).join("");
+  return out ? `<div class="scroll">${out}</div>` : "";
 }
 
 async function triageScreen(main, id, current) {
@@ -67,7 +129,7 @@ async function triageScreen(main, id, current) {
   if (!current()) return;
   const docs = view.documents;
   const ctx = docs.filter((d) => d.stage === "context");
-  const cands = docs.filter((d) => d.stage !== "context");
+  const cands = distinctCandidates(docs.filter((d) => d.stage !== "context"));
   const suggested = item.live && overview.root_causes.includes(item.live.root_cause) ? item.live.root_cause : "";
   const fb = item.feedback;
   const who = localStorage.getItem("ragfault-annotator") || "";
@@ -94,6 +156,7 @@ async function triageScreen(main, id, current) {
       <div class="row"><label>Your name <input name="user" required size="14" value="${esc(who)}"></label><label>Note <input name="notes" size="40"></label>
         <button type="submit" class="primary">Save the gold case</button></div>
       <p role="status" id="promote-status" class="small"></p></form>`;
+  paint($("#triage-head"));
   const hitsEl = $("#registry-hits");
   const drawHits = (rows) => { hitsEl.innerHTML = rows.map((d) => docCard(d, "registry")).join("") || '<p class="muted">No registry document matches.</p>'; };
   drawHits(hits);
