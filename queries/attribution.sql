@@ -18,29 +18,52 @@
 --   failing layer, the evaluator details behind it), category, risk, service_name, start_time, query_text, answer_text,
 --   candidate_recall, context_recall, context_retention, answer_support, fact_coverage,
 --   missing_fields (VARCHAR[]: the fields the trace lacks, empty when none)
-WITH layer_rows AS (
+WITH gold_traces AS (
+    SELECT trace_id, any_value(case_id) AS case_id, any_value(run_id) AS run_id
+    FROM evaluations
+    WHERE case_id IS NOT NULL AND status IN ('ok', 'not_applicable')
+    GROUP BY trace_id
+),
+-- The verdicts are read in narrow passes rather than one wide one (one wide pass over every verdict
+-- took seconds at 100,000 traces): a layer fails on a verdict with passed = false, so its flag and the
+-- details shown for it come from the failed rows alone (`details` is the large column; a scan skips the
+-- stored blocks where nothing failed), and the labels and values the layers also read (answerability's
+-- label, context_recall, the judge's status, the metric values returned) from the metrics that carry them.
+measured AS (
     SELECT
         trace_id,
-        any_value(case_id) AS case_id,
-        any_value(run_id) AS run_id,
-        bool_or(metric = 'permission_violations' AND span_id IS NULL AND passed = false) AS permission_violation,
-        bool_or(metric = 'retrieval_decision' AND passed = false) AS no_retrieval,
-        bool_or(metric = 'evidence_in_kb' AND passed = false) AS evidence_not_in_kb,
-        bool_or(metric = 'stale_context' AND span_id IS NULL AND passed = false) AS stale_context,
-        bool_or(metric = 'candidate_recall' AND passed = false) AS candidate_miss,
-        bool_or(metric = 'evidence_opened' AND passed = false) AS not_opened,
-        bool_or(metric = 'context_retention' AND passed = false) AS dropped_before_context,
         bool_or(metric = 'answerability' AND label = 'answered_unanswerable') AS answered_unanswerable,
         bool_or(metric = 'answerability' AND label = 'refused_answerable') AS refused_answerable,
         bool_or(metric = 'context_recall' AND status = 'ok' AND numerator = 0) AS evidence_absent_from_context,
-        bool_or(metric = 'trace_sufficiency' AND list_contains(
-            CAST(json_extract(details, '$.missing_fields') AS VARCHAR[]), 'answer_llm_input')) AS prompt_unknown,
         bool_or(metric = 'judge_answer_support' AND status = 'ok') AS judged,
-        bool_or(metric = 'judge_answer_support' AND passed = false) AS judge_unsupported,
-        bool_or(metric = 'answer_support' AND passed = false) AS lexical_unsupported,
-        bool_or(metric = 'facts_missing_in_context' AND passed = false) AS incomplete_answer,
-        bool_or(metric IN ('citation_validity', 'judge_citation_support') AND passed = false) AS invalid_citation,
-        bool_or(metric = 'trace_sufficiency' AND passed = false) AS insufficient_trace,
+        any_value(value) FILTER (WHERE metric = 'candidate_recall') AS candidate_recall,
+        any_value(value) FILTER (WHERE metric = 'context_recall') AS context_recall,
+        any_value(value) FILTER (WHERE metric = 'context_retention') AS context_retention,
+        any_value(value) FILTER (WHERE metric = 'answer_support') AS answer_support,
+        any_value(value) FILTER (WHERE metric = 'fact_coverage') AS fact_coverage
+    FROM evaluations
+    WHERE case_id IS NOT NULL AND status IN ('ok', 'not_applicable')
+      AND metric IN ('answerability', 'context_recall', 'judge_answer_support', 'candidate_recall',
+                     'context_retention', 'answer_support', 'fact_coverage')
+    GROUP BY trace_id
+),
+-- answerability's failing labels (answered_unanswerable, refused_answerable) are its failed verdicts,
+-- and missing_fields is empty unless trace_sufficiency failed: their details are among these rows too
+failed AS (
+    SELECT
+        trace_id,
+        bool_or(metric = 'permission_violations' AND span_id IS NULL) AS permission_violation,
+        bool_or(metric = 'retrieval_decision') AS no_retrieval,
+        bool_or(metric = 'evidence_in_kb') AS evidence_not_in_kb,
+        bool_or(metric = 'stale_context' AND span_id IS NULL) AS stale_context,
+        bool_or(metric = 'candidate_recall') AS candidate_miss,
+        bool_or(metric = 'evidence_opened') AS not_opened,
+        bool_or(metric = 'context_retention') AS dropped_before_context,
+        bool_or(metric = 'judge_answer_support') AS judge_unsupported,
+        bool_or(metric = 'answer_support') AS lexical_unsupported,
+        bool_or(metric = 'facts_missing_in_context') AS incomplete_answer,
+        bool_or(metric IN ('citation_validity', 'judge_citation_support')) AS invalid_citation,
+        bool_or(metric = 'trace_sufficiency') AS insufficient_trace,
         any_value(details) FILTER (WHERE metric = 'permission_violations' AND span_id IS NULL) AS d_permission,
         any_value(details) FILTER (WHERE metric = 'retrieval_decision') AS d_retrieval,
         any_value(details) FILTER (WHERE metric = 'evidence_in_kb') AS d_kb,
@@ -53,23 +76,35 @@ WITH layer_rows AS (
         any_value(details) FILTER (WHERE metric = 'answer_support') AS d_support,
         any_value(details) FILTER (WHERE metric = 'facts_missing_in_context') AS d_facts,
         any_value(details) FILTER (WHERE metric = 'citation_validity') AS d_citations,
-        any_value(details) FILTER (WHERE metric = 'trace_sufficiency') AS d_sufficiency,
-        any_value(value) FILTER (WHERE metric = 'candidate_recall') AS candidate_recall,
-        any_value(value) FILTER (WHERE metric = 'context_recall') AS context_recall,
-        any_value(value) FILTER (WHERE metric = 'context_retention') AS context_retention,
-        any_value(value) FILTER (WHERE metric = 'answer_support') AS answer_support,
-        any_value(value) FILTER (WHERE metric = 'fact_coverage') AS fact_coverage
+        any_value(details) FILTER (WHERE metric = 'trace_sufficiency') AS d_sufficiency
     FROM evaluations
-    WHERE case_id IS NOT NULL AND status IN ('ok', 'not_applicable')
+    WHERE case_id IS NOT NULL AND status IN ('ok', 'not_applicable') AND passed = false
+      AND metric IN ('permission_violations', 'retrieval_decision', 'evidence_in_kb', 'stale_context',
+                     'candidate_recall', 'evidence_opened', 'context_retention', 'answerability',
+                     'judge_answer_support', 'answer_support', 'facts_missing_in_context', 'citation_validity',
+                     'judge_citation_support', 'trace_sufficiency')
     GROUP BY trace_id
+),
+-- a refusal whose answering LLM input is unknown is insufficient_trace, not over_refusal
+prompt_unknown AS (
+    SELECT trace_id
+    FROM evaluations
+    WHERE case_id IS NOT NULL AND status IN ('ok', 'not_applicable') AND metric = 'trace_sufficiency' AND passed = false
+      AND list_contains(CAST(json_extract(details, '$.missing_fields') AS VARCHAR[]), 'answer_llm_input')
 ),
 layers AS (
     SELECT
-        *,
-        refused_answerable AND NOT coalesce(evidence_absent_from_context, false)
-            AND NOT coalesce(prompt_unknown, false) AS over_refusal,
-        CASE WHEN judged THEN judge_unsupported ELSE lexical_unsupported END AS unsupported_claims
-    FROM layer_rows
+        g.trace_id,
+        g.case_id,
+        g.run_id,
+        m.* EXCLUDE (trace_id),
+        x.* EXCLUDE (trace_id),
+        m.refused_answerable AND NOT coalesce(m.evidence_absent_from_context, false)
+            AND g.trace_id NOT IN (SELECT trace_id FROM prompt_unknown) AS over_refusal,
+        CASE WHEN m.judged THEN x.judge_unsupported ELSE x.lexical_unsupported END AS unsupported_claims
+    FROM gold_traces g
+    LEFT JOIN measured m ON m.trace_id = g.trace_id
+    LEFT JOIN failed x ON x.trace_id = g.trace_id
 ),
 flags AS (
     SELECT

@@ -9,6 +9,40 @@
 --   {"recall@5": 1.0}), candidate_recall, context_recall, context_retention,
 --   answer_support_num, answer_support_den, fact_coverage, citation_validity, start_time, dataset (the case's
 --   gold set), promoted (the case was promoted from a live trace: gold_promotions)
+WITH a AS (
+    SELECT trace_id, case_id, run_id, root_cause, failing_layers, start_time
+    FROM attribution
+    WHERE $run_id IS NULL OR run_id = $run_id
+),
+-- each trace's verdict values, from the small columns of its verdicts, aggregated before the join
+v AS (
+    SELECT
+        e.trace_id,
+        any_value(e.label) FILTER (WHERE e.metric = 'answerability') AS answerability,
+        any_value(e.value) FILTER (WHERE e.metric = 'candidate_recall') AS candidate_recall,
+        any_value(e.value) FILTER (WHERE e.metric = 'context_recall') AS context_recall,
+        any_value(e.value) FILTER (WHERE e.metric = 'context_retention') AS context_retention,
+        any_value(e.numerator) FILTER (WHERE e.metric = 'answer_support') AS answer_support_num,
+        any_value(e.denominator) FILTER (WHERE e.metric = 'answer_support') AS answer_support_den,
+        any_value(e.value) FILTER (WHERE e.metric = 'fact_coverage') AS fact_coverage,
+        any_value(e.value) FILTER (WHERE e.metric = 'citation_validity') AS citation_validity
+    FROM evaluations e
+    WHERE e.status = 'ok' AND e.trace_id IN (SELECT trace_id FROM a)
+      AND e.metric IN ('answerability', 'candidate_recall', 'context_recall', 'context_retention', 'answer_support',
+                       'fact_coverage', 'citation_validity')
+    GROUP BY e.trace_id
+),
+-- the trace-level recall@k of every configured k, keys in the order of k (recall@1, recall@3, ..., recall@10)
+r AS (
+    SELECT
+        e.trace_id,
+        to_json(map_from_entries(list_transform(
+            list_sort(list(struct_pack(n := len(e.metric), k := e.metric, v := e.value))),  -- by n, then name
+            lambda x: struct_pack(k := x.k, v := x.v)))) AS recall_at
+    FROM evaluations e
+    WHERE e.status = 'ok' AND e.span_id IS NULL AND e.metric LIKE 'recall@%' AND e.trace_id IN (SELECT trace_id FROM a)
+    GROUP BY e.trace_id
+)
 SELECT
     a.trace_id,
     a.case_id,
@@ -19,23 +53,21 @@ SELECT
     g.answerable,
     a.root_cause,
     a.failing_layers,
-    any_value(e.label) FILTER (WHERE e.metric = 'answerability' AND e.status = 'ok') AS answerability,
-    to_json(map_from_entries(list(struct_pack(k := e.metric, v := e.value))
-        FILTER (WHERE e.metric LIKE 'recall@%' AND e.span_id IS NULL AND e.status = 'ok'))) AS recall_at,
-    any_value(e.value) FILTER (WHERE e.metric = 'candidate_recall' AND e.status = 'ok') AS candidate_recall,
-    any_value(e.value) FILTER (WHERE e.metric = 'context_recall' AND e.status = 'ok') AS context_recall,
-    any_value(e.value) FILTER (WHERE e.metric = 'context_retention' AND e.status = 'ok') AS context_retention,
-    any_value(e.numerator) FILTER (WHERE e.metric = 'answer_support' AND e.status = 'ok') AS answer_support_num,
-    any_value(e.denominator) FILTER (WHERE e.metric = 'answer_support' AND e.status = 'ok') AS answer_support_den,
-    any_value(e.value) FILTER (WHERE e.metric = 'fact_coverage' AND e.status = 'ok') AS fact_coverage,
-    any_value(e.value) FILTER (WHERE e.metric = 'citation_validity' AND e.status = 'ok') AS citation_validity,
+    v.answerability,
+    r.recall_at,
+    v.candidate_recall,
+    v.context_recall,
+    v.context_retention,
+    v.answer_support_num,
+    v.answer_support_den,
+    v.fact_coverage,
+    v.citation_validity,
     a.start_time,
     g.dataset,
     p.case_id IS NOT NULL AS promoted
-FROM attribution a
+FROM a
 JOIN gold_cases g ON g.case_id = a.case_id
 LEFT JOIN (SELECT DISTINCT case_id FROM gold_promotions) p ON p.case_id = a.case_id
-LEFT JOIN evaluations e ON e.trace_id = a.trace_id
-WHERE $run_id IS NULL OR a.run_id = $run_id
-GROUP BY ALL
+LEFT JOIN v ON v.trace_id = a.trace_id
+LEFT JOIN r ON r.trace_id = a.trace_id
 ORDER BY a.case_id, a.start_time

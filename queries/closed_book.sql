@@ -19,18 +19,25 @@ WITH twins AS (
       AND ($run_id IS NULL OR baseline_of = $run_id)
       AND ($closed_run IS NULL OR run_id = $closed_run)
 ),
+-- the latest trace of each case in each run, with the verdict values that say whether it is right
+-- (aggregated from the small columns before the join)
+latest AS (
+    SELECT trace_id, case_id, run_id, root_cause
+    FROM attribution
+    WHERE run_id IN (SELECT rag_run FROM twins) OR run_id IN (SELECT closed_run FROM twins)
+    QUALIFY row_number() OVER (PARTITION BY run_id, case_id ORDER BY start_time DESC NULLS LAST, trace_id) = 1
+),
 res AS (
     SELECT
         a.trace_id, a.case_id, a.run_id, a.root_cause,
-        any_value(e.label) FILTER (WHERE e.metric = 'answerability' AND e.status = 'ok') AS answerability,
-        any_value(e.value) FILTER (WHERE e.metric = 'fact_coverage' AND e.status = 'ok') AS fact_coverage,
-        any_value(e.numerator) FILTER (WHERE e.metric = 'answer_support' AND e.status = 'ok') AS sup_num,
-        any_value(e.denominator) FILTER (WHERE e.metric = 'answer_support' AND e.status = 'ok') AS sup_den
-    FROM attribution a
-    LEFT JOIN evaluations e ON e.trace_id = a.trace_id
-    WHERE a.run_id IN (SELECT rag_run FROM twins) OR a.run_id IN (SELECT closed_run FROM twins)
-    GROUP BY a.trace_id, a.case_id, a.run_id, a.root_cause, a.start_time
-    QUALIFY row_number() OVER (PARTITION BY a.run_id, a.case_id ORDER BY a.start_time DESC NULLS LAST, a.trace_id) = 1
+        any_value(e.label) FILTER (WHERE e.metric = 'answerability') AS answerability,
+        any_value(e.value) FILTER (WHERE e.metric = 'fact_coverage') AS fact_coverage,
+        any_value(e.numerator) FILTER (WHERE e.metric = 'answer_support') AS sup_num,
+        any_value(e.denominator) FILTER (WHERE e.metric = 'answer_support') AS sup_den
+    FROM latest a
+    LEFT JOIN evaluations e ON e.trace_id = a.trace_id AND e.status = 'ok'
+        AND e.metric IN ('answerability', 'fact_coverage', 'answer_support')
+    GROUP BY a.trace_id, a.case_id, a.run_id, a.root_cause
 ),
 judged AS (
     SELECT

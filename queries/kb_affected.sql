@@ -16,7 +16,11 @@ WITH changes AS (
 ),
 latest AS (
     SELECT a.case_id, a.run_id, a.trace_id, t.first_received_at AS answered_at, t.evaluated_at
-    FROM attribution a
+    -- the traces attribution covers (those with a gold case's verdict), read without computing attribution
+    FROM (SELECT trace_id, any_value(case_id) AS case_id, any_value(run_id) AS run_id
+          FROM evaluations
+          WHERE case_id IS NOT NULL AND status IN ('ok', 'not_applicable')
+          GROUP BY trace_id) a
     JOIN traces t ON t.trace_id = a.trace_id
     WHERE $run_id IS NULL OR a.run_id = $run_id
     QUALIFY row_number() OVER (PARTITION BY a.case_id ORDER BY t.first_received_at DESC NULLS LAST, a.trace_id) = 1

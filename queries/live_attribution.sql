@@ -20,44 +20,71 @@
 -- params: none
 -- returns: trace_id, service_name, start_time, run_id, root_cause, failing_layers, evidence (JSON object: for
 --   each failing layer, the verdict details behind it), basis, missing_fields (VARCHAR[]), query_text, answer_text
-WITH live_rows AS (
-    SELECT e.*
+WITH live_traces AS (
+    SELECT e.trace_id, any_value(e.run_id) AS run_id
     FROM evaluations e
+    LEFT JOIN gold_cases g ON g.case_id = e.case_id  -- verdicts of no (known) gold case
     WHERE e.status IN ('ok', 'not_applicable')
-      AND NOT EXISTS (SELECT 1 FROM gold_cases g WHERE g.case_id = e.case_id)
+      AND g.case_id IS NULL
+    GROUP BY e.trace_id
+),
+-- As in attribution, the verdicts are read in narrow passes: a layer fails on a verdict with
+-- passed = false, so its flag and the details shown for it come from the failed rows alone
+-- (`details` is the large column), and the labels and values the layers also read come from the
+-- few metrics that carry them.
+measured AS (
+    SELECT
+        e.trace_id,
+        bool_or(e.metric = 'retrieval_decision' AND e.label LIKE '%×skipped') AS retrieval_skipped,
+        bool_or(e.metric = 'refusal' AND e.value = 1) AS refused,
+        bool_or(e.metric = 'judge_answer_support' AND e.status = 'ok') AS judged
+    FROM evaluations e
+    LEFT JOIN gold_cases g ON g.case_id = e.case_id
+    WHERE e.status IN ('ok', 'not_applicable') AND e.metric IN ('retrieval_decision', 'refusal', 'judge_answer_support')
+      AND g.case_id IS NULL
+    GROUP BY e.trace_id
+),
+-- missing_fields is empty unless trace_sufficiency failed: its details are among these rows too
+failed AS (
+    SELECT
+        e.trace_id,
+        bool_or(e.metric = 'permission_violations' AND e.span_id IS NULL) AS permission_violation,
+        bool_or(e.metric = 'live_no_retrieval') AS registry_matches,
+        bool_or(e.metric = 'stale_context' AND e.span_id IS NULL) AS stale_context,
+        bool_or(e.metric = 'live_candidate_miss' AND e.label <> 'answer_claim') AS miss_by_question,
+        bool_or(e.metric = 'live_candidate_miss') AS miss_by_any,
+        bool_or(e.metric = 'live_dropped') AS held_by_cut,
+        bool_or(e.metric = 'live_over_refusal') AS over_refusal,
+        bool_or(e.metric = 'judge_answer_support') AS judge_unsupported,
+        bool_or(e.metric = 'answer_support') AS lexical_unsupported,
+        bool_or(e.metric = 'citation_validity') AS invalid_cited_id,
+        bool_or(e.metric = 'judge_citation_support') AS judge_invalid_citation,
+        bool_or(e.metric = 'trace_sufficiency') AS insufficient_trace,
+        any_value(e.details) FILTER (WHERE e.metric = 'permission_violations' AND e.span_id IS NULL) AS d_permission,
+        any_value(e.details) FILTER (WHERE e.metric = 'live_no_retrieval') AS d_no_retrieval,
+        any_value(e.details) FILTER (WHERE e.metric = 'stale_context' AND e.span_id IS NULL) AS d_stale,
+        any_value(e.details) FILTER (WHERE e.metric = 'live_candidate_miss') AS d_miss,
+        any_value(e.details) FILTER (WHERE e.metric = 'live_dropped') AS d_dropped,
+        any_value(e.details) FILTER (WHERE e.metric = 'live_over_refusal') AS d_refusal,
+        any_value(e.details) FILTER (WHERE e.metric = 'judge_answer_support') AS d_judge_support,
+        any_value(e.details) FILTER (WHERE e.metric = 'answer_support') AS d_support,
+        any_value(e.details) FILTER (WHERE e.metric = 'citation_validity') AS d_citations,
+        any_value(e.details) FILTER (WHERE e.metric = 'judge_citation_support') AS d_judge_citations,
+        any_value(e.details) FILTER (WHERE e.metric = 'trace_sufficiency') AS d_sufficiency
+    FROM evaluations e
+    LEFT JOIN gold_cases g ON g.case_id = e.case_id
+    WHERE e.status IN ('ok', 'not_applicable') AND e.passed = false
+      AND e.metric IN ('permission_violations', 'live_no_retrieval', 'stale_context', 'live_candidate_miss',
+                       'live_dropped', 'live_over_refusal', 'judge_answer_support', 'answer_support',
+                       'citation_validity', 'judge_citation_support', 'trace_sufficiency')
+      AND g.case_id IS NULL
+    GROUP BY e.trace_id
 ),
 layer_rows AS (
-    SELECT
-        trace_id,
-        any_value(run_id) AS run_id,
-        bool_or(metric = 'permission_violations' AND span_id IS NULL AND passed = false) AS permission_violation,
-        bool_or(metric = 'retrieval_decision' AND label LIKE '%×skipped') AS retrieval_skipped,
-        bool_or(metric = 'live_no_retrieval' AND passed = false) AS registry_matches,
-        bool_or(metric = 'stale_context' AND span_id IS NULL AND passed = false) AS stale_context,
-        bool_or(metric = 'live_candidate_miss' AND passed = false AND label <> 'answer_claim') AS miss_by_question,
-        bool_or(metric = 'live_candidate_miss' AND passed = false) AS miss_by_any,
-        bool_or(metric = 'live_dropped' AND passed = false) AS held_by_cut,
-        bool_or(metric = 'refusal' AND value = 1) AS refused,
-        bool_or(metric = 'live_over_refusal' AND passed = false) AS over_refusal,
-        bool_or(metric = 'judge_answer_support' AND status = 'ok') AS judged,
-        bool_or(metric = 'judge_answer_support' AND passed = false) AS judge_unsupported,
-        bool_or(metric = 'answer_support' AND passed = false) AS lexical_unsupported,
-        bool_or(metric = 'citation_validity' AND passed = false) AS invalid_cited_id,
-        bool_or(metric = 'judge_citation_support' AND passed = false) AS judge_invalid_citation,
-        bool_or(metric = 'trace_sufficiency' AND passed = false) AS insufficient_trace,
-        any_value(details) FILTER (WHERE metric = 'permission_violations' AND span_id IS NULL) AS d_permission,
-        any_value(details) FILTER (WHERE metric = 'live_no_retrieval') AS d_no_retrieval,
-        any_value(details) FILTER (WHERE metric = 'stale_context' AND span_id IS NULL) AS d_stale,
-        any_value(details) FILTER (WHERE metric = 'live_candidate_miss') AS d_miss,
-        any_value(details) FILTER (WHERE metric = 'live_dropped') AS d_dropped,
-        any_value(details) FILTER (WHERE metric = 'live_over_refusal') AS d_refusal,
-        any_value(details) FILTER (WHERE metric = 'judge_answer_support') AS d_judge_support,
-        any_value(details) FILTER (WHERE metric = 'answer_support') AS d_support,
-        any_value(details) FILTER (WHERE metric = 'citation_validity') AS d_citations,
-        any_value(details) FILTER (WHERE metric = 'judge_citation_support') AS d_judge_citations,
-        any_value(details) FILTER (WHERE metric = 'trace_sufficiency') AS d_sufficiency
-    FROM live_rows
-    GROUP BY trace_id
+    SELECT l.trace_id, l.run_id, m.* EXCLUDE (trace_id), x.* EXCLUDE (trace_id)
+    FROM live_traces l
+    LEFT JOIN measured m ON m.trace_id = l.trace_id
+    LEFT JOIN failed x ON x.trace_id = l.trace_id
 ),
 layers AS (
     SELECT

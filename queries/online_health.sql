@@ -20,7 +20,7 @@ WITH t AS (
     SELECT trace_id, service_name, start_time, date_trunc('hour', start_time) AS hour, error_count
     FROM traces
     WHERE case_id IS NULL AND settled_at IS NOT NULL
-      AND trace_id NOT IN (SELECT trace_id FROM evaluations WHERE case_id IS NOT NULL)
+      AND trace_id NOT IN (SELECT DISTINCT trace_id FROM evaluations WHERE case_id IS NOT NULL)
       AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
       AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
       AND ($service IS NULL OR service_name = $service)
@@ -51,6 +51,7 @@ ev AS (
         max(e.value) FILTER (WHERE e.metric = 'latency_ms') AS latency_ms,
         max(e.value) FILTER (WHERE e.metric = 'total_tokens') AS tokens
     FROM evaluations e JOIN t USING (trace_id)
+    WHERE e.metric IN ('stale_context', 'permission_violations', 'answer_support', 'refusal', 'latency_ms', 'total_tokens')
     GROUP BY e.trace_id
 )
 SELECT

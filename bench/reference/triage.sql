@@ -1,0 +1,98 @@
+-- The former formulation of queries/triage.sql, kept as the definition the bundled query must equal
+-- (bench/same_results.py; tests/queries/test_same_results.py). Change both together.
+-- name: triage
+-- description: Live traces worth a person's look, most urgent first: negative user feedback, a live_attribution
+--   failure (a root cause the trace or the registry proves), or an evaluation trigger. Live means no gold
+--   case joins the trace yet (it is not in attribution) and it was not promoted already. Order: negative
+--   feedback before a proven cause before a trigger alone; then the cause in attribution's order
+--   (permission_violation first); then the newest. $per_service and $per_day cap how many rows one service,
+--   and one day (UTC, all services), may take, so one noisy service or one bad day cannot fill the queue.
+--   Each row carries what a reviewer needs: the question, the answer, the suspected layer and its evidence.
+-- grain: one row per live trace with a reason to look
+-- params: $service VARCHAR = NULL, $since TIMESTAMP = NULL, $per_service INTEGER = NULL, $per_day INTEGER = NULL,
+--   $limit INTEGER = 100
+-- returns: trace_id, service_name, start_time, day, reasons (VARCHAR[]: negative_feedback, live_attribution,
+--   trigger), root_cause, failing_layers, evidence (JSON), basis, missing_fields, question, answer,
+--   thumbs_down, negative_feedback, comments, triggers, priority (lower is more urgent)
+WITH triggered AS (
+    SELECT trace_id, string_agg(DISTINCT regexp_extract(reason, 'trigger:([A-Za-z0-9_,:.-]+)', 1), ',') AS triggers
+    FROM eval_status
+    WHERE reason LIKE '%trigger:%'
+    GROUP BY trace_id
+),
+candidates AS (
+    SELECT
+        t.trace_id,
+        t.service_name,
+        t.start_time,
+        CAST(t.start_time AS DATE) AS day,
+        la.root_cause,
+        la.failing_layers,
+        la.evidence,
+        la.basis,
+        la.missing_fields,
+        t.query_text AS question,
+        t.answer_text AS answer,
+        coalesce(f.thumbs_down, 0) AS thumbs_down,
+        coalesce(f.negative_count, 0) AS negative_feedback,
+        f.comments,
+        tr.triggers,
+        coalesce(f.negative_count, 0) > 0 AS by_feedback,
+        coalesce(la.root_cause NOT IN ('none_seen', 'insufficient_trace'), false) AS by_cause,
+        tr.triggers IS NOT NULL AS by_trigger
+    FROM traces t
+    LEFT JOIN live_attribution la ON la.trace_id = t.trace_id
+    LEFT JOIN trace_feedback f ON f.trace_id = t.trace_id
+    LEFT JOIN triggered tr ON tr.trace_id = t.trace_id
+    WHERE t.settled_at IS NOT NULL
+      AND ($service IS NULL OR t.service_name = $service)
+      AND ($since IS NULL OR t.start_time >= $since)
+      AND NOT EXISTS (SELECT 1 FROM attribution a WHERE a.trace_id = t.trace_id)
+      AND NOT EXISTS (SELECT 1 FROM gold_promotions p WHERE p.trace_id = t.trace_id)
+),
+ranked AS (
+    SELECT
+        *,
+        (CASE WHEN by_feedback THEN 0 WHEN by_cause THEN 100 ELSE 200 END)
+            + coalesce(list_position(
+                ['permission_violation', 'no_retrieval', 'stale_context', 'candidate_miss',
+                 'dropped_before_context', 'over_refusal', 'unsupported_claims', 'invalid_citation',
+                 'insufficient_trace', 'none_seen'], root_cause), 11) AS priority
+    FROM candidates
+    WHERE by_feedback OR by_cause OR by_trigger
+),
+capped AS (
+    SELECT
+        *,
+        row_number() OVER (PARTITION BY service_name ORDER BY priority, start_time DESC, trace_id) AS nth_of_service,
+        row_number() OVER (PARTITION BY day ORDER BY priority, start_time DESC, trace_id) AS nth_of_day
+    FROM ranked
+)
+SELECT
+    trace_id,
+    service_name,
+    start_time,
+    day,
+    list_filter(
+        [CASE WHEN by_feedback THEN 'negative_feedback' END,
+         CASE WHEN by_cause THEN 'live_attribution' END,
+         CASE WHEN by_trigger THEN 'trigger' END],
+        lambda x: x IS NOT NULL
+    ) AS reasons,
+    root_cause,
+    failing_layers,
+    evidence,
+    basis,
+    missing_fields,
+    question,
+    answer,
+    thumbs_down,
+    negative_feedback,
+    comments,
+    triggers,
+    priority
+FROM capped
+WHERE ($per_service IS NULL OR nth_of_service <= $per_service)
+  AND ($per_day IS NULL OR nth_of_day <= $per_day)
+ORDER BY priority, start_time DESC, trace_id
+LIMIT $limit
