@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from collector.normalize import structural
+from collector.normalize import doclists, structural
 from collector.normalize.common import Step
 from collector.normalize.genai_events import CONTENT_EVENTS
 from collector.normalize.shape import INFRASTRUCTURE, side
@@ -93,7 +93,7 @@ def fill_documents(step: Step, extra: dict[str, Any], source_keys: tuple[str, ..
     for key, value in extra.items():
         if side(key) == "in":
             continue
-        docs = structural.documents_in(value, "candidate", source_keys)
+        docs = doclists.documents_in(value, "candidate", source_keys)
         if docs:
             step.docs.extend(docs)
             if step.provenance is None:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from collector.errors import ConfigError
-from collector.normalize import documents, structural
+from collector.normalize import doclists, documents, structural
 from collector.normalize.common import Doc, Stage, Step, StepType, make_doc
 
 _SEGMENT = re.compile(r"\.?([^.\[\]$]+)|\[(\d+)\]")
@@ -363,7 +363,7 @@ def _docs(value: Any, m: Mapping, source_keys: tuple[str, ...]) -> list[Doc] | N
     if not isinstance(items, list) or not items:
         return None
     id_path, text_path, score_path, meta_path = m.doc_paths
-    bodies = [structural._doc_body(item) for item in items]
+    bodies = [doclists.doc_body(item) for item in items]
     # fields without a path: the usual names, else inferred from the list (the mapping says these
     # are documents, so no passage length is asked of the text)
     found = [b for b in bodies if b is not None]

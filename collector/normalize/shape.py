@@ -4,7 +4,8 @@ Conventions and readers).
 ``fill`` runs after the convention reader and fills only what it left empty, by the shape of the
 payloads (``collector.normalize.structural``), never by a convention's attribute names. Attributes
 flattened one field per key (``acme.results.0.text``) are read as the list they flatten
-(``structural.unflatten``), keys a reader owns aside:
+(``collector.normalize.flat``), keys a reader owns aside; document lists are found by
+``collector.normalize.doclists``:
 
 - a span no reader claimed (convention ``unknown``) is read whole: a document list anywhere in its
   attributes makes it a retrieval with those candidates; a message list on its input side gives its
@@ -34,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from collector.normalize import pyrepr, structural
+from collector.normalize import doclists, flat, pyrepr, structural
 from collector.normalize.common import Step, as_str
 
 Side = Literal["in", "out"]
@@ -108,22 +109,22 @@ def fill(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], owns: 
     """Fill what the convention reader left empty (see the module doc); ``owns``: the key prefixes
     the reader reads (``Reader.owns``), left to it. Never raises on odd values."""
     if step.convention == "unknown":
-        _read_unknown(structural.unflatten(attrs), step, source_keys)
+        _read_unknown(flat.unflatten(attrs), step, source_keys)
         return
     stype = step.step_type
     decided = step.provenance or {}  # a field a reader left empty on purpose says so here
     if stype == "tool" and (step.tool_arguments is None or step.tool_result is None):
-        attrs = structural.unflatten(attrs, owns)
+        attrs = flat.unflatten(attrs, owns)
         _tool_gaps(attrs, step, owns)
     if stype in ("chain", "other", "retrieval", "tool") and not step.docs and "docs" not in decided:
         _documents(step, source_keys)
         if not step.docs and not step.output_text and not step.tool_result:
-            _documents_beside(structural.unflatten(attrs, owns), step, source_keys, owns)
+            _documents_beside(flat.unflatten(attrs, owns), step, source_keys, owns)
     if stype in ("llm", "agent") and (not step.input_text or not step.output_text):
-        _llm_gaps(structural.unflatten(attrs, owns), step, owns)
+        _llm_gaps(flat.unflatten(attrs, owns), step, owns)
     if step.step_type == "other" and not step.docs and not step.input_text:
         # a span a reader claimed without saying what it was: a model call by its shape
-        loose = structural.unflatten(attrs, owns)
+        loose = flat.unflatten(attrs, owns)
         payloads = [
             (k, v)
             for k, v in loose.items()
@@ -144,7 +145,7 @@ def _ids_from_output(step: Step, source_keys: tuple[str, ...]) -> None:
     again whole (LangChain.js's ``{"documents": [{"pageContent", "metadata", "id"}]}``)."""
     if not _structured(step.output_text):
         return
-    whole = structural.documents_in(step.output_text, "candidate", source_keys)
+    whole = doclists.documents_in(step.output_text, "candidate", source_keys)
     if not whole:
         return
     by_text: dict[str, tuple[str | None, str | None]] = {}
@@ -195,11 +196,11 @@ def _documents(step: Step, source_keys: tuple[str, ...]) -> None:
     if stype in ("chain", "other"):
         # a task whose output *is* a document list retrieved it (not one that merely carries
         # documents beside its answer, like a query engine's response with its source nodes)
-        docs = structural.is_document_list(payload, source_keys)
+        docs = doclists.is_document_list(payload, source_keys)
         if not docs:
             return
         given = (
-            structural.documents_in(step.input_text, "rerank_input", source_keys) if step.input_text else None
+            doclists.documents_in(step.input_text, "rerank_input", source_keys) if step.input_text else None
         )
         if given:
             # given documents and returning documents: it reranked or cut them (a prompt budget)
@@ -218,12 +219,12 @@ def _documents(step: Step, source_keys: tuple[str, ...]) -> None:
             if step.query_text:
                 _note(step, "query_text", "shape:query@input_text")
     else:
-        docs = structural.documents_in(payload, "candidate", source_keys)
+        docs = doclists.documents_in(payload, "candidate", source_keys)
         if not docs and isinstance(payload, str):
             # not JSON: a Python list or dict ``str()``-ed (of JSON strings, or of objects)
             described = pyrepr.value(payload)
             if isinstance(described, (dict, list)):
-                docs = structural.documents_in(described, "candidate", source_keys)
+                docs = doclists.documents_in(described, "candidate", source_keys)
                 field = f"{field}:repr"
         if not docs:
             return
@@ -247,7 +248,7 @@ def _documents_beside(
             or not _structured(value)
         ):
             continue
-        docs = structural.documents_in(value, "candidate", source_keys)
+        docs = doclists.documents_in(value, "candidate", source_keys)
         if not docs:
             continue
         step.docs = docs
@@ -322,7 +323,7 @@ def _read_unknown(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...
     docs_key = None
     for key, value in ordered:
         if _structured(value):
-            docs = structural.documents_in(value, "candidate", source_keys)
+            docs = doclists.documents_in(value, "candidate", source_keys)
             if docs:
                 step.docs, docs_key = docs, key
                 _note(step, "docs", f"shape:documents@{key}")

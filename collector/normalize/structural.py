@@ -19,28 +19,23 @@ of unwrapping rules, applied recursively until none applies:
 6. an object with a usual text key (``query``, ``question``, ``input``, ``prompt``, ``output``,
    ``text`` ...) is that text, and an object of one entry is its entry.
 
-Documents are recognised by shape too: a list of objects, each carrying a text (under a usual name,
-``page_content``, ``content``, ``text`` ..., or the field that reads as a passage in every item:
-``collector.normalize.documents``), at least one of them also an id, a score or metadata
-(what tells a document list from a list of content blocks), wrapped or not (LlamaIndex's
-``{"node": {...}, "score"}``, ``{"document": {...}, "score"}``, LangChain's ``{"lc", "kwargs"}``),
-found anywhere in a value.
+Documents are recognised by shape too, after these rules (``collector.normalize.doclists``, with
+``collector.normalize.documents`` saying which field is which), and attributes flattened one field
+per key are rebuilt before any of this reads them (``collector.normalize.flat``).
 
 Nothing here raises on odd input: a value that holds no single text gives None, never a guess.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, NamedTuple
 
 import orjson
 
-from collector.normalize import documents
-from collector.normalize.common import QUESTION_KEYS, Doc, Stage, make_doc
+from collector.normalize.common import QUESTION_KEYS
 
 MAX_DEPTH = 24  # levels of a value looked into (a hostile payload nests without end); a wrapper takes 1-3
-_JSON_HEADS = frozenset('{["')
+JSON_HEADS = frozenset('{["')  # what a string holding JSON starts with
 
 # keys whose value is the human text of an object, most specific first
 TEXT_KEYS = (
@@ -56,8 +51,6 @@ _TOOL_RESULT_TYPES = frozenset(
 )
 _TOOL_CALL_KEYS = ("tool_calls", "toolCalls", "tool_call_id", "toolCallId", "toolName", "function_call")
 _PART_TEXT_KEYS = ("text", "content", "response", "result")  # what a typed part's text may sit under
-# the usual names of a document's fields (``collector.normalize.documents`` infers the others)
-DOC_TEXT_FIELDS = documents.TEXT_FIELDS
 
 
 class Message(NamedTuple):
@@ -93,7 +86,7 @@ def parsed(value: Any) -> Any:
         if not isinstance(value, str):
             return _constructed(value)
         s = value.lstrip()
-        if not s or s[0] not in _JSON_HEADS:
+        if not s or s[0] not in JSON_HEADS:
             return value
         try:
             inner = orjson.loads(s)
@@ -203,7 +196,7 @@ def message_list(value: Any, depth: int = 0) -> list[Message] | None:
     else:
         return None
     for child in children:
-        if isinstance(child, (dict, list)) or (isinstance(child, str) and child.lstrip()[:1] in _JSON_HEADS):
+        if isinstance(child, (dict, list)) or (isinstance(child, str) and child.lstrip()[:1] in JSON_HEADS):
             found = message_list(child, depth + 1)
             if found:
                 return found
@@ -360,162 +353,3 @@ def query_of(value: Any) -> str | None:
     if messages:
         return last_user_text(messages)
     return text_of(value)
-
-
-# --------------------------------------------------------------------------------------------------
-# documents by shape
-
-
-def _doc_body(item: Any) -> dict[str, Any] | None:
-    """A document item with its wrapper taken off, or None when it is no document-like object."""
-    d = parsed(item)
-    if not isinstance(d, dict) or is_message(d):
-        return None
-    if documents.usual_text(d) is not None:
-        return d
-    # a wrapper: the one object it holds is the document, with the wrapper's own scalars (its
-    # score) added (LlamaIndex's {"node", "score"}, {"document", "score"}, a store's {"record", "score"})
-    inner_key = None
-    for key, x in d.items():
-        if key in documents.META_FIELDS:
-            continue  # (a document's metadata is no wrapper of it)
-        if isinstance(x, dict) or (isinstance(x, str) and x.lstrip()[:1] == "{"):
-            if inner_key is not None:
-                return d  # two objects: no wrapper of one
-            inner_key = key
-    if inner_key is None:
-        return d
-    inner = parsed(d[inner_key])
-    if not isinstance(inner, dict) or is_message(inner):
-        return d
-    if documents.usual_text(inner) is None and (documents.has_words(d) or not documents.has_words(inner)):
-        return d  # the text is the wrapper's own (or nowhere): no wrapper
-    merged = dict(inner)
-    for key, x in d.items():
-        if key != inner_key and key not in merged and not isinstance(x, (dict, list)):
-            merged[key] = x
-    return merged
-
-
-def _as_docs(items: list[Any], stage: Stage, source_keys: tuple[str, ...]) -> list[Doc] | None:
-    """The documents of a list that is a document list (see the module doc), else None."""
-    bodies = [_doc_body(x) for x in items]
-    if not bodies or any(b is None for b in bodies):
-        return None
-    found: list[dict[str, Any]] = [b for b in bodies if b is not None]
-    fields = documents.infer(found, strict=True)
-    if fields is None or not documents.described(found, fields):
-        return None  # no text in some item; or content blocks, not documents
-    docs = []
-    for i, b in enumerate(found):
-        docs.append(
-            make_doc(
-                stage,
-                i,
-                documents.ident(b, fields),
-                documents.text(b, fields),
-                documents.score(b, fields),
-                documents.metadata(b),
-                source_keys,
-            )
-        )
-    return docs
-
-
-def documents_in(value: Any, stage: Stage, source_keys: tuple[str, ...], depth: int = 0) -> list[Doc] | None:
-    """The first document list in a value, wherever it sits (depth first), or None."""
-    if depth > MAX_DEPTH:
-        return None
-    v = parsed(value)
-    if isinstance(v, list):
-        if v and any(
-            isinstance(x, (dict, list)) or (isinstance(x, str) and x.lstrip()[:1] == "{") for x in v
-        ):
-            found = _as_docs(v, stage, source_keys)
-            if found is not None:
-                return found
-        children: list[Any] = v
-    elif isinstance(v, dict):
-        children = list(v.values())
-    else:
-        return None
-    for child in children:
-        if isinstance(child, (dict, list)) or (isinstance(child, str) and child.lstrip()[:1] in _JSON_HEADS):
-            found = documents_in(child, stage, source_keys, depth + 1)
-            if found:
-                return found
-    return None
-
-
-def is_document_list(value: Any, source_keys: tuple[str, ...]) -> list[Doc] | None:
-    """The documents of a value that *is* a document list (itself, or the one list of an object
-    such as ``{"documents": [...], "count": n}``), wrappers of rules 1-3 off; None otherwise. Unlike
-    ``documents_in`` it does not look inside larger payloads (a response object's source nodes)."""
-    v = parsed(value)
-    for _ in range(MAX_DEPTH):
-        if isinstance(v, dict):
-            values = [parsed(y) for y in v.values()]
-            lists = [x for x in values if isinstance(x, (list, dict))]
-            if len(lists) != 1 or any(isinstance(x, str) and x.strip() for x in values):
-                return None  # (a text beside the list: an answer with its sources, not a retrieval)
-            v = lists[0]
-            continue
-        break
-    if not isinstance(v, list) or not v:
-        return None
-    return _as_docs(v, "candidate", source_keys)
-
-
-# --------------------------------------------------------------------------------------------------
-# attributes flattened one field per key
-
-MAX_FLAT_INDEX = 1_000  # a list position past this in a key is no list a reader rebuilds
-_INDEX_SEGMENT = re.compile(r"\.(\d+)(?=\.|$)")
-
-
-def unflatten(attrs: dict[str, Any], keep: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Attributes written one field per key with list positions (``acme.results.0.text``,
-    ``x.input_messages.1.message.content``: OpenTelemetry attributes cannot nest, so many
-    instrumentations flatten lists this way) with each such group rebuilt as the value it flattens:
-    ``{"acme.results": [{"text": ...}, ...]}``, the dotted rest of each key nested
-    (``{"message": {"content": ...}}``), positions in order, lists inside lists rebuilt too. Keys
-    starting with ``keep`` (a reader's own) and keys without a position stay as they are; a rebuilt
-    key already present is not overwritten. Returns ``attrs`` itself when nothing is flattened."""
-    groups: dict[str, dict[int, dict[str, Any]]] = {}
-    flat: dict[str, str] = {}  # each flattened key -> its group
-    for key, value in attrs.items():
-        if not any(c.isdigit() for c in key) or key.startswith(keep):
-            continue
-        m = _INDEX_SEGMENT.search(key)
-        if m is None or int(m.group(1)) > MAX_FLAT_INDEX:
-            continue
-        rest = key[m.end() + 1 :]
-        groups.setdefault(key[: m.start()], {}).setdefault(int(m.group(1)), {})[rest] = value
-        flat[key] = key[: m.start()]
-    if not groups:
-        return attrs
-    out = {k: v for k, v in attrs.items() if k not in flat or flat[k] in attrs}
-    for prefix, items in groups.items():
-        if prefix not in attrs:
-            out[prefix] = [_nested(items[i]) for i in sorted(items)]
-    return out
-
-
-def _nested(fields: dict[str, Any]) -> Any:
-    """One item's fields (the rest of each key after its position) as the value they describe."""
-    if set(fields) == {""}:
-        return fields[""]
-    flat = unflatten({k: v for k, v in fields.items() if k})
-    out: dict[str, Any] = {}
-    for key, value in flat.items():
-        if any(c.isdigit() for c in key) and _INDEX_SEGMENT.search(key):
-            continue  # rebuilt under its prefix
-        node = out
-        parts = key.split(".")
-        for part in parts[:-1]:
-            nxt = node.get(part)
-            if not isinstance(nxt, dict):
-                nxt = node[part] = {}
-            node = nxt
-        node[parts[-1]] = value
-    return out

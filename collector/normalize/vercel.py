@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.normalize import structural
+from collector.normalize import doclists
 from collector.normalize.common import Reader, Step, StepType, as_int, as_str, parse_json
 
 _CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
@@ -65,7 +65,7 @@ def _part_text(part: Any) -> str | None:
         return None  # tool calls, files, reasoning: no prompt text
     output = part.get("output")
     value = output.get("value") if isinstance(output, dict) else output
-    docs = structural.documents_in(value, "context", ())
+    docs = doclists.documents_in(value, "context", ())
     if docs:
         return "\n".join(d.content for d in docs if d.content)
     return value if isinstance(value, str) else as_str(value)

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collector.normalize import documents, normalize_span, structural
+from collector.normalize import doclists, documents, normalize_span
 from collector.normalize.common import json_docs, tool_docs
 
 DOCS = [
@@ -54,9 +54,9 @@ def test_renamed_fields_read_as_the_usual_ones(text_key: str, id_stem: str, scor
     if len({text_key, id_key, score_key}) < 3:
         return
     items = _items(text_key, id_key, score_key)
-    assert _read(structural.documents_in(items, "candidate", ())) == EXPECTED
+    assert _read(doclists.documents_in(items, "candidate", ())) == EXPECTED
     wrapped = json.dumps({"response": json.dumps({"hits": items, "took": 3})})
-    assert _read(structural.documents_in(wrapped, "candidate", ())) == EXPECTED
+    assert _read(doclists.documents_in(wrapped, "candidate", ())) == EXPECTED
     assert _read(json_docs(items, "candidate", ())) == EXPECTED
     assert _read(tool_docs(json.dumps(items), ())) == EXPECTED
 
@@ -66,16 +66,14 @@ def test_the_id_is_the_one_distinct_identifier_when_no_name_says_so(text_key: st
     if text_key == other:
         return
     items = [{other: d, text_key: t} for d, t, _ in DOCS]
-    assert [d.doc_id for d in structural.documents_in(items, "candidate", ()) or []] == [
-        d for d, _, _ in DOCS
-    ]
+    assert [d.doc_id for d in doclists.documents_in(items, "candidate", ()) or []] == [d for d, _, _ in DOCS]
 
 
 def test_the_passage_is_the_longest_wordy_field() -> None:
     items = [
         {"uid": d, "heading": f"Section {i}", "snippet": t, "lang": "en"} for i, (d, t, _) in enumerate(DOCS)
     ]
-    docs = structural.documents_in(items, "candidate", ())
+    docs = doclists.documents_in(items, "candidate", ())
     assert [(d.doc_id, d.content) for d in docs or []] == [(d, t) for d, t, _ in DOCS]
 
 
@@ -84,7 +82,7 @@ def test_chinese_passages_are_text_without_spaces() -> None:
         {"ref": "kb-1", "snippet": "退货须在收货后三十天内提出申请，商品需未使用。"},
         {"ref": "kb-2", "snippet": "硬件享有两年保修，覆盖制造缺陷。"},
     ]
-    docs = structural.documents_in(items, "candidate", ())
+    docs = doclists.documents_in(items, "candidate", ())
     assert [d.doc_id for d in docs or []] == ["kb-1", "kb-2"]
 
 
@@ -93,19 +91,19 @@ def test_records_content_blocks_and_listings_are_no_documents() -> None:
         {"id": 1, "name": "Alice Smith", "team": "Support desk"},
         {"id": 2, "name": "Bob Jones", "team": "Sales"},
     ]
-    assert structural.documents_in(records, "candidate", ()) is None
+    assert doclists.documents_in(records, "candidate", ()) is None
     assert tool_docs(json.dumps(records), ()) == []
     blocks = [{"type": "text", "text": "The refund window is thirty days from delivery, for unused items."}]
-    assert structural.documents_in(blocks, "candidate", ()) is None
+    assert doclists.documents_in(blocks, "candidate", ()) is None
     listing = [
         {"id": f"r{i}", "title": "A page", "snippet": t, "url": f"https://example.org/{i}"}
         for i, (_, t, _) in enumerate(DOCS)
     ]
-    assert structural.documents_in(listing, "candidate", ()) is None
+    assert doclists.documents_in(listing, "candidate", ()) is None
     assert tool_docs(json.dumps(listing), ()) == []
     # a shared value is no identity (a source file two chunks come from)
     shared = [{"source": "policy.md", "passage_text": t, "similarity": s} for _, t, s in DOCS]
-    docs = structural.documents_in(shared, "candidate", ())
+    docs = doclists.documents_in(shared, "candidate", ())
     assert [(d.doc_id, d.score) for d in docs or []] == [(None, s) for _, _, s in DOCS]
 
 

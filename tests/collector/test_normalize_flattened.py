@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collector.normalize import normalize_span, redacted, structural
+from collector.normalize import doclists, flat, normalize_span, redacted
 
 _keys = st.text(string.ascii_lowercase + "_", min_size=1, max_size=8)
 _leaves = st.one_of(st.text(max_size=20), st.integers(), st.booleans())
@@ -43,18 +43,18 @@ def flatten(prefix: str, value: Any) -> dict[str, Any]:
 @given(items=st.lists(_objects, min_size=1, max_size=4))
 def test_a_flattened_list_is_rebuilt_as_it_was(items: list[dict[str, Any]]) -> None:
     attrs = {"acme.kind": "search", **flatten("acme.results", items)}
-    assert structural.unflatten(attrs) == {"acme.kind": "search", "acme.results": items}
+    assert flat.unflatten(attrs) == {"acme.kind": "search", "acme.results": items}
 
 
 def test_keys_a_reader_owns_and_plain_keys_stay() -> None:
     attrs = {"llm.input_messages.0.message.content": "hi", "acme.hits.0.text": "x y", "acme.v2": "z"}
-    out = structural.unflatten(attrs, keep=("llm.",))
+    out = flat.unflatten(attrs, keep=("llm.",))
     assert out == {
         "llm.input_messages.0.message.content": "hi",
         "acme.v2": "z",
         "acme.hits": [{"text": "x y"}],
     }
-    assert structural.unflatten({"a": 1}) == {"a": 1}
+    assert flat.unflatten({"a": 1}) == {"a": 1}
 
 
 def test_flattened_messages_and_documents_of_an_unknown_span() -> None:
@@ -124,5 +124,5 @@ def test_a_python_list_of_json_strings_wrapping_each_document() -> None:
             "metadata": {"lang": "en"},
         }
     ]
-    (doc,) = structural.documents_in(meta, "candidate", ()) or []
+    (doc,) = doclists.documents_in(meta, "candidate", ()) or []
     assert (doc.doc_id, doc.metadata) == ("a", {"lang": "en"})

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collector.normalize import normalize_span, structural
+from collector.normalize import doclists, normalize_span, structural
 from collector.normalize.shape import side
 
 Wrap = Callable[[Any], Any]
@@ -77,8 +77,8 @@ def test_any_value_reads_without_raising(value: Any) -> None:
         text = structural.text_of(v)
         assert text is None or (isinstance(text, str) and text.strip())
         structural.message_list(v)
-        structural.documents_in(v, "candidate", ())
-        structural.is_document_list(v, ())
+        doclists.documents_in(v, "candidate", ())
+        doclists.is_document_list(v, ())
         normalize_span({"payload": v, "acme.request": v, "acme.response": v})
 
 
@@ -140,7 +140,7 @@ DOCS = [
     ids=["list", "json", "wrapped-tool-result", "json-items", "llamaindex-nodes", "document-score"],
 )
 def test_documents_are_found_by_shape(value: Any) -> None:
-    docs = structural.documents_in(value, "candidate", ("doc_id",))
+    docs = doclists.documents_in(value, "candidate", ("doc_id",))
     assert docs is not None
     assert [(d.chunk_id, d.content, d.score) for d in docs] == [
         ("d1", "Refunds within 30 days.", 0.9),
@@ -149,13 +149,13 @@ def test_documents_are_found_by_shape(value: Any) -> None:
 
 
 def test_content_blocks_and_messages_are_no_documents() -> None:
-    assert structural.documents_in([{"type": "text", "text": "a"}, {"text": "b"}], "candidate", ()) is None
-    assert structural.documents_in([{"role": "user", "content": "hi", "id": "m1"}], "candidate", ()) is None
-    assert structural.documents_in(["Paris", "Rome"], "candidate", ()) is None
+    assert doclists.documents_in([{"type": "text", "text": "a"}, {"text": "b"}], "candidate", ()) is None
+    assert doclists.documents_in([{"role": "user", "content": "hi", "id": "m1"}], "candidate", ()) is None
+    assert doclists.documents_in(["Paris", "Rome"], "candidate", ()) is None
     # a response that carries its source documents beside the answer is no document list itself
     response = {"response": "An answer.", "source_nodes": DOCS}
-    assert structural.is_document_list(response, ()) is None
-    assert structural.is_document_list({"documents": DOCS, "count": 2}, ()) is not None
+    assert doclists.is_document_list(response, ()) is None
+    assert doclists.is_document_list({"documents": DOCS, "count": 2}, ()) is not None
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collector.assemble import plain_text
-from collector.normalize import normalize_span, pyrepr, structural
+from collector.normalize import doclists, normalize_span, pyrepr, structural
 from collector.normalize.common import json_messages_text
 from tests.collector.test_normalize_structural import WRAPPERS, Wrap, _texts
 
@@ -78,8 +78,8 @@ def test_serialized_messages_are_messages_not_documents() -> None:
         ]
     }
     for value in (state, json.dumps(state), {"outputs": state, "kwargs": {"tags": []}}):
-        assert structural.documents_in(value, "candidate", ()) is None
-        assert structural.is_document_list(value, ()) is None
+        assert doclists.documents_in(value, "candidate", ()) is None
+        assert doclists.is_document_list(value, ()) is None
         assert structural.query_of(value) == "How long is the warranty?"
         assert structural.answer_of(value) == "Two years."
     # a tool message carrying its artifact: the documents are the artifact, the message is none
@@ -90,7 +90,7 @@ def test_serialized_messages_are_messages_not_documents() -> None:
         tool_call_id="c1",
         artifact=[_lc_doc(d) for d in DOCS],
     )
-    found = structural.documents_in({"output": tool}, "candidate", ("doc_id",))
+    found = doclists.documents_in({"output": tool}, "candidate", ("doc_id",))
     assert found is not None and [d.doc_id for d in found] == ["refund", "ship", "hours"]
 
 

@@ -74,7 +74,6 @@ MAX_LINES = 400
 OVERSIZED: dict[str, str] = {
     "collector/batch.py": "span batches: decoding, columns and their checks in one module",
     "collector/normalize/common.py": "the readers' shared helpers",
-    "collector/normalize/structural.py": "structural reading: payloads, documents and prompts by shape",
     "collector/signals.py": "logs and metrics receivers beside their storage",
     "collector/store/duck.py": "the DuckDB file store: connection, writes and maintenance",
     "collector/store/lake.py": "the DuckLake store: attach, writes and maintenance",
