@@ -51,6 +51,7 @@ from collector.errors import PermanentError
 from collector.inferred_fields import inferred
 from collector.inferred_fields import render as render_inferred
 from collector.mapping_doctor import sample, suggest
+from collector.store import doctor
 from collector.store.reader import run_select
 
 # what each field is needed for
@@ -283,16 +284,9 @@ def coverage(cursor: Any, service: str | None = None, since: Any = None) -> dict
     return rep
 
 
-_SERVICES = """
-SELECT coalesce(service_name, 'unknown') AS service_name, count(*) AS traces
-FROM traces WHERE settled_at IS NOT NULL GROUP BY ALL ORDER BY traces DESC, service_name LIMIT 50
-"""
-
-
 def services(cursor: Any) -> list[dict[str, Any]]:
     """The services that have settled traces, the most first (at most 50)."""
-    result = run_select(cursor, _SERVICES, {}, row_cap=50).as_dict()
-    return [{"service_name": r[0], "traces": int(r[1])} for r in result["rows"]]
+    return [{"service_name": r[0], "traces": int(r[1])} for r in doctor.services(cursor)]
 
 
 def render(rep: dict[str, Any]) -> str:

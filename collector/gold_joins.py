@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.store.references import gold_joins
+from collector.store.doctor import gold_joins
 
 MAX_TRACES = 5000  # recent settled traces looked at
 MAX_EXAMPLES = 5

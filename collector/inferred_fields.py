@@ -13,35 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.store.reader import run_select
+from collector.store import doctor
 
 MAX_TRACES = 500  # recent settled traces looked at
 MAX_ROWS = 200
-
-_SQL = """
-WITH t AS (
-    SELECT trace_id FROM traces
-    WHERE settled_at IS NOT NULL
-      AND ($service IS NULL OR service_name = $service)
-      AND ($since IS NULL OR start_time >= $since)
-    ORDER BY start_time DESC LIMIT $traces
-), p AS (
-    SELECT s.name, unnest(map_entries(
-        CAST(json_transform(s.provenance, '"MAP(VARCHAR, VARCHAR)"') AS MAP(VARCHAR, VARCHAR))
-    )) AS e
-    FROM steps s JOIN t USING (trace_id)
-    WHERE s.provenance IS NOT NULL
-)
-SELECT coalesce(name, '') AS name, e.key AS field, e.value AS source, count(*) AS steps
-FROM p WHERE regexp_matches(e.value, '[:@]')
-GROUP BY ALL ORDER BY name, field, steps DESC, source LIMIT $rows
-"""
 
 
 def inferred(cursor: Any, service: str | None = None, since: Any = None) -> list[dict[str, Any]]:
     """Per span name, field and source: how many recent steps had the field inferred or mapped."""
     params = {"service": service, "since": since, "traces": MAX_TRACES, "rows": MAX_ROWS}
-    rows = run_select(cursor, _SQL, params, row_cap=MAX_ROWS).rows
+    rows = doctor.inferred_fields(cursor, params, MAX_ROWS)
     return [{"span_name": r[0], "field": r[1], "source": r[2], "steps": int(r[3])} for r in rows]
 
 

@@ -32,25 +32,12 @@ import orjson
 
 from collector.normalize import structural
 from collector.normalize.shape import INFRASTRUCTURE, side, wordy
-from collector.store.reader import run_select
+from collector.store import doctor
 
 MAX_TRACES = 50  # recent traces with unread spans looked at
 MAX_SPANS = 3000
 MAX_DEPTH = 4  # levels inside one document looked into for its fields
 
-_SAMPLE = """
-WITH t AS (
-    SELECT trace_id, max(start_time) AS latest FROM spans
-    WHERE convention = 'unknown'
-      AND ($service IS NULL OR service_name = $service)
-      AND ($since IS NULL OR start_time >= $since)
-    GROUP BY trace_id ORDER BY latest DESC LIMIT $traces
-)
-SELECT s.trace_id, s.name, s.scope_name, s.attributes, s.convention
-FROM spans s JOIN t USING (trace_id)
-WHERE s.convention IN ('unknown', 'structural')
-ORDER BY s.trace_id, s.start_time
-"""
 _ID_WORDS = re.compile(r"(^|[._])(id|ids|ref|key|uuid|doc|name)$", re.IGNORECASE)
 
 Path = tuple[str | int, ...]
@@ -142,7 +129,7 @@ def sample(
 ) -> list[tuple[str, str, str | None, dict[str, Any], str]]:
     """(trace id, span name, scope, attributes, convention) of recent traces with unread spans."""
     params = {"service": service, "since": since, "traces": MAX_TRACES}
-    rows = run_select(cursor, _SAMPLE, params, row_cap=MAX_SPANS).rows
+    rows = doctor.unread_spans(cursor, params, MAX_SPANS)
     out = []
     for trace_id, name, scope, attrs, convention in rows:
         try:

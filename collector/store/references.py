@@ -96,22 +96,3 @@ def traces_for_cases(con: Tx, case_ids: list[str]) -> list[str]:
     with registered(con, {"_cases": pa.table({"case_id": pa.array(case_ids, pa.string())})}):
         rows = con.execute(sql("references", "traces_for_cases")).fetchall()
     return [r[0] for r in rows]
-
-
-def gold_joins(
-    cursor: Any, service: str | None, since: Any, traces: int, rows: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Which recent settled traces joined a gold case, per service (``sql/references/gold_joins``),
-    and up to ``rows`` of those whose question no case asks (``gold_join_misses``); both empty
-    without gold cases."""
-    from collector.store.reader import run_select
-
-    params = {"service": service, "since": since, "traces": traces}
-    counts = run_select(cursor, sql("references", "gold_joins"), params, row_cap=1000).as_dict()
-    misses = run_select(
-        cursor, sql("references", "gold_join_misses"), {**params, "rows": rows}, row_cap=rows
-    ).as_dict()
-    return (
-        [dict(zip(counts["columns"], r, strict=True)) for r in counts["rows"]],
-        [dict(zip(misses["columns"], r, strict=True)) for r in misses["rows"]],
-    )

@@ -47,9 +47,6 @@ DUCKDB_HANDLES: dict[str, int] = {
 # the store's files, run through its typed operations. Value: how many the module holds.
 SQL_LITERALS: dict[str, int] = {
     "collector/api.py": 5,  # the /sql endpoint's settings probe and the trace detail reads
-    "collector/coverage.py": 1,  # the mapping coverage count per service
-    "collector/inferred_fields.py": 1,  # the fields of recent steps no convention reader read
-    "collector/mapping_doctor.py": 1,  # the spans of unknown convention
     "evaluators/live_api.py": 1,  # promoted gold cases
     "evaluators/promote.py": 1,  # the attribution of the trace to promote
     "ragfault/client.py": 1,  # whether a file holds a ragfault store
