@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import importlib
+import inspect
 import logging
 import threading
 import traceback
@@ -88,8 +89,12 @@ def build_runner(ctx: Context, settings: EvaluationSettings | None = None) -> St
     )
 
 
-def build_judge(ctx: Context, sampling: SamplingSettings, evaluation: EvaluationSettings) -> Any:
-    """The judge runner (``evaluate(trace_ids) -> int``) or None when no judge is configured."""
+def build_judge(
+    ctx: Context, sampling: SamplingSettings, evaluation: EvaluationSettings, clock: Clock | None = None
+) -> Any:
+    """The judge runner (``evaluate(trace_ids) -> int``) or None when no judge is configured. A
+    factory that takes a ``clock`` keyword is given the service's, so that the judge's pacing and
+    retries run on the same clock as the service (a test's manual clock included)."""
     if sampling.judge_factory:
         module, _, attr = sampling.judge_factory.partition(":")
         factory = getattr(importlib.import_module(module), attr or "build_judge_runner")
@@ -98,6 +103,8 @@ def build_judge(ctx: Context, sampling: SamplingSettings, evaluation: Evaluation
             from evaluators.judge.service import build_judge_runner as factory  # type: ignore[no-redef,unused-ignore]
         except ImportError:
             return None
+    if clock is not None and "clock" in inspect.signature(factory).parameters:
+        return factory(ctx, clock=clock)
     return factory(ctx)  # each factory reads its own table (``ctx.table``)
 
 
@@ -112,9 +119,11 @@ class EvaluationService:
         # the runner's cursor serves one thread at a time: the loop's rounds and the API's synchronous
         # calls (``evaluate_now``: a gold promotion, ``POST /api/v1/evaluate``) take turns on it
         self._runner_lock = threading.Lock()
-        self.judge = judge if judge is not None else build_judge(ctx, self.sampling, self.settings)
-        self.cursor = ctx.store.cursor()
         self.clock: Clock = clock if clock is not None else SystemClock()
+        self.judge = (
+            judge if judge is not None else build_judge(ctx, self.sampling, self.settings, self.clock)
+        )
+        self.cursor = ctx.store.cursor()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ragfault-evaluator", daemon=True)

@@ -346,3 +346,14 @@ def _metric(srv, series: str) -> float:  # noqa: ANN001
     values = [float(ln.rsplit(" ", 1)[1]) for ln in lines if ln.rsplit(" ", 1)[0] == series]
     assert len(values) == 1, f"{series} appears {len(values)} times on /metrics"
     return values[0]
+
+
+def test_the_judge_paces_on_the_service_s_clock(live) -> None:
+    """The default judge factory is given the evaluation service's clock: the judge's rate limiter
+    and retry pauses run on a test's manual clock, as the service's rounds do."""
+    clock = ManualClock()
+    srv = live(NO_SAMPLE + '[judge]\nbase_url = "http://127.0.0.1:9"\nmodel = "m"\n', clock=clock)
+    svc = srv.runtime.find(EvaluationService)
+    assert svc is not None and svc.judge is not None
+    assert svc.judge.client.clock is clock
+    assert svc.judge.client.limiter.clock is clock
