@@ -23,7 +23,8 @@ from fastapi.responses import Response
 from collector.api import protected_router
 from collector.components import Context
 from collector.jsonvalue import loads as loads_json
-from collector.store.reader import run_select
+from collector.store import promote as store_promote
+from collector.store.reader import cursor_query, run_select
 from evaluators import loading
 from evaluators.promote import PromoteRequest, promote
 from evaluators.runner import utcnow
@@ -32,10 +33,6 @@ from queries import load_query
 
 MAX_TRIAGE = 1000
 SEARCH_HITS = 5
-PROMOTED_SQL = (
-    "SELECT g.raw FROM gold_cases g JOIN gold_promotions p ON p.case_id = g.case_id "
-    "WHERE $dataset IS NULL OR g.dataset = $dataset ORDER BY p.promoted_at, g.case_id"
-)
 
 
 def _json(value: Any) -> Any:
@@ -134,10 +131,10 @@ def router(ctx: Context) -> APIRouter:
         def load() -> bytes:
             con = ctx.store.cursor()
             try:
-                res = run_select(con, PROMOTED_SQL, {"dataset": dataset}, row_cap=10_000_000)
+                raws = store_promote.promoted(cursor_query(con, row_cap=10_000_000), dataset)
             finally:
                 con.close()
-            return b"".join(orjson.dumps(_json(row[0])) + b"\n" for row in res.rows)
+            return b"".join(orjson.dumps(_json(raw)) + b"\n" for raw in raws)
 
         body = await anyio.to_thread.run_sync(load, limiter=limiter)
         return Response(body, media_type="application/x-ndjson")

@@ -20,10 +20,9 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from collector.errors import PermanentError, RetryableError
+from collector.store import promote as store_promote
 from collector.store.base import Tx
-from collector.store.reader import run_select
 from collector.store.references import upsert_gold
-from collector.store.sqlfiles import sql
 from evaluators.gold import EvidenceItem, GoldCase, RequiredFact, case_row
 from queries.taxonomy import RootCause
 
@@ -69,10 +68,10 @@ class PromoteRequest(BaseModel):
 
 
 def _trace(con: Tx, trace_id: str) -> dict[str, Any]:
-    res = run_select(con, sql("promote", "trace_row"), {"t": trace_id}, row_cap=1)
-    if not res.rows:
+    row = store_promote.trace_row(con, trace_id)
+    if row is None:
         raise UnknownTrace(f"no trace {trace_id}")
-    return dict(zip(res.columns, res.rows[0], strict=True))
+    return row
 
 
 def build_case(req: PromoteRequest, trace: dict[str, Any]) -> GoldCase:
@@ -111,8 +110,7 @@ def build_case(req: PromoteRequest, trace: dict[str, Any]) -> GoldCase:
 
 def _store(con: Tx, row: dict[str, Any], promotion: dict[str, Any]) -> None:
     upsert_gold(con, [row])
-    con.execute(sql("promote", "drop_promotion"), {"case_id": promotion["case_id"]})
-    con.execute(sql("promote", "insert_promotion"), promotion)
+    store_promote.write_promotion(con, promotion)
 
 
 def promote(
@@ -134,13 +132,7 @@ def promote(
     }  # fmt: skip
     write(lambda w: _store(w, row, promotion))
     evaluate([trace_id])
-    res = run_select(
-        con,
-        "SELECT root_cause, failing_layers FROM attribution WHERE trace_id = $t",
-        {"t": trace_id},
-        row_cap=1,
-    )
-    root_cause, layers = (res.rows[0][0], res.rows[0][1]) if res.rows else (None, None)
+    root_cause, layers = store_promote.attribution(con, trace_id)
     return {
         "case_id": case.case_id,
         "trace_id": trace_id,

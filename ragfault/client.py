@@ -102,16 +102,13 @@ def open_read_only(db: str) -> Store:
     such file, not a DuckDB database, held by a server, or a DuckDB database ragfault did not make."""
     require_database(db)
     from collector.store import Store
+    from collector.store.schema import holds_ragfault
 
     try:
         store = Store(db, read_only=True)
     except ConfigError as exc:
         raise open_hint(exc, db) from exc
-    row = store.con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND table_name = 'schema_migrations'"
-    ).fetchone()
-    if not (row and row[0]):
+    if not holds_ragfault(store.con):
         store.con.close()
         raise ConfigError(
             f"{db} is a DuckDB database but not a ragfault one (it has no ragfault tables): pass --db "

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from collector.store import report as store_report
 from queries import load_query
 from ragfault.output import table
 
@@ -34,19 +35,6 @@ SECTIONS = (
     ("online_health", "Live traffic (no gold case)", "Reference-free signals by hour and service."),
 )
 
-_CASES_SQL = """
-SELECT case_id, category, root_cause, array_to_string(failing_layers, ', ') AS failing_layers, trace_id
-FROM attribution
-WHERE ($run_id IS NULL OR run_id = $run_id)
-  AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
-  AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
-  AND ($dataset IS NULL OR case_id IN (SELECT case_id FROM gold_cases WHERE dataset = $dataset))
-ORDER BY array_position(
-    ['permission_violation', 'no_retrieval', 'evidence_not_in_kb', 'stale_context', 'candidate_miss',
-     'not_opened', 'dropped_before_context', 'answered_unanswerable', 'over_refusal', 'unsupported_claims',
-     'incomplete_answer', 'invalid_citation', 'insufficient_trace', 'ok'], root_cause), case_id
-"""
-
 
 def build(
     run: QueryFn,
@@ -63,7 +51,7 @@ def build(
     out: dict[str, Any] = {"filters": {k: v for k, v in filters.items() if v is not None}, "sections": {}}
     for key, title, note in SECTIONS:
         if key == "cases":
-            result = run(_CASES_SQL, filters)
+            result = store_report.cases(run, run_id, dataset, since, until)
         elif key == "online_health":
             q = load_query(key)
             result = run(q.sql, q.bind({"since": since, "until": until}))
@@ -97,15 +85,13 @@ def check_filters(run: QueryFn, *, run_id: str | None = None, dataset: str | Non
     if it were a run that did nothing), naming the ones there are."""
     from collector.errors import ConfigError
 
-    for value, what, sql in (
-        (run_id, "run", "SELECT run_id, count(*) FROM traces WHERE run_id IS NOT NULL GROUP BY ALL "
-                        "ORDER BY max(first_received_at) DESC"),
-        (dataset, "dataset", "SELECT dataset, count(*) FROM gold_cases WHERE dataset IS NOT NULL "
-                             "GROUP BY ALL ORDER BY max(loaded_at) DESC"),
-    ):  # fmt: skip
+    for value, what, names in (
+        (run_id, "run", store_report.runs),
+        (dataset, "dataset", store_report.datasets),
+    ):
         if value is None:
             continue
-        found = {str(r[0]): int(r[1]) for r in run(sql, {})["rows"]}
+        found = names(run)
         if value in found:
             continue
         unit = "traces" if what == "run" else "gold cases"

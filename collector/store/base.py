@@ -14,6 +14,11 @@ Tx = duckdb.DuckDBPyConnection
 reader's cursor. Code outside ``collector/store/`` names this type and calls the store's
 operations with it; it never imports ``duckdb`` or writes backend SQL itself."""
 
+QueryFn = Callable[[str, dict[str, Any]], dict[str, Any]]
+"""The other handle of a read: a function that runs one read-only statement with its parameters
+and answers ``{"columns", "rows", ...}`` — the server's SQL API or a file opened read-only, as the
+CLI chooses. A store read that must work on both takes this instead of a ``Tx``."""
+
 
 def instance_config(memory_limit: str | None = None, threads: int | None = None) -> dict[str, Any]:
     """The settings every backend opens its DuckDB instance with: no extension installed or loaded

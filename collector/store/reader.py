@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from collector.errors import QueryRefused, QueryResultTooLarge, QueryTimeout
 from collector.store import sqlguard
+from collector.store.base import QueryFn
 from collector.store.tx import rollback
 
 ALLOWED = {duckdb.StatementType.SELECT}
@@ -275,3 +276,13 @@ def traces_in_range(
     if hint is None or found(rows) >= n_ids:
         return rows
     return merge(rows, run({**params, "outside": True}))
+
+
+def cursor_query(con: duckdb.DuckDBPyConnection, row_cap: int = 10_000) -> QueryFn:
+    """A ``QueryFn`` on a cursor of its own: each statement through ``run_select`` (read-only, at
+    most ``row_cap`` rows), so a store read written for the query interface runs on a cursor too."""
+
+    def run(sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        return run_select(con, sql, params, row_cap=row_cap).as_dict()
+
+    return run

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from collector.store import lake_work
 from collector.store.backend import is_lake
-from collector.store.base import Tx
+from collector.store.base import QueryFn, Tx
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 from collector.store.verdicts import registered
@@ -96,3 +96,10 @@ def traces_for_cases(con: Tx, case_ids: list[str]) -> list[str]:
     with registered(con, {"_cases": pa.table({"case_id": pa.array(case_ids, pa.string())})}):
         rows = con.execute(sql("references", "traces_for_cases")).fetchall()
     return [r[0] for r in rows]
+
+
+def changes_since(run: QueryFn, since: str | None) -> list[dict[str, Any]]:
+    """The knowledge-base changes recorded at or after ``since`` (ISO text; None: all), newest first,
+    as dicts of ``sql/references/changes_since``'s columns; read through the query interface."""
+    res = run(sql("references", "changes_since"), {"since": since})
+    return [dict(zip(res["columns"], r, strict=True)) for r in res["rows"]]

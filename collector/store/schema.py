@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from collector.batch import SPAN_COLUMNS, ArrowBatch, SpanBatch
 from collector.model import DOCUMENT, SPAN, STEP
+from collector.store import sqlfiles
 from collector.store.tx import transaction
 
 
@@ -33,6 +34,13 @@ def current_version(con: duckdb.DuckDBPyConnection) -> int:
         return 0
     row = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
     return int(row[0]) if row and row[0] is not None else 0
+
+
+def holds_ragfault(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the database ``con`` opened is a ragfault store (its own catalog has the migrations
+    table): a DuckDB file another program made opens just as well, and is refused on this."""
+    row = con.execute(sqlfiles.sql("schema", "holds_ragfault")).fetchone()
+    return bool(row and row[0])
 
 
 # a column's ``USING COMPRESSION zstd`` (migration 020 and later)

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from collector.model import VERDICT
 from collector.store import lake_work
 from collector.store.backend import is_lake
-from collector.store.base import Tx
+from collector.store.base import QueryFn, Tx
 from collector.store.reader import Window, received_window, traces_in_range, window_params
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
@@ -257,6 +257,20 @@ def settled_received(
         {"run_id": run_id, "since": since, "until": until, "limit": limit},
     ).fetchall()
     return dict(rows)
+
+
+def settled_ids(run: QueryFn, run_id: str | None, since: str | None, until: str | None) -> list[str]:
+    """The settled traces to evaluate again, oldest received first, read through the query interface
+    (``ragfault evaluate`` against a server: the bounds travel as ISO text)."""
+    params = {"run_id": run_id, "since": since, "until": until}
+    return [str(r[0]) for r in run(sql("verdicts", "settled_ids"), params)["rows"]]
+
+
+def progress(run: QueryFn) -> tuple[int, int]:
+    """(traces evaluated, traces stored): what a caller that sent traces waits on, through a cursor
+    or the server's SQL API alike."""
+    row = run(sql("verdicts", "progress"), {})["rows"][0]
+    return int(row[0]), int(row[1])
 
 
 def judge_spend(con: Tx) -> tuple[float, float] | None:

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     prepare_demo_file(args.db, force=args.force)  # refused before the engine is imported or anything printed
     from collector.store import Store
     from collector.store.reader import run_select
+    from collector.store.report import case_causes
     from ragfault import report
     from ragfault.demo.run import run_demo
     from ragfault.demo.scenarios import RUN_ID, SCENARIOS
@@ -64,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
             from ragfault.demo.experiments import print_experiments
 
             print_experiments(q, planted.get("since"), "markdown" if args.format == "markdown" else "text")
-        found = {r[0]: r[1] for r in q("SELECT case_id, root_cause FROM attribution WHERE run_id = $r",
-                                        {"r": RUN_ID})["rows"]}  # fmt: skip
+        found = case_causes(q, RUN_ID)
     finally:
         store.con.close()
     expected = {s.case_id: s.expected for s in SCENARIOS if s.case_id}

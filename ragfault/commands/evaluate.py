@@ -6,6 +6,7 @@ import argparse
 import json
 from contextlib import nullcontext
 from datetime import datetime
+from typing import Any
 
 from ragfault.client import DB_HELP, SERVER_HELP, post, require_database, target
 from ragfault.progress import Progress
@@ -37,17 +38,13 @@ def _iso(d: datetime | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     url, db = target(args.server, args.db)
     if url is not None:
+        from collector.store.verdicts import settled_ids
         from ragfault.client import sql
 
-        rows = sql(
-            "SELECT trace_id FROM traces WHERE settled_at IS NOT NULL AND ($run_id IS NULL OR run_id = $run_id) "
-            "AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP)) "
-            "AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP)) ORDER BY first_received_at, trace_id",
-            {"run_id": args.run_id, "since": _iso(args.since), "until": _iso(args.until)},
-            server=url,
-            row_cap=10_000_000,
-        )["rows"]
-        ids = [r[0] for r in rows]
+        def on_server(statement: str, params: dict[str, Any]) -> dict[str, Any]:
+            return sql(statement, params, server=url, row_cap=10_000_000)
+
+        ids = settled_ids(on_server, args.run_id, _iso(args.since), _iso(args.until))
         bar = Progress(len(ids), "evaluating")
         for i in range(0, len(ids), args.batch):
             chunk = ids[i : i + args.batch]

@@ -64,15 +64,13 @@ def parse_evidence(values: list[str]) -> list[dict[str, str]]:
 
 
 def _suggested(args: argparse.Namespace, trace_id: str) -> str:
+    from collector.store.promote import suggested_cause
     from evaluators.promote import Cause
 
-    rows = sql(
-        "SELECT root_cause FROM live_attribution WHERE trace_id = $t",
-        {"t": trace_id},
-        db=args.db,
-        server=args.server,
-    )["rows"]
-    cause = rows[0][0] if rows else None
+    def run(statement: str, params: dict[str, Any]) -> dict[str, Any]:
+        return sql(statement, params, db=args.db, server=args.server)
+
+    cause = suggested_cause(run, trace_id)
     if cause not in get_args(Cause):
         raise PermanentError(
             f"live attribution suggests no cause for trace {trace_id} ({cause or 'not evaluated'}): pass --cause"
@@ -156,12 +154,14 @@ def _promote(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from evaluators.live_api import PROMOTED_SQL
+    from collector.store.promote import promoted
 
-    res = sql(PROMOTED_SQL, {"dataset": args.dataset}, db=args.db, server=args.server, row_cap=10_000_000)
+    def run(statement: str, params: dict[str, Any]) -> dict[str, Any]:
+        return sql(statement, params, db=args.db, server=args.server, row_cap=10_000_000)
+
     lines = [
-        json.dumps(json.loads(r[0]) if isinstance(r[0], str) else r[0], ensure_ascii=False)
-        for r in res["rows"]
+        json.dumps(json.loads(raw) if isinstance(raw, str) else raw, ensure_ascii=False)
+        for raw in promoted(run, args.dataset)
     ]
     text = "".join(line + "\n" for line in lines)
     if args.output:

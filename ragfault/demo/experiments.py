@@ -24,6 +24,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from collector.store import verdicts
 from evaluators.gold import GoldCase, KBDocument
 from ragfault.demo.app import HelpdeskApp, ScriptedLLM
 from ragfault.demo.scenarios import RUN_ID, SCENARIOS, Scenario, chunks_for, read_jsonl
@@ -117,10 +118,13 @@ def _jsonl(rows: list[Any]) -> bytes:
 
 
 def _wait(http: httpx.Client, n: int, timeout: float = 60) -> None:
+    def on_server(sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        answer: dict[str, Any] = http.post("/api/v1/sql", json={"sql": sql, "params": params}).json()
+        return answer
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        r = http.post("/api/v1/sql", json={"sql": "SELECT count(*) FILTER (WHERE evaluated_at IS NOT NULL), "
-                                                  "count(*) FROM traces"}).json()["rows"][0]  # fmt: skip
+        r = verdicts.progress(on_server)
         if r[0] >= n and r[1] >= n:
             return
         time.sleep(0.1)
@@ -169,10 +173,11 @@ def print_experiments(q: Any, since: str | None = None, fmt: str = "text") -> No
         print(f"== {title} ==  ({sec['note'] if sec else ''})")
         print(table(sec["columns"], sec["rows"]) if sec else "(none)")
         print()
-    cb = q("SELECT case_id, outcome, reliance, flagged FROM (" + _sql("closed_book") + ")",
-           {"run_id": RUN_V2, "closed_run": None, "strong_categories": "policy,pricing"})  # fmt: skip
+    cb = q(_sql("closed_book"), {"run_id": RUN_V2, "closed_run": None, "strong_categories": "policy,pricing"})
+    cols = ["case_id", "outcome", "reliance", "flagged"]
+    at = [cb["columns"].index(c) for c in cols]
     print("closed-book outcome per case:")
-    print(table(cb["columns"], cb["rows"]))
+    print(table(cols, [[row[i] for i in at] for row in cb["rows"]]))
     out = affected.changes(q, since=since)
     print(f"\n== A document changed: {', '.join(sorted({c['doc_id'] for c in out['changes']}))} ==")
     cols = ["case_id", "run_id", "doc_id", "why", "predates_change"]

@@ -15,7 +15,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from collector.config import ServerSettings
-from collector.store.reader import run_select
+from collector.store import verdicts
+from collector.store.reader import cursor_query
 from ragfault.dbfile import mark_demo, prepare_demo_file
 from ragfault.demo.app import HelpdeskApp, ScriptedLLM
 from ragfault.demo.scenarios import RUN_ID, SCENARIOS, chunks_for, read_jsonl
@@ -107,11 +108,7 @@ def _wait_evaluated(server: ServerThread, n: int, timeout: float) -> None:
     con = server.runtime.store.cursor()
     try:
         while time.monotonic() < deadline:
-            row = run_select(
-                con,
-                "SELECT count(*) FILTER (WHERE evaluated_at IS NOT NULL), count(*) FROM traces",
-                row_cap=1,
-            ).rows[0]
+            row = verdicts.progress(cursor_query(con, row_cap=1))
             svc: Any = getattr(server.runtime, "evaluation", None)
             if row[0] >= n and row[1] >= n and (svc is None or svc.idle()):
                 return

@@ -9,15 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from collector.store.references import changes_since
 from queries import load_query
 from ragfault.compare import QueryFn, rows_of
-
-_CHANGES = """
-SELECT doc_id, change, old_version, new_version, changed_at
-FROM kb_changes
-WHERE $since IS NULL OR changed_at >= CAST($since AS TIMESTAMP)
-ORDER BY changed_at DESC, doc_id
-"""
 
 
 def case_rows(run: QueryFn, run_id: str | None = None, since: str | None = None) -> list[dict[str, Any]]:
@@ -30,7 +24,7 @@ def changes(run: QueryFn, run_id: str | None = None, since: str | None = None) -
     rows = case_rows(run, run_id, since)
     waiting = sorted({r["case_id"] for r in rows if r["predates_change"]})
     return {
-        "changes": rows_of(run(_CHANGES, {"since": since})),
+        "changes": changes_since(run, since),
         "affected": rows,
         "affected_not_rerun": waiting,
     }

@@ -26,7 +26,6 @@ from queries.taxonomy import (
     cause_names,
     live_order,
 )
-from ragfault import report
 from ragfault.gate import Rule
 from ragfault.gate_metrics import metric_of
 from ragfault.ui.api import ROOT_CAUSES
@@ -77,7 +76,8 @@ def test_the_header_of_attribution_says_the_order() -> None:
 
 
 def test_the_statements_that_sort_by_cause_use_the_tables_order() -> None:
-    for sql in (load_query("root_causes").sql, statement("ui", "dash_root_causes").sql, report._CASES_SQL):
+    report_cases = statement("report", "cases").sql
+    for sql in (load_query("root_causes").sql, statement("ui", "dash_root_causes").sql, report_cases):
         assert ordered(sql, "array_position") == [list(attribution_order())]
     assert ordered(load_query("triage").sql, "list_position") == [list(live_order())]
 

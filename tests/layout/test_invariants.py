@@ -47,17 +47,7 @@ DUCKDB_HANDLES: dict[str, int] = {
 # the store's files, run through its typed operations. Value: how many the module holds.
 SQL_LITERALS: dict[str, int] = {
     "collector/api.py": 5,  # the /sql endpoint's settings probe and the trace detail reads
-    "evaluators/live_api.py": 1,  # promoted gold cases
-    "evaluators/promote.py": 1,  # the attribution of the trace to promote
-    "ragfault/client.py": 1,  # whether a file holds a ragfault store
-    "ragfault/commands/demo.py": 1,  # the demo's attribution per case
-    "ragfault/commands/evaluate.py": 1,  # the settled traces to evaluate
-    "ragfault/commands/gold.py": 1,  # the live attribution of a trace
     "ragfault/dbfile.py": 8,  # probing and stamping a --db file
-    "ragfault/demo/experiments.py": 2,  # closed-book pairs and evaluation progress
-    "ragfault/demo/run.py": 1,  # evaluation progress
-    "ragfault/experiments/affected.py": 1,  # knowledge-base changes
-    "ragfault/report.py": 3,  # the report's cases, runs and datasets
     "ragfault/ui/live.py": 8,  # the live page's reads (the one triage run of the page: to move into the store)
 }
 
