@@ -481,9 +481,22 @@ def tool_docs(result: Any, source_keys: tuple[str, ...], stage: Stage = "candida
     items = _doc_list(parsed)
     if not items or not all(isinstance(item, dict) for item in items):
         return []
+    if any(documents.is_message_record(item) for item in items):
+        return []  # messages an agent runtime relays, not documents
     docs = json_docs(items, stage, source_keys, strict=True)
-    # every item an object with a text (json_docs reads it by the same fields)
-    return docs if len(docs) == len(items) and all(d.content is not None for d in docs) else []
+    # every item an object with a text that is no JSON (json_docs reads it by the same fields), and,
+    # unless a key names them (``{"documents": [...]}``), at least one with an id, a score or
+    # metadata: a bare content block ``[{"text": ...}]`` is text
+    if len(docs) != len(items) or any(
+        d.content is None or documents.holds_structure(d.content) for d in docs
+    ):
+        return []
+    named = isinstance(parsed, dict)
+    return (
+        docs
+        if named or any(d.chunk_id or d.doc_id or d.score is not None or d.metadata for d in docs)
+        else []
+    )
 
 
 def _first_present(d: dict[str, Any], keys: tuple[str, ...]) -> Any:

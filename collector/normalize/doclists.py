@@ -19,7 +19,7 @@ from collector.normalize.common import Doc, Stage, make_doc
 def doc_body(item: Any) -> dict[str, Any] | None:
     """A document item with its wrapper taken off, or None when it is no document-like object."""
     d = structural.parsed(item)
-    if not isinstance(d, dict) or structural.is_message(d):
+    if not isinstance(d, dict) or structural.is_message(d) or documents.is_message_record(d):
         return None
     if documents.usual_text(d) is not None:
         return d
@@ -56,20 +56,21 @@ def _as_docs(items: list[Any], stage: Stage, source_keys: tuple[str, ...]) -> li
     fields = documents.infer(found, strict=True)
     if fields is None or not documents.described(found, fields):
         return None  # no text in some item; or content blocks, not documents
-    docs = []
-    for i, b in enumerate(found):
-        docs.append(
-            make_doc(
-                stage,
-                i,
-                documents.ident(b, fields),
-                documents.text(b, fields),
-                documents.score(b, fields),
-                documents.metadata(b),
-                source_keys,
-            )
+    texts = [documents.text(b, fields) for b in found]
+    if any(documents.holds_structure(t) for t in texts):
+        return None  # a text that is JSON wraps what it holds: the documents are inside it
+    return [
+        make_doc(
+            stage,
+            i,
+            documents.ident(b, fields),
+            t,
+            documents.score(b, fields),
+            documents.metadata(b),
+            source_keys,
         )
-    return docs
+        for i, (b, t) in enumerate(zip(found, texts, strict=True))
+    ]
 
 
 def documents_in(value: Any, stage: Stage, source_keys: tuple[str, ...], depth: int = 0) -> list[Doc] | None:

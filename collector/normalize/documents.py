@@ -27,6 +27,7 @@ agent may still open (``collector.search_stages``), and evidence only listed was
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -220,6 +221,37 @@ def infer(bodies: list[dict[str, Any]], strict: bool) -> Fields | None:
         keys = keys if keys is not None else _shared(bodies)
         score = _score_field(bodies, keys, {text, ident})
     return Fields(text, ident, score)
+
+
+_SPEAKERS = frozenset(
+    ("user", "assistant", "system", "tool", "human", "ai", "model", "function", "developer")
+)
+_SPEAKER_FIELDS = ("role", "_role", "source", "author", "sender", "from", "speaker")
+_MESSAGE_KINDS = ("Message", "Event", "_message", "_event")
+
+
+def is_message_record(d: dict[str, Any]) -> bool:
+    """An object that is a message of a conversation, not a document: one naming its speaker
+    (``{"source": "user", "content": ...}``, ``{"role": "assistant"}``) or typed as a message or an
+    event (``"type": "TextMessage"``, ``"ToolCallExecutionEvent"``), as agent runtimes relay them."""
+    kind = d.get("type")
+    if isinstance(kind, str) and kind.endswith(_MESSAGE_KINDS):
+        return True
+    for k in _SPEAKER_FIELDS:
+        v = d.get(k)
+        if isinstance(v, str) and v.lower() in _SPEAKERS:
+            return True
+    return False
+
+
+def holds_structure(text: str | None) -> bool:
+    """A text that is itself a JSON object or list (a wrapper of documents, not a document's text)."""
+    if not text or text.lstrip()[:1] not in ("{", "["):
+        return False
+    try:
+        return isinstance(json.loads(text), (dict, list))
+    except ValueError:
+        return False
 
 
 def described(bodies: list[dict[str, Any]], fields: Fields) -> bool:

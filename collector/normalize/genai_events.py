@@ -17,6 +17,7 @@ them into the attributes the span would have had, so the convention reader sees 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -68,11 +69,44 @@ def _text_parts(content: Any) -> list[dict[str, Any]]:
     if content is None or content == "":
         return []
     if isinstance(content, str):
+        if content.lstrip()[:1] == "[":  # a JSON list of content blocks, written as a string
+            parsed = parse_json(content)
+            if isinstance(parsed, list):
+                return _text_parts(parsed)
         return [{"type": "text", "content": content}]
     if isinstance(content, list):  # already parts, or content blocks ({"type": "text", "text": ...})
-        return [p if isinstance(p, dict) else {"type": "text", "content": str(p)} for p in content]
+        return [_part(p) for p in content]
     parsed = parse_json(content)
     return _text_parts(parsed) if parsed is not None and parsed is not content else []
+
+
+def _part(p: Any) -> dict[str, Any]:
+    """One content block as a GenAI part: a typed part as it is; an untyped block by the one key it
+    is made of (``{"text"}``; ``{"json": value}`` as its JSON; ``{"toolUse": {name, input, toolUseId}}``
+    a tool call; ``{"toolResult": {toolUseId, content: [blocks]}}`` what the tool returned)."""
+    if not isinstance(p, dict):
+        return {"type": "text", "content": str(p)}
+    if "type" in p or len(p) != 1:
+        return p
+    ((kind, value),) = p.items()
+    if kind == "text" and isinstance(value, str):
+        return {"type": "text", "content": value}
+    if kind == "json":
+        return {"type": "text", "content": json.dumps(value, ensure_ascii=False)}
+    if kind in ("toolUse", "tool_use") and isinstance(value, dict):
+        return {
+            "type": "tool_call", "id": value.get("toolUseId") or value.get("id"), "name": value.get("name"),
+            "arguments": value.get("input"),
+        }  # fmt: skip
+    if kind in ("toolResult", "tool_result") and isinstance(value, dict):
+        inner = _text_parts(value.get("content"))
+        text = "\n".join(str(x.get("content", "")) for x in inner if x.get("content"))
+        return {
+            "type": "tool_call_response",
+            "id": value.get("toolUseId") or value.get("id"),
+            "response": text,
+        }
+    return p
 
 
 def _tool_calls(calls: Any) -> list[dict[str, Any]]:
@@ -90,8 +124,10 @@ def _tool_calls(calls: Any) -> list[dict[str, Any]]:
 
 def _message(role: str, payload: dict[str, Any]) -> dict[str, Any]:
     parts = _text_parts(payload.get("content"))
-    if role == "tool":
-        text = "\n".join(str(p.get("content", "")) for p in parts if p.get("content"))
+    if role == "tool":  # what a tool returned: its text, or the response of its result blocks
+        text = "\n".join(
+            str(p.get("content") or p.get("response")) for p in parts if p.get("content") or p.get("response")
+        )
         parts = [{"type": "tool_call_response", "id": payload.get("id"), "response": text}] if text else []
     parts += _tool_calls(payload.get("tool_calls"))
     return {"role": payload.get("role") or role, "parts": parts}
@@ -116,7 +152,14 @@ def content_attributes(events: Iterable[ContentEvent]) -> dict[str, Any]:
         payload = _payload(e)
         if e.name == CHOICE:
             message = parse_json(payload.get("message"))
-            inner: dict[str, Any] = message if isinstance(message, dict) else payload
+            # the message object; or its content alone (a list of content blocks, or a text)
+            inner: dict[str, Any] = (
+                message
+                if isinstance(message, dict)
+                else {"content": message}
+                if isinstance(message, (list, str)) and message != ""
+                else payload
+            )
             out = _message("assistant", inner)
             if payload.get("finish_reason") is not None:
                 out["finish_reason"] = payload.get("finish_reason")
@@ -141,9 +184,14 @@ def content_attributes(events: Iterable[ContentEvent]) -> dict[str, Any]:
     return found
 
 
+TOOL_ARGUMENTS, TOOL_RESULT = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+
+
 def with_content(attrs: dict[str, Any], events: Iterable[ContentEvent]) -> dict[str, Any]:
     """A span's attributes with what its content events say added: the attributes the reader would
-    have seen had the instrumentor put the messages on the span. The span's own attributes win."""
+    have seen had the instrumentor put the messages on the span. The span's own attributes win.
+    On a tool call's span (``execute_tool``) the events are the call itself: the message it was
+    given is its arguments, the choice it gave its result."""
     found = content_attributes(events)
     if not found:
         return attrs
@@ -151,7 +199,23 @@ def with_content(attrs: dict[str, Any], events: Iterable[ContentEvent]) -> dict[
     for key, value in found.items():
         if merged.get(key) in (None, "", "[]"):
             merged[key] = value
+    if attrs.get("gen_ai.operation.name") == "execute_tool":
+        for key, messages in ((TOOL_ARGUMENTS, found.get(INPUT)), (TOOL_RESULT, found.get(OUTPUT))):
+            text = _said(messages or [])
+            if text and merged.get(key) in (None, ""):
+                merged[key] = text
     return merged
+
+
+def _said(messages: list[Any]) -> str | None:
+    """The text of messages' parts (a tool's arguments or result), or None."""
+    texts = []
+    for m in messages:
+        for p in m.get("parts", []) if isinstance(m, dict) else []:
+            t = p.get("content") or p.get("response") if isinstance(p, dict) else None
+            if isinstance(t, str) and t:
+                texts.append(t)
+    return "\n".join(texts) or None
 
 
 def span_content_events(events: Any) -> list[ContentEvent]:

@@ -14,7 +14,9 @@ Per retrieval step (``span_id`` = the step) and per trace (``span_id`` NULL):
   was not found while some candidates carry neither text nor a registry entry (``document_text``).
 A retrieval step whose output was not recorded is no empty retrieval: its rows are not applicable
 (``retrieval_output``) and it counts in no mean; the trace's recall@k and hit@k are too when a unit
-was not found elsewhere.
+was not found elsewhere, and whenever ``candidate_recall`` cannot tell either (no retrieval traced
+while one ran, or nothing retrieved and nothing of the prompt seen): never a 0 from what the trace
+does not show.
   ``passed`` when every unit is found, bar units a search agent's search listed (``surfaced``) and
   it never opened: those fail the layer ``not_opened`` (``evaluators.builtin.search``) instead.
 Trace rows of precision@k, mrr and ndcg@k are the mean over the trace's retrieval steps (numerator:
@@ -132,10 +134,14 @@ def evaluate(inp: EvalInput, config: Config) -> list[Metric]:
         out.append(ratio("mrr", rr, 1, span_id=sid, details={"first_relevant_rank": rank}))
         step_values["mrr"].append(rr)
 
+    blind = _retrieval_unseen(inp)
     for k in ks:
         found = union_topk[k]
         missed = [inp.matching.unit(u).label for u in range(n_units) if u not in found]
         recall_k, hit_k = names_at[k][:2]
+        if blind is not None:  # whether anything was retrieved cannot be told: no 0 from it
+            out += [needs.missing(n, blind[0], why=blind[1]) for n in (recall_k, hit_k)]
+            continue
         if missed and unrecorded:  # the missed units may be among the unrecorded documents
             why = needs.unrecorded_why(inp)
             out += [needs.missing(n, needs.RETRIEVAL_OUTPUT, why=why) for n in (recall_k, hit_k)]
@@ -167,20 +173,27 @@ def _unrecorded_step(
     return [needs.missing(n, needs.RETRIEVAL_OUTPUT, span_id, why) for n in names]
 
 
-def candidate_recall(inp: EvalInput) -> Metric:
-    """Units among all candidates / units (the layer ``candidate_miss``); not applicable when the
-    trace cannot tell (a retrieval that was not traced, documents without text hiding a unit)."""
+def _retrieval_unseen(inp: EvalInput) -> tuple[str, str] | None:
+    """(missing field, why) when the trace cannot tell what was retrieved at all: it retrieved
+    without tracing it, or it shows no retrieval and nothing of what the model saw (a retrieval the
+    app did not trace, or a span no reader could read, would leave no sign). None otherwise."""
     untraced = needs.untraced_retrieval(inp)
     if untraced:
-        return needs.missing("candidate_recall", needs.RETRIEVAL_STEP, why=untraced)
+        return needs.RETRIEVAL_STEP, untraced
     trace = inp.trace
     if not (
         trace.candidates or trace.retrieval_steps or trace.retrieving_tools
     ) and not needs.has_context_stage(inp):
-        # nothing was retrieved that the trace shows, and nothing shows what the model saw: a
-        # retrieval the app did not trace (or a span no reader could read) would leave no sign, so
-        # "the evidence was never retrieved" cannot be told from "its retrieval was not traced"
-        return needs.missing("candidate_recall", needs.ANSWER_LLM_INPUT, why=needs.NO_RETRIEVAL_SEEN)
+        return needs.ANSWER_LLM_INPUT, needs.NO_RETRIEVAL_SEEN
+    return None
+
+
+def candidate_recall(inp: EvalInput) -> Metric:
+    """Units among all candidates / units (the layer ``candidate_miss``); not applicable when the
+    trace cannot tell (a retrieval that was not traced, documents without text hiding a unit)."""
+    blind = _retrieval_unseen(inp)
+    if blind is not None:
+        return needs.missing("candidate_recall", blind[0], why=blind[1])
     m = inp.matching
     found_all = m.in_candidates
     missed = [u for u in range(len(m.units)) if u not in found_all]

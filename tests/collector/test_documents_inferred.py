@@ -132,3 +132,21 @@ def test_a_claimed_span_s_documents_under_an_unknown_key() -> None:
         {"openinference.span.kind": "CHAIN", "input.value": "q", "input.documents": hits}
     )
     assert given_only.docs == []
+
+
+def test_relayed_messages_and_wrappers_of_documents_are_no_documents() -> None:
+    """What an agent runtime relays (a message naming its speaker, an event typed so) is a message,
+    and an item whose text is itself JSON wraps the documents inside it; a lone content block
+    ``[{"text": ...}]`` is text. The documents inside a relayed tool result are still found."""
+    task = [{"id": "7f3c", "source": "user", "content": "How many days after delivery are refunds accepted?",
+             "type": "TextMessage"}]  # fmt: skip
+    assert doclists.documents_in(task, "candidate", ()) is None
+    assert tool_docs(json.dumps(task), ()) == []
+    inner = json.dumps({"documents": [{"id": d, "content": t, "score": s} for d, t, s in DOCS]})
+    relayed = {"message": {"source": "agent", "type": "ToolCallExecutionEvent",
+                           "content": [{"content": inner, "call_id": "call_1", "name": "search_kb"}]}}  # fmt: skip
+    assert _read(doclists.documents_in(relayed, "candidate", ())) == EXPECTED
+    assert (
+        tool_docs(json.dumps([{"text": "The inner agent says refunds take thirty days from delivery."}]), ())
+        == []
+    )

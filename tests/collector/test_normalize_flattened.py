@@ -126,3 +126,27 @@ def test_a_python_list_of_json_strings_wrapping_each_document() -> None:
     ]
     (doc,) = doclists.documents_in(meta, "candidate", ()) or []
     assert (doc.doc_id, doc.metadata) == ("a", {"lang": "en"})
+
+
+def test_content_blocks_of_message_events() -> None:
+    """Per-message span events whose content is a JSON list of content blocks (``{"text"}``,
+    ``{"json"}``, ``{"toolResult"}``): the model's messages on a model call's span; on a tool's span
+    the message it was given is its arguments and the choice its result."""
+    from collector.normalize.genai_events import ContentEvent, with_content
+
+    docs = {"documents": [{"id": "refund", "content": "Refunds are accepted within 30 days.", "score": 0.9}]}
+    chat = with_content({"gen_ai.operation.name": "chat"}, [
+        ContentEvent("gen_ai.user.message", {"content": '[{"text": "How long do refunds take?"}]'}, None, 1),
+        ContentEvent("gen_ai.tool.message", {"content": json.dumps([{"toolResult": {"toolUseId": "t1",
+                     "content": [{"json": docs}]}}]), "id": "t1"}, None, 2),
+        ContentEvent("gen_ai.choice", {"message": '[{"text": "Thirty days."}]'}, None, 3),
+    ])  # fmt: skip
+    llm = normalize_span(chat)
+    assert (llm.query_text, llm.output_text) == ("How long do refunds take?", "Thirty days.")
+    assert llm.input_text is not None and "Refunds are accepted within 30 days." in llm.input_text
+    tool = normalize_span(with_content({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"}, [
+        ContentEvent("gen_ai.tool.message", {"content": '[{"text": "{\\"query\\": \\"refunds\\"}"}]'}, None, 1),
+        ContentEvent("gen_ai.choice", {"message": json.dumps([{"json": docs}])}, None, 2),
+    ]))  # fmt: skip
+    assert tool.tool_arguments == '{"query": "refunds"}'
+    assert [(d.doc_id, d.score) for d in tool.docs] == [("refund", 0.9)]

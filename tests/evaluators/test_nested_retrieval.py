@@ -3,6 +3,7 @@ LlamaIndex instrumentor does) counts once: per-step means and call counts are no
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 
 from evaluators.base import EvalInput, KnowledgeBase, StepDoc, StepInfo, TraceView
@@ -135,3 +136,22 @@ def test_a_tool_that_adds_documents_of_its_own_is_a_retrieval_of_its_own() -> No
     )
     assert calls_of(inp) == (2, ["search_kb", "retrieve"])
     assert [s.span_id for s, _ in inp.trace.candidates_by_step] == ["outer", "inner"]
+
+
+def test_no_retrieval_seen_gives_no_recall_of_zero() -> None:
+    """A trace that shows no retrieval and nothing of what the model saw (an agent framework's own
+    spans, recording neither a tool's result nor a prompt) cannot tell whether the evidence was ever
+    retrieved: the trace's recall@k and hit@k are not applicable naming what is missing, as
+    candidate_recall is, never 0; a trace whose prompt is known and that retrieved nothing gets 0."""
+    steps = (step("root", None, "agent", 0), step("llm", "root", "llm", 1))
+    case = GoldCase(case_id="c", query="refund window?", evidence=[Evidence(doc_id="a", quote="30 days")])
+    blind = EvalInput(TraceView("u" * 32, steps=steps, documents=()), case, KnowledgeBase())
+    out = retrieval.evaluate(blind, retrieval.Config(ks=(1, 5)))
+    for name in ("recall@1", "hit@1", "recall@5", "hit@5", "candidate_recall"):
+        (m,) = by_name(out, name)
+        assert (m.status, m.details["missing_fields"]) == ("not_applicable", ["answer_llm_input"]), name
+    prompted = (steps[0], dataclasses.replace(steps[1], input_text="Answer briefly: refund window?"))
+    seen = EvalInput(TraceView("v" * 32, steps=prompted, documents=()), case, KnowledgeBase())
+    out = retrieval.evaluate(seen, retrieval.Config(ks=(1, 5)))
+    (recall,) = by_name(out, "recall@5")
+    assert (recall.status, recall.value) == ("ok", 0.0)
