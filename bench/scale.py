@@ -132,9 +132,16 @@ def agent_trace(rng: random.Random, t0: int, kb: list[dict], zh: bool) -> list[S
 
 
 def _live_root(spans: list[Span], run_id: str, feedback: float | None) -> None:
-    """A live trace: no gold case on the root, its run, and the user's feedback when given."""
+    """A live trace: no gold case on the root, its run, and the user's feedback when given. Its user
+    asks in words of their own (``Hi, <question>``): a gold case joins a trace by its case id or by
+    the same question, and live traffic asking the registry's questions word for word would join
+    the gold cases of the traces that share them (before, 40 % of the traces were evaluated as gold
+    traces instead of the 5 % this bench describes)."""
     root = spans[0]
     keep = [a for a in root.attributes if a.key not in ("ragfault.case_id", "ragfault.run_id")]
+    for a in keep:
+        if a.key == "input.value" and a.value.string_value:
+            a.value.string_value = f"Hi, {a.value.string_value}"
     del root.attributes[:]
     root.attributes.extend(keep)
     root.attributes.append(_kv("ragfault.run_id", run_id))
