@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from collector.errors import QueryTimeout, RagfaultError, TooManyQueries, status_of
 from collector.receivers.otlp_http import check_bearer
+from collector.store import traces
 from collector.store.duck import limit_operator_memory
 from collector.store.reader import run_select
 
@@ -52,18 +53,14 @@ class CallerThreads:
 
     def __init__(self, con: Any) -> None:
         self.con = con  # a cursor of its own, used under the lock
-        # fetchall: a result left unread keeps its transaction open, and DuckDB then refuses checkpoints
-        rows = con.execute("SELECT current_setting('threads'), version()").fetchall()
-        row = rows[0] if rows else None
-        self.threads = int(row[0]) if row else 1
-        major = int(str(row[1]).lstrip("v").split(".")[0]) if row else 0
+        self.threads, major = traces.threads_and_major(con)
         self.enabled = self.threads > 1 and major >= 2
         self.running = 0
         self._lock = threading.Lock()
 
     def _set(self, n: int) -> None:
         try:
-            self.con.execute(f"SET threads = {n}")
+            traces.set_threads(self.con, n)
         except Exception as exc:  # a store whose sandbox locks the setting: leave the pool as it is
             self.enabled = False
             log.warning("DuckDB's threads stay at %d while SQL API calls run: %s", self.threads, exc)
@@ -167,16 +164,7 @@ def api_router(runtime: Runtime) -> APIRouter:
         def load() -> dict[str, Any]:
             con = runtime.store.cursor()
             try:
-                out: dict[str, Any] = {}
-                for name, q in (
-                    ("trace", "SELECT * FROM traces WHERE trace_id = $t"),
-                    ("steps", "SELECT * FROM steps WHERE trace_id = $t ORDER BY start_time"),
-                    (
-                        "documents",
-                        "SELECT * FROM step_documents WHERE trace_id = $t ORDER BY span_id, stage, position",
-                    ),
-                ):
-                    out[name] = run_select(con, q, {"t": trace_id.lower()}, row_cap=100_000).as_dict()
+                out = traces.trace_detail(con, trace_id.lower())
                 _objects(out["steps"], "provenance")
                 return out
             finally:

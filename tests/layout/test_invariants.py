@@ -46,7 +46,6 @@ DUCKDB_HANDLES: dict[str, int] = {
 # String constants outside the store that are SQL statements (``scan.is_sql``): statements belong in
 # the store's files, run through its typed operations. Value: how many the module holds.
 SQL_LITERALS: dict[str, int] = {
-    "collector/api.py": 5,  # the /sql endpoint's settings probe and the trace detail reads
     "ragfault/dbfile.py": 8,  # probing and stamping a --db file
     "ragfault/ui/live.py": 8,  # the live page's reads (the one triage run of the page: to move into the store)
 }
