@@ -38,7 +38,7 @@ from an empty store.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query
@@ -53,6 +53,11 @@ from collector.inferred_fields import render as render_inferred
 from collector.mapping_doctor import sample, suggest
 from collector.store import doctor
 from collector.store.reader import run_select
+
+# without --since, the report reads the day of traffic up to the latest settled trace: a month's store
+# (1,000,000 traces) took the coverage query past the SQL API's 30 s limit, and what the traces carry
+# now is what an instrumentation change is judged on
+DEFAULT_WINDOW = timedelta(days=1)
 
 # what each field is needed for
 NEEDED_BY: dict[str, str] = {
@@ -265,11 +270,18 @@ def coverage(cursor: Any, service: str | None = None, since: Any = None) -> dict
             raise PermanentError(f"since: not an ISO time: {since!r}") from exc
     if isinstance(since, datetime) and since.tzinfo is not None:
         since = since.astimezone(UTC).replace(tzinfo=None)
+    window_default = since is None
+    if window_default:  # the last day of traffic: what the traces carry now, in time on a month's store
+        latest = doctor.latest_start(cursor, service)
+        if latest is not None:
+            since = datetime.fromisoformat(str(latest)) - DEFAULT_WINDOW
     query = load_query("coverage")
     params = query.bind({"service": service, "since": since})
     result = run_select(cursor, query.sql, params, row_cap=100_000).as_dict()
     rows = [dict(zip(result["columns"], row, strict=True)) for row in result["rows"]]
     rep = report(rows, {"service": service, "since": since.isoformat() if since is not None else None})
+    if window_default and since is not None:  # (said only when the window was chosen for the caller)
+        rep["params"]["since_default"] = True
     if not rep["groups"]:
         rep["services"] = services(cursor)
     unread = suggest(sample(cursor, service, since))
@@ -294,6 +306,12 @@ def render(rep: dict[str, Any]) -> str:
     if not rep["groups"]:
         return _nothing_matched(rep) + "\n"
     out: list[str] = []
+    params = rep.get("params") or {}
+    if params.get("since_default"):
+        out += [
+            f"(the last day of traffic: traces since {params['since']}; --since to choose another start)",
+            "",
+        ]
     for g in rep["groups"]:
         out.append(f"== {g['service_name']} · {g['convention']} · {g['traces']} traces ==")
         for f in g["fields"]:

@@ -18,6 +18,13 @@ def services(cursor: Any) -> list[list[Any]]:
     return run_select(cursor, sql(AREA, "services"), {}, row_cap=50).rows
 
 
+def latest_start(cursor: Any, service: str | None) -> Any:
+    """When the latest settled trace (of ``service``, or of any) started; None without one. A stored
+    timestamp comes back as ISO text (``run_select``)."""
+    rows = run_select(cursor, sql(AREA, "latest_start"), {"service": service}, row_cap=1).rows
+    return rows[0][0] if rows else None
+
+
 def unread_spans(cursor: Any, params: dict[str, Any], row_cap: int) -> list[list[Any]]:
     """(trace id, span name, scope, attributes, convention) of recent traces with unread spans."""
     return run_select(cursor, sql(AREA, "unread_spans"), params, row_cap=row_cap).rows

@@ -71,3 +71,34 @@ def test_the_doctor_names_why_traces_joined_no_case(server: Server) -> None:
     assert "helpdesk: 2 of 5 joined a case; 1 recorded no question; 2 recorded one no case asks" in text
     assert f"holds the question of case refund ({QUESTION!r}): {FIX_INSIDE}" in text
     assert FIX_NONE in text
+
+
+def test_without_since_the_doctor_reads_the_last_day_of_traffic(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A month's store is read in time: without ``since`` the report covers the day up to the latest
+    settled trace and says so; an explicit ``since`` covers what it names."""
+    import time
+
+    for srv in serve(tmp_path_factory.mktemp("doctor-window")):
+        provider = http_provider(srv.url, service="helpdesk")
+        tracer = provider.get_tracer("app")
+        now = time.time_ns()
+        ids = []
+        for age_days in (3, 0):
+            start = now - age_days * 86_400 * 10**9
+            attrs = {
+                "openinference.span.kind": "CHAIN",
+                "input.value": QUESTION,
+                "output.value": "Thirty days.",
+            }
+            span = tracer.start_span("request", attributes=attrs, start_time=start)
+            span.end(end_time=start + 10**6)
+            ids.append(format(span.get_span_context().trace_id, "032x"))
+        provider.force_flush()
+        wait_evaluated(srv, ids)
+        rep = srv.http.get("/api/v1/coverage").json()
+        assert rep["params"]["since_default"] is True
+        assert [g["traces"] for g in rep["groups"]] == [1]
+        old = srv.http.get("/api/v1/coverage", params={"since": "2000-01-01T00:00:00"}).json()
+        assert [g["traces"] for g in old["groups"]] == [2] and "since_default" not in old["params"]
