@@ -271,20 +271,21 @@ def text(body: dict[str, Any], fields: Fields) -> str | None:
     return usual_text(body)
 
 
-def ident(body: dict[str, Any], fields: Fields) -> Any:
-    if fields.id is not None:
-        v = body.get(fields.id)
+def _named(body: dict[str, Any], name: str | None, usual: Sequence[str]) -> Any:
+    """An item's value under the list's name for a field, else under a usual one."""
+    if name is not None:
+        v = body.get(name)
         if v is not None and v != "":
             return v
-    return first(body, ID_FIELDS)
+    return first(body, usual)
+
+
+def ident(body: dict[str, Any], fields: Fields) -> Any:
+    return _named(body, fields.id, ID_FIELDS)
 
 
 def score(body: dict[str, Any], fields: Fields) -> Any:
-    if fields.score is not None:
-        v = body.get(fields.score)
-        if v is not None and v != "":
-            return v
-    return first(body, SCORE_FIELDS)
+    return _named(body, fields.score, SCORE_FIELDS)
 
 
 def metadata(body: dict[str, Any]) -> Any:

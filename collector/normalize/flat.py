@@ -26,7 +26,7 @@ def unflatten(attrs: dict[str, Any], keep: tuple[str, ...] = ()) -> dict[str, An
     groups: dict[str, dict[int, dict[str, Any]]] = {}
     flat: dict[str, str] = {}  # each flattened key -> its group
     for key, value in attrs.items():
-        if not any(c.isdigit() for c in key) or key.startswith(keep):
+        if key.startswith(keep) or not any(c.isdigit() for c in key):
             continue
         m = _INDEX_SEGMENT.search(key)
         if m is None or int(m.group(1)) > MAX_FLAT_INDEX:

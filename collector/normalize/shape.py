@@ -113,25 +113,25 @@ def fill(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...], owns: 
         return
     stype = step.step_type
     decided = step.provenance or {}  # a field a reader left empty on purpose says so here
+    loose: dict[str, Any] | None = None  # the attributes with flattened lists rebuilt, once a pass asks
+
+    def rebuilt() -> dict[str, Any]:
+        nonlocal loose
+        if loose is None:
+            loose = flat.unflatten(attrs, owns)
+        return loose
+
     if stype == "tool" and (step.tool_arguments is None or step.tool_result is None):
-        attrs = flat.unflatten(attrs, owns)
-        _tool_gaps(attrs, step, owns)
+        _tool_gaps(rebuilt(), step, owns)
     if stype in ("chain", "other", "retrieval", "tool") and not step.docs and "docs" not in decided:
         _documents(step, source_keys)
         if not step.docs and not step.output_text and not step.tool_result:
-            _documents_beside(flat.unflatten(attrs, owns), step, source_keys, owns)
+            _documents_beside(rebuilt(), step, source_keys, owns)
     if stype in ("llm", "agent") and (not step.input_text or not step.output_text):
-        _llm_gaps(flat.unflatten(attrs, owns), step, owns)
+        _llm_gaps(rebuilt(), step, owns)
     if step.step_type == "other" and not step.docs and not step.input_text:
         # a span a reader claimed without saying what it was: a model call by its shape
-        loose = flat.unflatten(attrs, owns)
-        payloads = [
-            (k, v)
-            for k, v in loose.items()
-            if not k.startswith(INFRASTRUCTURE)
-            and not k.startswith(owns)
-            and isinstance(v, (str, list, dict))
-        ]
+        payloads = _payloads(rebuilt(), owns)
         if _chat(payloads, {k: side(k) for k, _ in payloads}, step, None):
             step.step_type = "llm"
             _note(step, "step_type", "shape:messages_in_reply_out")
@@ -212,12 +212,7 @@ def _documents(step: Step, source_keys: tuple[str, ...]) -> None:
             _note(step, "docs.rerank_input", "shape:documents@input_text")
             _note(step, "docs.reranked", f"shape:documents@{field}")
             return
-        step.step_type = "retrieval"
-        _note(step, "step_type", f"shape:document_list@{field}")
-        if not step.query_text and step.input_text:
-            step.query_text = structural.query_of(step.input_text)
-            if step.query_text:
-                _note(step, "query_text", "shape:query@input_text")
+        _retrieved(step, f"shape:document_list@{field}")
     else:
         docs = doclists.documents_in(payload, "candidate", source_keys)
         if not docs and isinstance(payload, str):
@@ -254,13 +249,32 @@ def _documents_beside(
         step.docs = docs
         _note(step, "docs", f"shape:documents@{key}")
         if step.step_type in ("chain", "other"):
-            step.step_type = "retrieval"
-            _note(step, "step_type", f"shape:documents@{key}")
-            if not step.query_text and step.input_text:
-                step.query_text = structural.query_of(step.input_text)
-                if step.query_text:
-                    _note(step, "query_text", "shape:query@input_text")
+            _retrieved(step, f"shape:documents@{key}")
         return
+
+
+def _retrieved(step: Step, rule: str) -> None:
+    """A task or chain that holds documents it did not get retrieved them: a retrieval (named by
+    ``rule``), whose query is its input's question when no reader gave one."""
+    step.step_type = "retrieval"
+    _note(step, "step_type", rule)
+    if not step.query_text and step.input_text:
+        step.query_text = structural.query_of(step.input_text)
+        if step.query_text:
+            _note(step, "query_text", "shape:query@input_text")
+
+
+def _payloads(attrs: dict[str, Any], owns: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
+    """The attributes that may hold content: not of a transport or infrastructure namespace, not a
+    reader's own, and a non-empty text or a structure."""
+    return [
+        (k, v)
+        for k, v in attrs.items()
+        if not k.startswith(INFRASTRUCTURE)
+        and not k.startswith(owns)
+        and isinstance(v, (str, list, dict))
+        and v != ""
+    ]
 
 
 def _llm_gaps(attrs: dict[str, Any], step: Step, owns: tuple[str, ...]) -> None:
@@ -310,11 +324,7 @@ def _output(step: Step, key: str, value: Any) -> bool:
 
 def _read_unknown(attrs: dict[str, Any], step: Step, source_keys: tuple[str, ...]) -> None:
     """A span no convention reader claimed, read by shape alone."""
-    payloads = [
-        (k, v)
-        for k, v in attrs.items()
-        if not k.startswith(INFRASTRUCTURE) and isinstance(v, (str, list, dict)) and v != ""
-    ]
+    payloads = _payloads(attrs)
     if not payloads:
         return
     sides = {k: side(k) for k, _ in payloads}

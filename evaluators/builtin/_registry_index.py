@@ -220,6 +220,12 @@ def registry_index(kb: KnowledgeBase) -> RegistryIndex:
     with _LOCK:
         found = _INDEXES.get(kb)
         if found is None:
-            docs = ((d.doc_id, " ".join(x for x in (d.title, d.content) if x)) for d in kb.by_id.values())
-            found = _INDEXES[kb] = RegistryIndex((i, t) for i, t in docs if t.strip())
+            found = _INDEXES[kb] = build_index(kb)
     return found
+
+
+def build_index(kb: KnowledgeBase) -> RegistryIndex:
+    """A new index of a registry's documents (title and content of each), owned by the caller:
+    ``registry_index`` keeps one per registry; a caller that must free its own builds it here."""
+    docs = ((d.doc_id, " ".join(x for x in (d.title, d.content) if x)) for d in kb.by_id.values())
+    return RegistryIndex((i, t) for i, t in docs if t.strip())

@@ -34,15 +34,6 @@ MAX_HITS = 50
 TEXT_CAP = 6000
 
 
-def own_index(kb: KnowledgeBase) -> RegistryIndex:
-    """An index of ``kb`` built as ``registry_index`` builds it (title and content of each
-    document), but owned by the caller: it is freed when the caller lets it go, not when ``kb`` is."""
-    from evaluators.builtin._registry_index import RegistryIndex
-
-    docs = ((d.doc_id, " ".join(x for x in (d.title, d.content) if x)) for d in kb.by_id.values())
-    return RegistryIndex((i, t) for i, t in docs if t.strip())
-
-
 class RegistrySearch:
     """Which index a search of the UI reads: the evaluator's when it is current, else the UI's own,
     built on first use and released ``idle_seconds`` after the last search (a thread waits on
@@ -70,7 +61,7 @@ class RegistrySearch:
         """The registry to search and its index: ``evaluators`` (the evaluator's registry, given
         only when it is the current one) with the index it already has, else ``kb`` with one of
         this search's own."""
-        from evaluators.builtin._registry_index import registry_index
+        from evaluators.builtin._registry_index import build_index, registry_index
 
         if evaluators is not None:
             with self._lock:
@@ -79,7 +70,7 @@ class RegistrySearch:
         with self._lock:  # one build at a time: a second search waits for the first one's index
             self._used = self.clock.monotonic()
             if self._own is None or self._own[0] is not kb:
-                self._own = (kb, own_index(kb))
+                self._own = (kb, build_index(kb))
                 self.builds += 1
             if self._releaser is None:
                 self._releaser = threading.Thread(
