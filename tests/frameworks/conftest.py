@@ -136,6 +136,12 @@ def run_app(
         env=full_env,
         cwd=str(APPS),
     )
+    return finished(server, done, app)
+
+
+def finished(server: Server, done: subprocess.CompletedProcess[str], app: str) -> Run:
+    """The run of an app that exited (Python or Node): it succeeded, printed the trace id of each
+    question as its last JSON line, and those traces are evaluated."""
     assert done.returncode == 0, f"{app} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     assert lines, f"{app} printed no trace ids:\n{done.stdout}\n{done.stderr}"

@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import Server
 from tests.frameworks.apps import scenario
 from tests.frameworks.chat_server import ChatServer
-from tests.frameworks.conftest import Run, wait_evaluated
+from tests.frameworks.conftest import Run, finished
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 _STAMP = "ragfault-lock.sha256"
@@ -66,10 +66,4 @@ def run_node(
     done = subprocess.run(
         [node, f"{app}.mjs", mode], cwd=NODE_DIR, capture_output=True, text=True, timeout=300, env=full_env
     )
-    assert done.returncode == 0, f"{app} {mode} failed:\n{done.stdout}\n{done.stderr}"
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    assert lines, f"{app} {mode} printed no trace ids:\n{done.stdout}\n{done.stderr}"
-    ids: dict[str, str] = json.loads(lines[-1])
-    assert set(ids) == set(scenario.QUESTIONS), ids
-    wait_evaluated(server, list(ids.values()))
-    return Run(server, ids)
+    return finished(server, done, f"{app} {mode}")

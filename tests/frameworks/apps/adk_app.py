@@ -57,17 +57,7 @@ class SearchKB(BaseRetrievalTool):
     """Keyword ranking of the knowledge base: the ``TOP_K`` best documents, each an object."""
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        q = set(scenario.words(args["query"]))
-        scored = [
-            (sum(w in q for w in scenario.words(d["content"])), i, d) for i, d in enumerate(scenario.KB)
-        ]
-        ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
-        return {
-            "documents": [
-                {"id": d["doc_id"], "content": d["content"], "score": float(n)}
-                for n, _, d in ranked[: scenario.TOP_K]
-            ]
-        }
+        return {"documents": scenario.keyword_search(args["query"])}
 
 
 def budget(callback_context: CallbackContext, llm_request: LlmRequest) -> LlmResponse | None:

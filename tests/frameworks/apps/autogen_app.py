@@ -59,14 +59,7 @@ class SearchResults(BaseModel):
 
 
 def rank(query: str) -> SearchResults:
-    q = set(scenario.words(query))
-    scored = [(sum(w in q for w in scenario.words(d["content"])), i, d) for i, d in enumerate(scenario.KB)]
-    ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
-    return SearchResults(
-        documents=[
-            Doc(id=d["doc_id"], content=d["content"], score=float(n)) for n, _, d in ranked[: scenario.TOP_K]
-        ]
-    )
+    return SearchResults(documents=[Doc(**r) for r in scenario.keyword_search(query)])
 
 
 async def search_kb(query: str) -> SearchResults:

@@ -59,15 +59,7 @@ class Retrieve(BaseTool):
     args_schema: type[BaseModel] = Query
 
     def _run(self, query: str) -> list[dict[str, Any]]:
-        q = set(scenario.words(query))
-        scored = [
-            (sum(w in q for w in scenario.words(d["content"])), i, d) for i, d in enumerate(scenario.KB)
-        ]
-        ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
-        return [
-            {"id": d["doc_id"], "content": d["content"], "score": float(n)}
-            for n, _, d in ranked[: scenario.TOP_K]
-        ]
+        return scenario.keyword_search(query)
 
 
 retrieve = Retrieve()

@@ -43,15 +43,7 @@ dspy.configure(
 
 class Search(dspy.Module):
     def forward(self, question: str) -> dspy.Prediction:
-        q = set(scenario.words(question))
-        scored = [
-            (sum(w in q for w in scenario.words(d["content"])), i, d) for i, d in enumerate(scenario.KB)
-        ]
-        ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
-        found = [
-            {"id": d["doc_id"], "content": d["content"], "score": float(n)}
-            for n, _, d in ranked[: scenario.TOP_K]
-        ]
+        found = scenario.keyword_search(question)
         return dspy.Prediction(passages=found)
 
 

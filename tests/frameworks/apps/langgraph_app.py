@@ -53,12 +53,9 @@ class State(TypedDict, total=False):
 
 
 def keyword_rank(query: str) -> list[Document]:
-    q = set(scenario.words(query))
-    scored = [(sum(w in q for w in scenario.words(d["content"])), i, d) for i, d in enumerate(scenario.KB)]
-    ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
     return [
-        Document(page_content=d["content"], metadata={"doc_id": d["doc_id"], "score": float(n)})
-        for n, _, d in ranked[: scenario.TOP_K]
+        Document(page_content=r["content"], metadata={"doc_id": r["id"], "score": r["score"]})
+        for r in scenario.keyword_search(query)
     ]
 
 

@@ -79,6 +79,17 @@ def words(text: str) -> list[str]:
     return [w for w in re.findall(r"\w+", text.lower()) if len(w) > 2 and w not in _STOP]
 
 
+def keyword_search(query: str, top_k: int = TOP_K) -> list[dict[str, Any]]:
+    """The apps' keyword retrieval: the knowledge base's documents sharing words with ``query``, most
+    shared words first (ties in the knowledge base's order), at most ``top_k``, as ``{"id",
+    "content", "score"}`` (the score: the words shared). Each app hands these to its framework in
+    the framework's own types."""
+    q = set(words(query))
+    scored = [(sum(w in q for w in words(d["content"])), i, d) for i, d in enumerate(KB)]
+    ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
+    return [{"id": d["doc_id"], "content": d["content"], "score": float(n)} for n, _, d in ranked[:top_k]]
+
+
 def prompt(docs: list[str], question: str) -> str:
     """The prompt every app sends: the budgeted context, then the question."""
     context = "\n".join(f"- {d}" for d in docs[:BUDGET])

@@ -53,12 +53,9 @@ class Passage:
 
 
 def keyword_rank(query: str, top_k: int) -> list[Passage]:
-    q = set(scenario.words(query))
-    scored = [(sum(w in q for w in scenario.words(d["content"])), i, d) for i, d in enumerate(scenario.KB)]
-    ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
     return [
-        Passage(f"{d['doc_id']}#0", d["content"], float(n), {"doc_id": d["doc_id"]})
-        for n, _, d in ranked[:top_k]
+        Passage(f"{r['id']}#0", r["content"], r["score"], {"doc_id": r["id"]})
+        for r in scenario.keyword_search(query, top_k)
     ]
 
 

@@ -17,11 +17,6 @@
 //           their metadata).
 // OpenInference's documented OPENINFERENCE_HIDE_* variables (set by the test) turn content off.
 
-import { context, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { LangChainInstrumentation } from "@arizeai/openinference-instrumentation-langchain";
 import * as CallbackManagerModule from "@langchain/core/callbacks/manager";
 import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
@@ -34,26 +29,10 @@ import { RunnableLambda, RunnablePassthrough, RunnableSequence } from "@langchai
 import { tool } from "@langchain/core/tools";
 import { ChatOpenAI } from "@langchain/openai";
 
-const scenario = JSON.parse(process.env.RAGFAULT_TEST_SCENARIO);
-const mode = process.argv[2] ?? "chain";
+import { askAll, modeOr, scenario, tracerProvider } from "./harness.mjs";
 
-// which trace each question produced: the first span started while it runs
-const ids = {};
-let current = null;
-const recorder = {
-  onStart(span) {
-    if (current !== null && !(current in ids)) ids[current] = span.spanContext().traceId;
-  },
-  onEnd() {},
-  forceFlush: async () => {},
-  shutdown: async () => {},
-};
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-const provider = new BasicTracerProvider({
-  resource: resourceFromAttributes({ "service.name": `langchain-js-${mode}` }),
-  spanProcessors: [recorder, new SimpleSpanProcessor(new OTLPTraceExporter({ url: process.env.RAGFAULT_TEST_OTLP }))],
-});
-trace.setGlobalTracerProvider(provider);
+const mode = modeOr("chain");
+const provider = tracerProvider(`langchain-js-${mode}`);
 // LangChain.js is instrumented by hand through its callback manager, as the instrumentation's docs say;
 // the trace config must be given (even empty) for the OPENINFERENCE_HIDE_* variables to be read
 new LangChainInstrumentation({ tracerProvider: provider, traceConfig: {} }).manuallyInstrument(CallbackManagerModule);
@@ -128,12 +107,4 @@ const agent = RunnableLambda.from(async (question, config) => {
   return answer.content;
 }).withConfig({ runName: "support-agent" });
 
-for (const [key, question] of Object.entries(scenario.QUESTIONS)) {
-  current = key;
-  await (mode.startsWith("agent") ? agent : chain).invoke(question);
-  current = null;
-}
-await awaitAllCallbacks();
-await provider.forceFlush();
-await provider.shutdown();
-process.stdout.write(JSON.stringify(ids) + "\n");
+await askAll(provider, (question) => (mode.startsWith("agent") ? agent : chain).invoke(question), awaitAllCallbacks);

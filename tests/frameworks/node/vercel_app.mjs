@@ -11,35 +11,14 @@
 //   manual    a hand-written retrieval span (GenAI semantic conventions) under a root span of the
 //             app, then generateText with the budgeted documents in the prompt, no tools.
 
-import { context, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, stepCountIs, streamText, tool } from "ai";
 import { z } from "zod";
 
-const scenario = JSON.parse(process.env.RAGFAULT_TEST_SCENARIO);
-const mode = process.argv[2] ?? "generate";
+import { askAll, modeOr, scenario, tracerProvider } from "./harness.mjs";
 
-// which trace each question produced: the first span started while it runs
-const ids = {};
-let current = null;
-const recorder = {
-  onStart(span) {
-    if (current !== null && !(current in ids)) ids[current] = span.spanContext().traceId;
-  },
-  onEnd() {},
-  forceFlush: async () => {},
-  shutdown: async () => {},
-};
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-const provider = new BasicTracerProvider({
-  resource: resourceFromAttributes({ "service.name": `vercel-ai-${mode}` }),
-  spanProcessors: [recorder, new SimpleSpanProcessor(new OTLPTraceExporter({ url: process.env.RAGFAULT_TEST_OTLP }))],
-});
-trace.setGlobalTracerProvider(provider);
+const mode = modeOr("generate");
+const provider = tracerProvider(`vercel-ai-${mode}`);
 const tracer = provider.getTracer("vercel-ai-app");
 
 const local = createOpenAICompatible({
@@ -102,11 +81,4 @@ async function ask(question) {
   });
 }
 
-for (const [key, question] of Object.entries(scenario.QUESTIONS)) {
-  current = key;
-  await ask(question);
-  current = null;
-}
-await provider.forceFlush();
-await provider.shutdown();
-process.stdout.write(JSON.stringify(ids) + "\n");
+await askAll(provider, ask);
