@@ -226,14 +226,15 @@ def infer(bodies: list[dict[str, Any]], strict: bool) -> Fields | None:
 _SPEAKERS = frozenset(
     ("user", "assistant", "system", "tool", "human", "ai", "model", "function", "developer")
 )
-_SPEAKER_FIELDS = ("role", "_role", "source", "author", "sender", "from", "speaker")
+# (not ``source``: a document's origin is often called so, and "user" is a usual one of a user's upload)
+_SPEAKER_FIELDS = ("role", "_role", "author", "sender", "from", "speaker")
 _MESSAGE_KINDS = ("Message", "Event", "_message", "_event")
 
 
 def is_message_record(d: dict[str, Any]) -> bool:
     """An object that is a message of a conversation, not a document: one naming its speaker
-    (``{"source": "user", "content": ...}``, ``{"role": "assistant"}``) or typed as a message or an
-    event (``"type": "TextMessage"``, ``"ToolCallExecutionEvent"``), as agent runtimes relay them."""
+    (``{"role": "assistant", ...}``, ``{"sender": "user", ...}``) or typed as a message or an event
+    (``"type": "TextMessage"``, ``"ToolCallExecutionEvent"``), as agent runtimes relay them."""
     kind = d.get("type")
     if isinstance(kind, str) and kind.endswith(_MESSAGE_KINDS):
         return True

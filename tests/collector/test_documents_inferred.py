@@ -150,3 +150,7 @@ def test_relayed_messages_and_wrappers_of_documents_are_no_documents() -> None:
         tool_docs(json.dumps([{"text": "The inner agent says refunds take thirty days from delivery."}]), ())
         == []
     )
+    # documents a user uploaded, their origin named ``source``, are still documents
+    uploaded = [{"id": d, "content": t, "score": s, "source": "user"} for d, t, s in DOCS]
+    assert _read(doclists.documents_in(uploaded, "candidate", ())) == EXPECTED
+    assert _read(tool_docs(json.dumps(uploaded), ())) == EXPECTED
