@@ -488,9 +488,10 @@ def tool_docs(result: Any, source_keys: tuple[str, ...], stage: Stage = "candida
     # unless a key names them (``{"documents": [...]}``), at least one with an id, a score or
     # metadata: a bare content block ``[{"text": ...}]`` is text
     if len(docs) != len(items) or any(
-        d.content is None or documents.holds_structure(d.content) for d in docs
+        d.content is None or (documents.holds_structure(d.content) and tool_docs(d.content, source_keys))
+        for d in docs
     ):
-        return []
+        return []  # (a text that is JSON of documents wraps them; a JSON document is a document)
     named = isinstance(parsed, dict)
     return (
         docs

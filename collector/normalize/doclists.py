@@ -57,8 +57,8 @@ def _as_docs(items: list[Any], stage: Stage, source_keys: tuple[str, ...]) -> li
     if fields is None or not documents.described(found, fields):
         return None  # no text in some item; or content blocks, not documents
     texts = [documents.text(b, fields) for b in found]
-    if any(documents.holds_structure(t) for t in texts):
-        return None  # a text that is JSON wraps what it holds: the documents are inside it
+    if any(documents.holds_structure(t) and documents_in(t, stage, source_keys) for t in texts):
+        return None  # a text that is JSON holding documents wraps them: the documents are inside it
     return [
         make_doc(
             stage,

@@ -246,7 +246,8 @@ def is_message_record(d: dict[str, Any]) -> bool:
 
 
 def holds_structure(text: str | None) -> bool:
-    """A text that is itself a JSON object or list (a wrapper of documents, not a document's text)."""
+    """A text that is itself a JSON object or list: a wrapper of documents when what it holds is a
+    document list (the callers ask), else a document whose text is JSON (a config file, a record)."""
     if not text or text.lstrip()[:1] not in ("{", "["):
         return False
     try:

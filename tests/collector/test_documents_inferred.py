@@ -150,6 +150,12 @@ def test_relayed_messages_and_wrappers_of_documents_are_no_documents() -> None:
         tool_docs(json.dumps([{"text": "The inner agent says refunds take thirty days from delivery."}]), ())
         == []
     )
+    # a document whose text is JSON (a retrieved config file) is a document
+    configs = [
+        {"id": f"cfg-{i}", "content": json.dumps({"timeout": i, "retries": 3}), "score": 0.9} for i in (1, 2)
+    ]
+    assert [d.doc_id for d in doclists.documents_in(configs, "candidate", ()) or []] == ["cfg-1", "cfg-2"]
+    assert [d.doc_id for d in tool_docs(json.dumps(configs), ())] == ["cfg-1", "cfg-2"]
     # documents a user uploaded, their origin named ``source``, are still documents
     uploaded = [{"id": d, "content": t, "score": s, "source": "user"} for d, t, s in DOCS]
     assert _read(doclists.documents_in(uploaded, "candidate", ())) == EXPECTED
