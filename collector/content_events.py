@@ -52,7 +52,6 @@ from collector.store import content
 from collector.store.base import Tx
 from collector.store.content import FILL_SCHEMA, ContentSources, Fill
 from collector.store.reader import Window
-from collector.store.templates import filled
 
 __all__ = ["FILL_SCHEMA", "LEAD", "ContentSources", "Fill", "Filled", "load_fills", "write_fills"]
 
@@ -68,13 +67,6 @@ def _loads(value: Any) -> Any:
         return orjson.loads(value)
     except orjson.JSONDecodeError:
         return None
-
-
-def _span_records(con: Tx, trace_ids: list[str], window: Window) -> list[Any]:
-    """The log records of these traces that name their span and are no GenAI content event."""
-    lo, hi = window if window is not None else (None, None)
-    params = {"t": trace_ids, "events": sorted(CONTENT_EVENTS), "lo": lo, "hi": hi}
-    return con.execute(filled(content.AREA, "span_records"), params).fetchall()
 
 
 Key = tuple[str, str]
@@ -110,7 +102,7 @@ def load_fills(
     sources = sources or ContentSources()
     lead = (window[0] - LEAD, window[1]) if window is not None else None
     rows = content.event_records(con, trace_ids, CONTENT_EVENTS, lead)
-    others = _span_records(con, trace_ids, lead)
+    others = content.span_records(con, trace_ids, sorted(CONTENT_EVENTS), lead)
     if not rows and not others:
         return Filled([], {})
     events: dict[Key, list[tuple[str | None, ContentEvent]]] = {}

@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 import duckdb
 
 from collector.batch import ArrowBatch, SpanBatch
 
-Tx = duckdb.DuckDBPyConnection
-"""The handle a store operation runs on: a writer job's connection (inside its transaction) or a
-reader's cursor. Code outside ``collector/store/`` names this type and calls the store's
-operations with it; it never imports ``duckdb`` or writes backend SQL itself."""
+Con = duckdb.DuckDBPyConnection
+"""The backend's own connection, for code inside ``collector/store/`` only: a writer job's connection
+(inside its transaction) or a reader's cursor, on which the store runs its statements."""
+
+
+class Tx(Protocol):
+    """The handle code outside ``collector/store/`` holds: the same connection, typed opaque. It has
+    no methods a caller may use: it is only passed back to the store's operations (the functions
+    marked ``@operation``), so nothing outside the store runs a statement or learns the backend.
+    A ``Con`` is a ``Tx`` (a job or a cursor the store hands out is passed on as one); a ``Tx`` is
+    not a ``Con``, which the type checker enforces."""
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def operation(fn: Callable[Concatenate[Con, _P], _R]) -> Callable[Concatenate[Tx, _P], _R]:
+    """Mark a store function as an operation code outside the store calls with its opaque ``Tx``.
+    Costs nothing at run time (the function itself is returned): the handle is the connection; the
+    mark only types the first parameter as the opaque handle for callers."""
+    return cast("Callable[Concatenate[Tx, _P], _R]", fn)
+
 
 QueryFn = Callable[[str, dict[str, Any]], dict[str, Any]]
 """The other handle of a read: a function that runs one read-only statement with its parameters

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from collector.store.base import Tx
+from collector.store.base import Con, operation
 from collector.store.reader import Window, window_params
 from collector.store.templates import filled
 
@@ -62,7 +62,8 @@ class ContentSources:
             self.refused(n)
 
 
-def event_records(tx: Tx, trace_ids: list[str], events: Iterable[str], window: Window = None) -> list[Any]:
+@operation
+def event_records(tx: Con, trace_ids: list[str], events: Iterable[str], window: Window = None) -> list[Any]:
     """The log records named one of ``events`` of these traces that name their span, by trace, span
     and time: (trace_id, span_id, event_name, attributes, body, time_unix_nano, service_name)."""
     params = {**window_params(window), "events": sorted(events)}
@@ -73,7 +74,19 @@ def event_records(tx: Tx, trace_ids: list[str], events: Iterable[str], window: W
         tx.unregister("_fill_ids")
 
 
-def event_spans(tx: Tx, keys: Iterable[tuple[str, str]]) -> list[Any]:
+@operation
+def span_records(
+    tx: Con, trace_ids: list[str], content_events: list[str], window: Window = None
+) -> list[Any]:
+    """The log records of these traces that name their span and are none of ``content_events``
+    (the GenAI content events, read by ``event_records``)."""
+    lo, hi = window if window is not None else (None, None)
+    params = {"t": trace_ids, "events": content_events, "lo": lo, "hi": hi}
+    return tx.execute(filled(AREA, "span_records"), params).fetchall()
+
+
+@operation
+def event_spans(tx: Con, keys: Iterable[tuple[str, str]]) -> list[Any]:
     """The stored spans with these (trace_id, span_id): (trace_id, span_id, attributes, events,
     service_name, name, scope_name)."""
     keys = list(keys)
@@ -90,7 +103,8 @@ def event_spans(tx: Tx, keys: Iterable[tuple[str, str]]) -> list[Any]:
         tx.unregister("_fill_spans")
 
 
-def write_fills(tx: Tx, fills: list[Fill]) -> None:
+@operation
+def write_fills(tx: Con, fills: list[Fill]) -> None:
     """Store the filled text in ``steps`` (inside the settle round's transaction)."""
     if not fills:
         return
@@ -112,7 +126,7 @@ _MAX_SCANS = 8
 
 
 def admitted_events(
-    tx: Tx, events: Sequence[tuple[str, str | None, str | None]], sources: ContentSources
+    tx: Con, events: Sequence[tuple[str, str | None, str | None]], sources: ContentSources
 ) -> tuple[dict[str, int], int]:
     """Of new GenAI content events given as (trace_id, span_id, service_name): how many re-open each
     trace (they count in ``traces.content_events``), and how many were refused (``admitted``)."""
@@ -125,7 +139,7 @@ def admitted_events(
 
 
 def admitted(
-    tx: Tx, events: Sequence[tuple[str, str | None, str | None]], sources: ContentSources
+    tx: Con, events: Sequence[tuple[str, str | None, str | None]], sources: ContentSources
 ) -> tuple[list[bool], int]:
     """Of new GenAI content events given as (trace_id, span_id, service_name): whether each re-opens
     its trace, and how many were refused.
@@ -164,7 +178,7 @@ def admitted(
 
 
 def _span_services(
-    tx: Tx,
+    tx: Con,
     events: list[tuple[str, str | None, str | None]],
     windows: dict[str, tuple[datetime | None, datetime | None]],
 ) -> dict[tuple[str, str], str | None]:

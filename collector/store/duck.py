@@ -24,7 +24,7 @@ from collector.errors import ConfigError, StoreUnavailable
 from collector.normalize.genai_events import CONTENT_EVENTS
 from collector.signals import LOG_COLUMNS, POINT_COLUMNS
 from collector.store.backend import opened
-from collector.store.base import Faults, instance_config
+from collector.store.base import Faults, instance_config, operation
 from collector.store.content import ContentSources, admitted_events
 from collector.store.schema import (
     DOC_SCHEMA,
@@ -266,6 +266,7 @@ class _KnownTraces:
             self._old, self._new = self._new, set()
 
 
+@operation
 def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A new connection to ``con``'s instance, in the database ``con`` uses (a DuckDB cursor starts in
     the instance's first database, not in the one a ``USE`` chose)."""

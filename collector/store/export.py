@@ -13,7 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.store.backend import is_lake
-from collector.store.base import Tx
+from collector.store.base import Con, operation
 from collector.store.templates import filled
 
 AREA = "export"
@@ -21,7 +21,7 @@ AREA = "export"
 KEEP_OUT = ("human_labels",)
 
 
-def trace_tables(tx: Tx, keep: tuple[str, ...] = KEEP_OUT) -> list[str]:
+def trace_tables(tx: Con, keep: tuple[str, ...] = KEEP_OUT) -> list[str]:
     """Base tables holding per-trace rows (a trace_id column), ``traces`` first, but those in ``keep``.
     On a lake, the names users read (``lake_work.export_tables``)."""
     from collector.store import lake_work
@@ -32,8 +32,9 @@ def trace_tables(tx: Tx, keep: tuple[str, ...] = KEEP_OUT) -> list[str]:
     return ["traces"] + [n for n in names if n != "traces"]
 
 
+@operation
 def select_traces(
-    tx: Tx,
+    tx: Con,
     *,
     service: str | None = None,
     since: object = None,
@@ -45,8 +46,9 @@ def select_traces(
     return [r[0] for r in tx.execute(filled(AREA, "select_traces"), params).fetchall()]
 
 
+@operation
 def trace_rows(
-    tx: Tx, trace_ids: list[str], batch_rows: int = 50_000
+    tx: Con, trace_ids: list[str], batch_rows: int = 50_000
 ) -> Iterator[tuple[str, list[pa.RecordBatch]]]:
     """For each per-trace table (``trace_tables``, ``traces`` first): its rows of these traces with the
     ``day`` of their trace's start, in record batches of at most ``batch_rows``."""
@@ -62,8 +64,9 @@ def trace_rows(
             tx.unregister("_x_ids")
 
 
+@operation
 def old_signal_rows(
-    tx: Tx, service: str | None, before: datetime, batch_rows: int = 50_000
+    tx: Con, service: str | None, before: datetime, batch_rows: int = 50_000
 ) -> Iterator[tuple[str, list[pa.RecordBatch]]]:
     """The rows ``retention.delete_old_signals`` deletes, per table (``metric_points``, ``log_records``),
     with the ``day`` of their own time, in record batches of at most ``batch_rows``."""

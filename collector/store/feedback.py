@@ -10,7 +10,7 @@ import pyarrow as pa
 from collector.batch import FEEDBACK_EVENT, FEEDBACK_KEYS
 from collector.store import lake_work
 from collector.store.backend import is_lake
-from collector.store.base import Tx
+from collector.store.base import Con, operation
 from collector.store.reader import (
     QueryResult,
     Window,
@@ -24,7 +24,8 @@ from collector.store.tx import transaction
 from collector.store.verdicts import ids_table, registered
 
 
-def insert(con: Tx, rows: pa.Table, requeue: bool = True) -> tuple[int, list[str]]:
+@operation
+def insert(con: Con, rows: pa.Table, requeue: bool = True) -> tuple[int, list[str]]:
     """Insert feedback rows (the ``feedback`` table's columns, in order) in one transaction; a row
     whose id is stored already adds nothing. With ``requeue``, a settled trace evaluated already
     that got new negative feedback is marked waiting again. Returns (rows inserted, traces marked)."""
@@ -49,7 +50,8 @@ def insert(con: Tx, rows: pa.Table, requeue: bool = True) -> tuple[int, list[str
     return new.num_rows, requeued
 
 
-def annotated_spans(con: Tx, trace_ids: list[str], hint: Window = None) -> list[tuple[Any, ...]]:
+@operation
+def annotated_spans(con: Con, trace_ids: list[str], hint: Window = None) -> list[tuple[Any, ...]]:
     """(trace_id, span_id, parent_span_id, attributes, events, links) of the spans of these traces
     that carry feedback. ``hint``: the range of the traces' ``first_received_at`` read with their
     ids (``traces_in_range``)."""
@@ -71,11 +73,11 @@ def annotated_spans(con: Tx, trace_ids: list[str], hint: Window = None) -> list[
     return [tuple(r) for r in rows]
 
 
-def trace_known(con: Tx, trace_id: str) -> bool:
+def trace_known(con: Con, trace_id: str) -> bool:
     rows = con.execute(sql("feedback", "trace_known"), {"t": trace_id}).fetchall()
     return bool(rows and rows[0][0])
 
 
-def of_trace(con: Tx, trace_id: str, row_cap: int = 10_000) -> QueryResult:
+def of_trace(con: Con, trace_id: str, row_cap: int = 10_000) -> QueryResult:
     """Every feedback row on one trace, oldest first (as the SQL API returns rows)."""
     return run_select(con, sql("feedback", "of_trace"), {"t": trace_id}, row_cap=row_cap)

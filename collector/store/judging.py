@@ -8,29 +8,33 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from collector.store.base import Tx
+from collector.store.base import Con, operation
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 
 
-def recent_spend(con: Tx, since: datetime) -> list[tuple[float, int, float]]:
+@operation
+def recent_spend(con: Con, since: datetime) -> list[tuple[float, int, float]]:
     """(epoch seconds, tokens, USD) of each judge call since ``since``, oldest first."""
     rows = con.execute(sql("judging", "recent_spend"), {"since": since}).fetchall()
     return [(float(at), int(tokens), float(cost)) for at, tokens, cost in rows]
 
 
-def anchors_scored(con: Tx, model: str, prompt_version: str) -> int:
+@operation
+def anchors_scored(con: Con, model: str, prompt_version: str) -> int:
     """How many anchor verdicts this judge version has."""
     return int(
         con.execute(sql("judging", "anchors_scored"), {"m": model, "p": prompt_version}).fetchall()[0][0]
     )
 
 
-def anchor_traces(con: Tx) -> list[str]:
+@operation
+def anchor_traces(con: Con) -> list[str]:
     return [r[0] for r in con.execute(sql("judging", "anchor_traces")).fetchall()]
 
 
-def cached_response(con: Tx, key: str) -> str | None:
+@operation
+def cached_response(con: Con, key: str) -> str | None:
     """The cached judge response (JSON text) of a key, or None."""
     # fetchall, not fetchone: duckdb 2 keeps a fetchone() result open on the connection
     rows = con.execute(sql("judging", "cache_get"), [key]).fetchall()
@@ -49,14 +53,15 @@ _CACHE_COLUMNS = (
 )
 
 
-def _version_seen(con: Tx, model: str, prompt_version: str, now: datetime) -> None:
+def _version_seen(con: Con, model: str, prompt_version: str, now: datetime) -> None:
     con.execute(
         sql("judging", "version_seen"), {"model": model, "prompt_version": prompt_version, "first_seen": now}
     )
 
 
+@operation
 def write_run(
-    con: Tx,
+    con: Con,
     *,
     cache_rows: Sequence[tuple[Any, ...]],
     calls: Sequence[tuple[Any, ...]],
@@ -87,30 +92,35 @@ def write_run(
             con.executemany(sql("judging", "over_budget_log"), [(t, now) for t in over_budget])
 
 
-def insert_labels(con: Tx, rows: Sequence[tuple[Any, ...]]) -> None:
+@operation
+def insert_labels(con: Con, rows: Sequence[tuple[Any, ...]]) -> None:
     """Human labels, as tuples in the ``human_labels`` column order."""
     if rows:
         con.executemany(sql("judging", "labels_insert"), list(rows))
 
 
-def human_labels(con: Tx) -> list[tuple[Any, ...]]:
+@operation
+def human_labels(con: Con) -> list[tuple[Any, ...]]:
     """(trace_id, metric, item, label, anchor) of every human label."""
     return [tuple(r) for r in con.execute(sql("judging", "human_labels")).fetchall()]
 
 
-def latest_verdicts(con: Tx, anchor_only: bool = False) -> list[tuple[Any, ...]]:
+@operation
+def latest_verdicts(con: Con, anchor_only: bool = False) -> list[tuple[Any, ...]]:
     """(trace_id, metric, item, label, model, prompt_version, source): the latest verdict of each
     item per judge version (of the anchor verdicts only, with ``anchor_only``)."""
     rows = con.execute(sql("judging", "latest_verdicts"), {"anchor_only": anchor_only}).fetchall()
     return [tuple(r) for r in rows]
 
 
-def versions(con: Tx) -> list[tuple[Any, ...]]:
+@operation
+def versions(con: Con) -> list[tuple[Any, ...]]:
     """(model, prompt_version, first_seen, anchors_scored_at, trusted) of each version, oldest first."""
     return [tuple(r) for r in con.execute(sql("judging", "versions")).fetchall()]
 
 
-def trust(con: Tx, model: str, prompt_version: str, drift: str | None, now: datetime) -> None:
+@operation
+def trust(con: Con, model: str, prompt_version: str, drift: str | None, now: datetime) -> None:
     """Mark a judge version trusted (recording it first if it was never seen)."""
     _version_seen(con, model, prompt_version, now)
     con.execute(sql("judging", "trust"), [now, drift, model, prompt_version])

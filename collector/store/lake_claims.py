@@ -37,7 +37,7 @@ from collections.abc import Iterable
 import duckdb
 
 from collector.store import lake_ddl
-from collector.store.base import Tx
+from collector.store.base import Con
 from collector.store.lake_holders import free_sql, state_sql
 from collector.store.sqlfiles import sql
 
@@ -105,7 +105,7 @@ def _create(con: duckdb.DuckDBPyConnection) -> None:
     lake_ddl.in_catalog(con, CATALOG_DB, [_CREATE, *_COLUMNS], what=f"table {TABLE}")
 
 
-def round_cap(tx: Tx) -> int:
+def round_cap(tx: Con) -> int:
     """How many traces one round of this instance claims at most."""
     try:
         rows = tx.execute(sql(AREA, "round_cap")).fetchall()
@@ -114,7 +114,7 @@ def round_cap(tx: Tx) -> int:
     return int(rows[0][0]) if rows else MAX_TRACES
 
 
-def me(tx: Tx) -> tuple[str, float] | None:
+def me(tx: Con) -> tuple[str, float] | None:
     """This instance's holder and claim length; None on an instance that claims nothing (read-only)."""
     try:
         rows = tx.execute(sql(AREA, "claimer")).fetchall()
@@ -123,17 +123,17 @@ def me(tx: Tx) -> tuple[str, float] | None:
     return (str(rows[0][0]), float(rows[0][1])) if rows else None
 
 
-def _execute(tx: Tx, text: str) -> None:
+def _execute(tx: Con, text: str) -> None:
     """Run ``text`` (PostgreSQL) in the catalog database."""
     tx.execute(sql(AREA, "catalog_execute"), {"sql": text})
 
 
-def _query(tx: Tx, text: str) -> list[tuple[object, ...]]:
+def _query(tx: Con, text: str) -> list[tuple[object, ...]]:
     """The rows of ``text`` (PostgreSQL) in the catalog database."""
     return [tuple(r) for r in tx.execute(sql(AREA, "catalog_query"), {"sql": text}).fetchall()]
 
 
-def claim(tx: Tx, kind: str, trace_ids: Iterable[str]) -> list[str]:
+def claim(tx: Con, kind: str, trace_ids: Iterable[str]) -> list[str]:
     """Claim these traces for ``kind`` of work; returns those this holder holds now (in the order
     given). A failed claim (the catalog away, a lock timeout) claims nothing: the next round tries."""
     ids = list(dict.fromkeys(trace_ids))
@@ -169,7 +169,7 @@ def claim(tx: Tx, kind: str, trace_ids: Iterable[str]) -> list[str]:
     return [t for t in ids if t in got]
 
 
-def release(tx: Tx, kind: str, trace_ids: Iterable[str]) -> None:
+def release(tx: Con, kind: str, trace_ids: Iterable[str]) -> None:
     """Give up this holder's claims of these traces (their work is committed). A failed release
     leaves the claims to expire."""
     ids = list(dict.fromkeys(trace_ids))
@@ -186,7 +186,7 @@ def release(tx: Tx, kind: str, trace_ids: Iterable[str]) -> None:
         log.warning("releasing %d claims (%s) failed; they expire: %s", len(ids), kind, exc)
 
 
-def held_by_others(tx: Tx, kind: str) -> list[str]:
+def held_by_others(tx: Con, kind: str) -> list[str]:
     """The traces other holders hold for ``kind`` now (unexpired)."""
     mine = me(tx)
     if mine is None:
@@ -199,7 +199,7 @@ def held_by_others(tx: Tx, kind: str) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
-def holders(tx: Tx, kind: str) -> dict[str, str]:
+def holders(tx: Con, kind: str) -> dict[str, str]:
     """trace id -> holder of every claim of ``kind`` held now (unexpired, its holder not gone; for
     tests and the status of a lake)."""
     rows = _query(
@@ -208,7 +208,7 @@ def holders(tx: Tx, kind: str) -> dict[str, str]:
     return {str(t): str(h) for t, h in rows}
 
 
-def freed(tx: Tx) -> set[tuple[str, str, str]]:
+def freed(tx: Con) -> set[tuple[str, str, str]]:
     """(kind, trace id, holder) of the claims of other holders that are free now (expired, or their
     holder gone) and not taken again: work a round skipped that it may do now. A failed read is
     none."""
@@ -244,7 +244,7 @@ def view_sql() -> str:
     )
 
 
-def claims_of(tx: Tx, trace_ids: Iterable[str]) -> list[dict[str, object]]:
+def claims_of(tx: Con, trace_ids: Iterable[str]) -> list[dict[str, object]]:
     """The claims on these traces, as ``trace_claims`` shows them (held ones first): who holds each,
     since and until when (naive UTC), whether that holder is ``alive``, ``gone`` or ``unknown`` (no
     presence: judged by expiry alone), whether it still keeps others out, and whom it was taken over

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collector.store import lake_claims
-from collector.store.base import Tx
+from collector.store.base import Con
 from collector.store.content import FILL_SCHEMA, Fill
 from collector.store.sqlfiles import sql
 from collector.store.templates import filled
@@ -38,7 +38,7 @@ JUDGE_TIER = "judge"  # the ``tier`` of the judge's verdicts
 T = TypeVar("T")
 
 
-def _with(tx: Tx, tables: Mapping[str, pa.Table], run: Callable[[], T]) -> T:
+def _with(tx: Con, tables: Mapping[str, pa.Table], run: Callable[[], T]) -> T:
     for name, table in tables.items():
         tx.register(name, table)
     try:
@@ -52,7 +52,7 @@ def _ids(trace_ids: list[str]) -> pa.Table:
     return pa.table({"trace_id": pa.array(trace_ids, pa.string())})
 
 
-def _committed(tx: Tx, body: Callable[[], T]) -> T:
+def _committed(tx: Con, body: Callable[[], T]) -> T:
     """``body`` in one transaction, run again after a conflict with another collector's commit."""
     for attempt in range(CONFLICT_RETRIES + 1):
         try:
@@ -69,7 +69,7 @@ def _committed(tx: Tx, body: Callable[[], T]) -> T:
 
 
 def claim_waiting(
-    tx: Tx,
+    tx: Con,
     rows: list[T],
     key: Callable[[T], str],
     *,
@@ -101,7 +101,7 @@ def claim_waiting(
 
 
 def write_settled(
-    tx: Tx, assembly: pa.Table, context: pa.Table, fills: list[Fill], settled_at: datetime
+    tx: Con, assembly: pa.Table, context: pa.Table, fills: list[Fill], settled_at: datetime
 ) -> None:
     """A settle round's assembly, derived context and the text content events filled into steps,
     appended under one new ``settle_id`` in one transaction, with the registry's text of the
@@ -128,7 +128,7 @@ def write_settled(
     lake_claims.release(tx, lake_claims.SETTLE, assembly.column("trace_id").to_pylist())
 
 
-def refill_textless(tx: Tx, now: datetime) -> list[str]:
+def refill_textless(tx: Con, now: datetime) -> list[str]:
     """Inside a knowledge-base load's transaction (the documents registered as ``_kb``): the settled
     traces with documents sent without text that the load has text for get it (``document_texts``)
     and wait to be assembled again, then evaluated; returns them. The file's
@@ -149,7 +149,7 @@ def refill_textless(tx: Tx, now: datetime) -> list[str]:
 # --- verdicts -------------------------------------------------------------------------------------
 
 
-def pending(tx: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
+def pending(tx: Con, n: int) -> list[tuple[str, int, datetime | None]]:
     """The oldest ``n`` settled traces waiting for the cheap tier that no other collector holds (at
     most the round cap), claimed by this one (those still waiting once claimed)."""
     others = lake_claims.held_by_others(tx, lake_claims.EVALUATE)
@@ -167,7 +167,7 @@ def judge_batch(evals: pa.Table) -> bool:
     return evals.num_rows > 0 and set(evals.column("tier").to_pylist()) == {JUDGE_TIER}
 
 
-def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: datetime) -> list[str]:
+def write_verdicts(tx: Con, evals: pa.Table, log: pa.Table, done: pa.Table, now: datetime) -> list[str]:
     """A batch's verdicts, its ``eval_log`` rows and each trace's next generation, in one
     transaction; returns the traces written. The traces are claimed for the write (the evaluation
     loop holds them already; a synchronous evaluation takes them now), and a trace another collector
@@ -223,7 +223,7 @@ def write_verdicts(tx: Tx, evals: pa.Table, log: pa.Table, done: pa.Table, now: 
     return written
 
 
-def write_log(tx: Tx, log: pa.Table, done: pa.Table | None) -> None:
+def write_log(tx: Con, log: pa.Table, done: pa.Table | None) -> None:
     """``eval_log`` rows and the span counts the cheap tier loaded (``done``: trace_id, n)."""
 
     def body() -> None:
@@ -236,7 +236,7 @@ def write_log(tx: Tx, log: pa.Table, done: pa.Table | None) -> None:
 
 
 def requeue(
-    tx: Tx, trace_ids: list[str], *, evaluated_only: bool = False, own_transaction: bool = True
+    tx: Con, trace_ids: list[str], *, evaluated_only: bool = False, own_transaction: bool = True
 ) -> list[str]:
     """Mark these settled traces (``evaluated_only``: those evaluated already) waiting for the cheap
     tier again; the ids marked. ``own_transaction``: False inside a caller's transaction."""
@@ -265,11 +265,11 @@ AMENDING = ("step_fills", "document_texts")
 VIEWS_WITH_TRACES = ("spans", "steps", "step_documents", "evaluations", "evaluation_history")
 
 
-def _tables_with_trace_id(tx: Tx) -> list[str]:
+def _tables_with_trace_id(tx: Con) -> list[str]:
     return [str(r[0]) for r in tx.execute(filled("export", "trace_tables")).fetchall()]
 
 
-def export_tables(tx: Tx, keep: tuple[str, ...]) -> list[str]:
+def export_tables(tx: Con, keep: tuple[str, ...]) -> list[str]:
     """What a trace is exported as on a lake: ``traces`` first, the views users read (one row per
     span, the current and earlier verdicts) and the plain tables with a trace_id, but those in
     ``keep``; never the raw or state tables behind the views."""
@@ -278,7 +278,7 @@ def export_tables(tx: Tx, keep: tuple[str, ...]) -> list[str]:
     return [n for n in dict.fromkeys(names) if n not in keep]
 
 
-def delete_traces(tx: Tx, trace_ids: list[str], keep: tuple[str, ...]) -> dict[str, int]:
+def delete_traces(tx: Con, trace_ids: list[str], keep: tuple[str, ...]) -> dict[str, int]:
     """Delete these traces from every lake table holding their rows (the raw and state tables behind
     ``spans``, ``steps``, ``step_documents``, ``traces`` and ``evaluations``, and the plain tables),
     but those in ``keep`` (named as users read them), in one transaction; rows deleted by the names

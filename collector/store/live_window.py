@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from collector.store.backend import is_lake
-from collector.store.base import Tx
+from collector.store.base import Con
 from collector.store.sqlfiles import sql
 from collector.store.verdicts import registered
 
@@ -40,7 +40,7 @@ class Cut:
 
 
 @contextmanager
-def window_reads(con: Tx, since: datetime | None) -> Iterator[Cut]:
+def window_reads(con: Con, since: datetime | None) -> Iterator[Cut]:
     """Within: ``evaluations`` and ``eval_log`` on ``con`` hold only the rows of the settled traces that
     started at or after ``since`` (not when ``since`` is None, nor on a lake)."""
     if since is None or is_lake(con):

@@ -7,28 +7,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.store.base import QueryFn, Tx
+from collector.store.base import Con, QueryFn, operation
 from collector.store.reader import run_select
 from collector.store.sqlfiles import sql
 
 AREA = "promote"
 
 
-def trace_row(con: Tx, trace_id: str) -> dict[str, Any] | None:
+@operation
+def trace_row(con: Con, trace_id: str) -> dict[str, Any] | None:
     """What a promotion needs of a trace (``sql/promote/trace_row``'s columns), None when no stored
     trace has this id."""
     res = run_select(con, sql(AREA, "trace_row"), {"t": trace_id}, row_cap=1)
     return dict(zip(res.columns, res.rows[0], strict=True)) if res.rows else None
 
 
-def write_promotion(con: Tx, promotion: dict[str, Any]) -> None:
+@operation
+def write_promotion(con: Con, promotion: dict[str, Any]) -> None:
     """Record (again) where a promoted case came from, in a writer job: a case promoted twice keeps
     its latest record (a DELETE and an INSERT, for a lake table has no key to replace on)."""
     con.execute(sql(AREA, "drop_promotion"), {"case_id": promotion["case_id"]})
     con.execute(sql(AREA, "insert_promotion"), promotion)
 
 
-def attribution(con: Tx, trace_id: str) -> tuple[str | None, list[str] | None]:
+@operation
+def attribution(con: Con, trace_id: str) -> tuple[str | None, list[str] | None]:
     """(root cause, failing layers) attribution finds for a trace now; (None, None) while it is not
     evaluated."""
     res = run_select(con, sql(AREA, "attribution"), {"t": trace_id}, row_cap=1)

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from collector.store import lake_work
 from collector.store.backend import is_lake
-from collector.store.base import QueryFn, Tx
+from collector.store.base import Con, QueryFn, operation
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 from collector.store.verdicts import registered
@@ -39,25 +39,29 @@ def _table(rows: list[dict[str, Any]], types: dict[str, pa.DataType]) -> pa.Tabl
     return pa.table({c: pa.array([r[c] for r in rows], types.get(c, pa.string())) for c in cols})
 
 
-def stamp(con: Tx) -> tuple[Any, ...]:
+@operation
+def stamp(con: Con) -> tuple[Any, ...]:
     """Counts and latest load times of gold cases and documents: it changes with every load."""
     return tuple(
         con.execute(sql("references", "stamp")).fetchall()[0]
     )  # fetchall: duckdb 2 keeps a fetchone() open
 
 
-def gold_rows(con: Tx) -> list[tuple[str, str, str, str]]:
+@operation
+def gold_rows(con: Con) -> list[tuple[str, str, str, str]]:
     """Every stored gold case: (case id, normalized query or '', query, stored JSON)."""
     return [(r[0], r[1], r[2], r[3]) for r in con.execute(sql("references", "gold_rows")).fetchall()]
 
 
-def kb_rows(con: Tx) -> list[tuple[Any, ...]]:
+@operation
+def kb_rows(con: Con) -> list[tuple[Any, ...]]:
     """Every stored document: (doc_id, version, valid_from, valid_to, superseded_by, acl, title,
     content, metadata as JSON text)."""
     return [tuple(r) for r in con.execute(sql("references", "kb_rows")).fetchall()]
 
 
-def upsert_gold(con: Tx, rows: list[dict[str, Any]]) -> None:
+@operation
+def upsert_gold(con: Con, rows: list[dict[str, Any]]) -> None:
     """Store gold cases (``evaluators.gold.case_row`` dicts); a reloaded case replaces the old one."""
     if not rows:
         return
@@ -66,7 +70,8 @@ def upsert_gold(con: Tx, rows: list[dict[str, Any]]) -> None:
         con.execute(sql("references", "insert_gold"))
 
 
-def upsert_kb(con: Tx, rows: list[dict[str, Any]]) -> list[str]:
+@operation
+def upsert_kb(con: Con, rows: list[dict[str, Any]]) -> list[str]:
     """Store documents (``evaluators.gold.kb_row`` dicts) in one transaction: record in
     ``kb_changes`` what the load changes, replace the stored documents of these ids, and give the
     stored textless documents of settled traces the text they now have (``refill_textless``), which
@@ -89,7 +94,8 @@ def upsert_kb(con: Tx, rows: list[dict[str, Any]]) -> list[str]:
     return refilled
 
 
-def traces_for_cases(con: Tx, case_ids: list[str]) -> list[str]:
+@operation
+def traces_for_cases(con: Con, case_ids: list[str]) -> list[str]:
     """Settled traces joined to these cases (by case id, or by normalized query text)."""
     if not case_ids:
         return []

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from collector.store import lake_work
 from collector.store.backend import is_lake
-from collector.store.base import Tx
+from collector.store.base import Con, operation
 from collector.store.export import KEEP_OUT, trace_tables
 from collector.store.templates import filled
 from collector.store.tx import transaction
@@ -18,13 +18,15 @@ from collector.store.tx import transaction
 AREA = "retention"
 
 
-def trace_services(tx: Tx) -> list[str | None]:
+@operation
+def trace_services(tx: Con) -> list[str | None]:
     """Every service name the traces have (None for traces without one)."""
     return [r[0] for r in tx.execute(filled(AREA, "trace_services")).fetchall()]
 
 
+@operation
 def expired_traces(
-    tx: Tx,
+    tx: Con,
     service: str | None,
     *,
     cutoff: datetime | None,
@@ -38,7 +40,8 @@ def expired_traces(
     return [r[0] for r in tx.execute(filled(AREA, "expired_traces"), params).fetchall()]
 
 
-def delete_traces(tx: Tx, trace_ids: list[str], keep: tuple[str, ...] = KEEP_OUT) -> dict[str, int]:
+@operation
+def delete_traces(tx: Con, trace_ids: list[str], keep: tuple[str, ...] = KEEP_OUT) -> dict[str, int]:
     """Delete these traces from every per-trace table but those in ``keep``, in one transaction, the
     ``traces`` row last; returns rows deleted per table."""
     if not trace_ids:
@@ -58,12 +61,14 @@ def delete_traces(tx: Tx, trace_ids: list[str], keep: tuple[str, ...] = KEEP_OUT
     return counts
 
 
-def signal_services(tx: Tx) -> list[str | None]:
+@operation
+def signal_services(tx: Con) -> list[str | None]:
     """Every service name the log records and metric points have (None for those without one)."""
     return [r[0] for r in tx.execute(filled(AREA, "signal_services")).fetchall()]
 
 
-def delete_old_signals(tx: Tx, service: str | None, before: datetime) -> dict[str, int]:
+@operation
+def delete_old_signals(tx: Con, service: str | None, before: datetime) -> dict[str, int]:
     """Delete the metric points of ``service`` received before ``before``, and its log records
     received then that belong to no stored trace (a trace's records go with it), in one transaction;
     returns rows deleted per table. By when they were received, not the time their client gave them."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from collector.store.base import Tx
+from collector.store.base import Con, operation
 from collector.store.reader import Window, received_window, traces_in_range, window_params
 from collector.store.sqlfiles import sql
 from collector.store.verdicts import ids_table, registered
@@ -28,8 +28,9 @@ class FactRows:
     )  # trace id -> (root attrs, resource attrs)
 
 
+@operation
 def fact_rows(
-    con: Tx,
+    con: Con,
     trace_ids: list[str],
     flag_metrics: list[str],
     annotator_kinds: list[str],
@@ -65,8 +66,9 @@ def fact_rows(
     return out
 
 
+@operation
 def feedback_rows(
-    con: Tx, trace_ids: list[str], annotator_kinds: list[str], with_attributes: bool
+    con: Con, trace_ids: list[str], annotator_kinds: list[str], with_attributes: bool
 ) -> tuple[set[str], dict[str, tuple[Any, Any]]]:
     """Of these traces: those with negative feedback from one of the annotator kinds, and (when
     ``with_attributes``) each one's root attributes and resource attributes. What ``fact_rows``
@@ -79,7 +81,7 @@ def feedback_rows(
 
 
 def _feedback_and_attributes(
-    con: Tx, annotator_kinds: list[str], with_attributes: bool
+    con: Con, annotator_kinds: list[str], with_attributes: bool
 ) -> tuple[set[str], dict[str, tuple[Any, Any]]]:
     negative = {
         r[0] for r in con.execute(sql("sampling", "negative_feedback"), {"k": annotator_kinds}).fetchall()

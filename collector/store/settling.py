@@ -1,7 +1,7 @@
 """Settling's operations on the store: which traces are ready, what waits, the parts of a trace that
 assembly reads, and the write of a settled trace (``collector.settle`` decides, this reads and writes).
 
-Every function takes the handle it runs on (``Tx``): the settle loop's cursor for reads, the writer
+Every function takes the handle it runs on (``Tx`` to callers): the settle loop's cursor for reads, the writer
 job's connection for ``write_settled``. The statements are ``sql/settle/*.sql``.
 """
 
@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from collector.assemble import STAGE_PRIORITY, DocView, StepView
 from collector.store import lake_work
 from collector.store.backend import is_lake
-from collector.store.base import Tx
+from collector.store.base import Con, operation
 from collector.store.content import Fill, write_fills
 from collector.store.lake_claims import SETTLE
 from collector.store.reader import Window, window_params
@@ -58,8 +58,9 @@ def _waiting(rows: list[Any]) -> list[Waiting]:
     return [Waiting(r[0], int(r[1]), r[2], r[3], bool(r[4])) for r in rows]
 
 
+@operation
 def ready_traces(
-    tx: Tx,
+    tx: Con,
     *,
     settled: datetime,
     expired: datetime,
@@ -86,20 +87,22 @@ def ready_traces(
     return _claimed(tx, rows[:limit])
 
 
-def waiting_traces(tx: Tx, limit: int) -> list[Waiting]:
+@operation
+def waiting_traces(tx: Con, limit: int) -> list[Waiting]:
     """Traces with spans not assembled yet, complete or not (a forced round)."""
     return _claimed(tx, _waiting(tx.execute(sql(AREA, "waiting_traces"), {"limit": limit}).fetchall()))
 
 
-def _claimed(tx: Tx, rows: list[Waiting]) -> list[Waiting]:
+def _claimed(tx: Con, rows: list[Waiting]) -> list[Waiting]:
     """On a lake, the rows this collector claimed to settle (``lake_work``); else all of them."""
     if not rows or not is_lake(tx):
         return rows
     return lake_work.claim_waiting(tx, rows, lambda r: r.trace_id, kind=SETTLE, recheck="still_waiting")
 
 
+@operation
 def ready_backlog(
-    tx: Tx,
+    tx: Con,
     *,
     settled: datetime,
     expired: datetime,
@@ -120,13 +123,15 @@ def ready_backlog(
     return int(n), since
 
 
-def any_waiting(tx: Tx, recent: datetime) -> bool:
+@operation
+def any_waiting(tx: Con, recent: datetime) -> bool:
     """Whether a trace whose last span arrived since ``recent`` waits to be assembled."""
     return bool(tx.execute(sql(AREA, "any_waiting"), {"recent": recent}).fetchall()[0][0])
 
 
+@operation
 def load_trace_parts(
-    tx: Tx, trace_ids: list[str], window: Window = None
+    tx: Con, trace_ids: list[str], window: Window = None
 ) -> tuple[dict[str, list[StepView]], dict[str, list[DocView]]]:
     """The steps of these traces, and the documents assembly needs (``assembly_docs``, then
     ``first_of_each_text``); ``window`` (their received range) lets the scans skip the row groups of
@@ -220,7 +225,8 @@ def _table(columns: Mapping[str, Sequence[Any]], schema: pa.Schema) -> pa.Table:
     return pa.table({f.name: pa.array(columns[f.name], f.type) for f in schema})
 
 
-def write_settled(tx: Tx, settled: Settled, fills: list[Fill], window: Window, settled_at: datetime) -> None:
+@operation
+def write_settled(tx: Con, settled: Settled, fills: list[Fill], window: Window, settled_at: datetime) -> None:
     """Store a round's assembly in one transaction: the text content events filled into steps, the
     registry's text of documents sent without any, the derived context (replacing the last
     assembly's) and each trace's row (``settled_at``). On a lake: ``lake_work.write_settled``."""

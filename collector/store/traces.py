@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.store.base import Tx
+from collector.store.base import Con
 from collector.store.reader import run_select
 from collector.store.sqlfiles import sql
 
@@ -15,7 +15,7 @@ AREA = "traces"
 MAX_ROWS = 100_000
 
 
-def trace_detail(con: Tx, trace_id: str) -> dict[str, Any]:
+def trace_detail(con: Con, trace_id: str) -> dict[str, Any]:
     """``{"trace", "steps", "documents"}``, each ``{"columns", "rows", ...}`` (``run_select``'s)."""
     params = {"t": trace_id}
     return {
@@ -28,7 +28,7 @@ def trace_detail(con: Tx, trace_id: str) -> dict[str, Any]:
     }
 
 
-def threads_and_major(con: Tx) -> tuple[int, int]:
+def threads_and_major(con: Con) -> tuple[int, int]:
     """(DuckDB's worker threads now, DuckDB's major version); the result is read whole (a result
     left unread keeps its transaction open, and DuckDB then refuses checkpoints)."""
     rows = con.execute("SELECT current_setting('threads'), version()").fetchall()
@@ -38,6 +38,6 @@ def threads_and_major(con: Tx) -> tuple[int, int]:
     return int(threads), int(str(version).lstrip("v").split(".")[0])
 
 
-def set_threads(con: Tx, n: int) -> None:
+def set_threads(con: Con, n: int) -> None:
     """DuckDB's worker threads, for the whole instance (``SET`` takes no parameter: ``n`` is an int)."""
     con.execute(f"SET threads = {int(n)}")

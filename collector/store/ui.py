@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from collector.store.base import Tx
+from collector.store.base import Con
 from collector.store.reader import QueryResult, run_select
 from collector.store.sqlfiles import sql
 from collector.store.templates import filled
@@ -73,19 +73,19 @@ def trace_filters(params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return "".join(f" AND {TRACE_FILTERS[k]}" for k in TRACE_FILTERS if k in given), given
 
 
-def traces_count(con: Tx, params: dict[str, Any]) -> int:
+def traces_count(con: Con, params: dict[str, Any]) -> int:
     """How many traces match the trace list's filters (exact: a count of ``traces``)."""
     where, given = trace_filters(params)
     return int(run_select(con, filled("ui", "traces_count", where=where), given, row_cap=1).rows[0][0])
 
 
-def read(con: Tx, name: str, params: dict[str, Any] | None = None, row_cap: int = 10_000) -> QueryResult:
+def read(con: Con, name: str, params: dict[str, Any] | None = None, row_cap: int = 10_000) -> QueryResult:
     """One of the UI's plain reads (``sql/ui/<name>.sql``)."""
     return run_select(con, sql("ui", name), params or {}, row_cap=row_cap)
 
 
 def cases_page(
-    con: Tx,
+    con: Con,
     params: dict[str, Any],
     sort: str,
     desc: bool,
@@ -112,7 +112,7 @@ def cases_page(
 
 
 def traces_page(
-    con: Tx, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int, total: int
+    con: Con, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int, total: int
 ) -> QueryResult:
     """A page of the trace list. A page past the middle of the ``total`` matching traces is read in
     the reverse order from the other end (the last page is then as cheap as the first: sorting keeps
@@ -131,7 +131,7 @@ def traces_page(
 
 
 def traces_search(
-    con: Tx, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int
+    con: Con, params: dict[str, Any], sort: str, desc: bool, limit: int, offset: int
 ) -> QueryResult:
     """A page of the trace list under a text search (``q`` set) and, in ``_total``, the count of the
     traces that match: the texts are read once for both."""
@@ -140,7 +140,7 @@ def traces_search(
     return run_select(con, text, {**given, "limit": limit, "offset": offset}, row_cap=limit)
 
 
-def trace_verdicts(con: Tx, trace_id: str) -> QueryResult:
+def trace_verdicts(con: Con, trace_id: str) -> QueryResult:
     """A trace's current verdicts; they were all written since its ``verdicts_since`` (when known),
     so the scan skips older rows."""
     since = con.execute(sql("ui", "verdicts_since"), {"t": trace_id}).fetchall()

@@ -60,7 +60,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collector.store.base import Tx
+from collector.store.base import Con
 from collector.store.sqlfiles import sql
 from collector.store.templates import fill, filled
 from collector.store.verdicts import ids_table, registered
@@ -158,14 +158,14 @@ def _statement(name: str, ids: str) -> str:
     return filled("ui", TABLES[name], ids=ids)
 
 
-def version(con: Tx) -> tuple[Any, ...]:
+def version(con: Con) -> tuple[Any, ...]:
     """Counts and newest times of what the facts are computed from: it moves with every write. Times
     are ISO strings, so a version saved as JSON compares equal to the one read again."""
     row = con.execute(sql("ui", "version")).fetchall()[0]
     return tuple(v.isoformat() if isinstance(v, datetime | date) else v for v in row)
 
 
-def form(con: Tx) -> str:
+def form(con: Con) -> str:
     """What the facts' shape depends on: the text of every statement that computes them and the
     attribution view's definition on this database (a hash; saved facts of another form are not used)."""
     names = ["version", "facts_stamps", *TABLES.values(), *(stmt for _, stmt in PARTS.values())]
@@ -217,7 +217,7 @@ class Refreshes:
 
 
 def compute(
-    con: Tx,
+    con: Con,
     ids: list[str] | None = None,
     evaluations: pa.Table | None = None,
     names: tuple[str, ...] = tuple(TABLES),
@@ -232,7 +232,7 @@ def compute(
         return {name: _encoded(con.sql(_statement(name, _IDS)).to_arrow_table()) for name in names}
 
 
-def hourly(con: Tx, stmt: str, rows: pa.Table, hours: pa.Array | None = None) -> pa.Table:
+def hourly(con: Con, stmt: str, rows: pa.Table, hours: pa.Array | None = None) -> pa.Table:
     """The hourly sums ``stmt`` makes of ``rows`` (registered as ``_ui_rows``), of every hour or of
     ``hours`` only."""
     if hours is not None:
@@ -335,7 +335,7 @@ class DashboardFacts:
         self,
         full_share: float = FULL_SHARE,
         path: str | Path | None = None,
-        cursor: Callable[[], Tx] | None = None,
+        cursor: Callable[[], Con] | None = None,
         save_share: float = SAVE_SHARE,
         patience: float = PATIENCE,
     ) -> None:
@@ -349,7 +349,7 @@ class DashboardFacts:
         self.refreshes = Refreshes()
         self.running: _Running | None = None  # a full computation in the background
         self._thread: threading.Thread | None = None
-        self._worker: Tx | None = None
+        self._worker: Con | None = None
         self._unsaved = 0  # traces computed again since the last save (-1: never saved)
         self._save_lock = threading.Lock()
         self._bg_lock = threading.Lock()
@@ -363,7 +363,7 @@ class DashboardFacts:
     def facts(self) -> Facts | None:
         return self.state[1] if self.state else None
 
-    def current(self, con: Tx, build: bool = True, wait: bool = True) -> Facts | None:
+    def current(self, con: Con, build: bool = True, wait: bool = True) -> Facts | None:
         """The facts as of now. None when none were computed yet and ``build`` is false, or when
         ``build`` is false and they are being computed in full in the background. ``wait`` false: a
         full computation (needed now or under way) runs in the background, and ``Building`` is
@@ -400,7 +400,7 @@ class DashboardFacts:
         if running is not None:
             raise Building(running.since, running.why)
 
-    def _current(self, con: Tx, key: tuple[Any, ...], wait: bool) -> Facts:
+    def _current(self, con: Con, key: tuple[Any, ...], wait: bool) -> Facts:
         state = self.state  # as another refresh may have left it
         if state is not None and state[0] == key:
             return state[1]
@@ -413,7 +413,7 @@ class DashboardFacts:
             threading.Thread(target=self.save, args=(False,), name="ui-facts-save", daemon=True).start()
         return facts
 
-    def use(self, con: Tx, build: bool = True, wait: bool = True) -> bool:
+    def use(self, con: Con, build: bool = True, wait: bool = True) -> bool:
         """Make the reads on this cursor see the facts under their names (``attribution`` in place of
         the view); False when there are none yet and ``build`` is false (the view is read then)."""
         facts = self.current(con, build, wait)
@@ -434,7 +434,7 @@ class DashboardFacts:
         """Compute the facts in full in the background (unless work is under way there already)."""
         self._background(self._full_now, _Running(time.time(), why))
 
-    def _warm(self, con: Tx) -> None:
+    def _warm(self, con: Con) -> None:
         with self.lock:
             try:
                 self._current(con, version(con), wait=False)
@@ -443,11 +443,11 @@ class DashboardFacts:
                 self.running = _Running(time.time(), need.why)
         self._full_now(con)
 
-    def _full_now(self, con: Tx) -> None:
+    def _full_now(self, con: Con) -> None:
         with self.lock:
             self._current(con, version(con), wait=True)
 
-    def _background(self, work: Callable[[Tx], Any], running: _Running | None) -> None:
+    def _background(self, work: Callable[[Con], Any], running: _Running | None) -> None:
         if self.cursor is None:
             raise RuntimeError("no cursor for work in the background")
         with self._bg_lock:
@@ -503,7 +503,7 @@ class DashboardFacts:
         finally:
             self._save_lock.release()
 
-    def _load(self, con: Tx) -> None:
+    def _load(self, con: Con) -> None:
         assert self.path is not None
         self._shape = form(con)
         found = load(self.path, self._shape)
@@ -514,7 +514,7 @@ class DashboardFacts:
 
     # --- computing ------------------------------------------------------------------------------
 
-    def _refresh(self, con: Tx, key: tuple[Any, ...], wait: bool) -> Facts:
+    def _refresh(self, con: Con, key: tuple[Any, ...], wait: bool) -> Facts:
         # the stamps are read before the verdicts they vouch for: a trace evaluated in between has
         # a newer stamp at the next call, never an old stamp on new rows
         old_state = self.state
@@ -560,7 +560,7 @@ class DashboardFacts:
             tables[name] = _replace_hours(old.tables[name], hours, hourly(con, stmt, tables[source], hours))
         return Facts(stamps, tables)
 
-    def _full(self, con: Tx, stamps: pa.Table, why: str, wait: bool = True) -> Facts:
+    def _full(self, con: Con, stamps: pa.Table, why: str, wait: bool = True) -> Facts:
         if not wait:
             raise _NeedsFull(why)
         tables = compute(con)
@@ -578,7 +578,7 @@ class DashboardFacts:
         self.refreshes.history = [*self.refreshes.history[-19:], what]
 
 
-def root_causes(con: Tx, trace_ids: list[str]) -> dict[str, str]:
+def root_causes(con: Con, trace_ids: list[str]) -> dict[str, str]:
     """The root cause of each of these traces (those with one), computed from their own verdicts
     alone, read since their ``verdicts_since``: what a page of the trace list shows before the
     dashboard's facts exist."""

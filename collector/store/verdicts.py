@@ -1,7 +1,7 @@
 """Verdicts: the traces a batch is evaluated from, the write of its verdicts (earlier ones move to
 history: generations), the cheap tier's queue (waiting traces, backlog, re-queueing) and ``eval_log``.
 
-The evaluators call these operations with a ``Tx`` (a writer job's connection or a reader's cursor)
+The evaluators call these operations with the opaque ``Tx`` (a writer job's connection or a reader's cursor)
 and Arrow tables; the statements are ``sql/verdicts/*.sql``. Arrow tables are registered on the
 connection here and only for the statement that reads them.
 """
@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from collector.model import VERDICT
 from collector.store import lake_work
 from collector.store.backend import is_lake
-from collector.store.base import QueryFn, Tx
+from collector.store.base import Con, QueryFn, operation
 from collector.store.reader import Window, received_window, traces_in_range, window_params
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
@@ -30,7 +30,7 @@ EVAL_COLUMNS = VERDICT.names
 
 
 @contextmanager
-def registered(con: Tx, tables: Mapping[str, pa.Table]) -> Iterator[None]:
+def registered(con: Con, tables: Mapping[str, pa.Table]) -> Iterator[None]:
     """Arrow tables visible to the statements run inside, under these names (unregistered after)."""
     done = []
     try:
@@ -69,7 +69,8 @@ class TraceTables(NamedTuple):
 _DOC_DICT_COLS = ("stage", "doc_id", "chunk_id", "content", "metadata", "source")
 
 
-def fetch_traces(con: Tx, trace_ids: list[str], hint: Window = None) -> tuple[TraceTables, Window]:
+@operation
+def fetch_traces(con: Con, trace_ids: list[str], hint: Window = None) -> tuple[TraceTables, Window]:
     """The stored rows of these traces (missing ids have none), fetched column-wise, and the range of
     their ``first_received_at`` (writing their verdicts looks them up again: ``write_verdicts``).
     ``hint``: that range as the caller read it with the ids, which limits looking them up
@@ -139,7 +140,7 @@ def verdicts_since_sql(since: datetime | None) -> tuple[str, dict[str, Any]]:
     return " AND evaluated_at >= $since", {"since": since}
 
 
-def _earlier(con: Tx, n_done: int, window: Window) -> Earlier:
+def _earlier(con: Con, n_done: int, window: Window) -> Earlier:
     """Whether the traces of the batch being written (``_done``) were evaluated before, and since
     when they have verdicts (``traces.verdicts_since``, migration 007).
 
@@ -160,7 +161,7 @@ def _earlier(con: Tx, n_done: int, window: Window) -> Earlier:
     return earlier
 
 
-def _mark_evaluated(con: Tx, now: datetime, n_done: int, window: Window, judged: bool) -> None:
+def _mark_evaluated(con: Con, now: datetime, n_done: int, window: Window, judged: bool) -> None:
     text = sql("verdicts", "mark_evaluated")
 
     def run(params: dict[str, Any]) -> int:
@@ -169,8 +170,9 @@ def _mark_evaluated(con: Tx, now: datetime, n_done: int, window: Window, judged:
     traces_in_range(run, lambda n: n, lambda a, b: a + b, n_done, window)
 
 
+@operation
 def write_verdicts(
-    con: Tx,
+    con: Con,
     evals: pa.Table,
     log: pa.Table,
     ran: pa.Table,
@@ -200,7 +202,8 @@ def write_verdicts(
         _mark_evaluated(con, now, n_done, window, lake_work.judge_batch(evals))
 
 
-def write_log(con: Tx, log: pa.Table, done: Mapping[str, int] | None = None) -> None:
+@operation
+def write_log(con: Con, log: pa.Table, done: Mapping[str, int] | None = None) -> None:
     """``eval_log`` rows and (optionally) the span count the cheap tier loaded for each trace of
     ``done`` (a span that settled meanwhile re-queues the trace), in one transaction."""
     if is_lake(con):
@@ -223,7 +226,7 @@ def _spans_done(done: Mapping[str, int]) -> pa.Table:
 # --- the cheap tier's queue -----------------------------------------------------------------------
 
 
-def pending(con: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
+def pending(con: Con, n: int) -> list[tuple[str, int, datetime | None]]:
     """The oldest ``n`` settled traces waiting for the cheap tier, with the span count each was
     assembled with and the time its first span was received. On a lake, those no other collector
     holds, claimed by this one (``lake_work.pending``)."""
@@ -233,13 +236,14 @@ def pending(con: Tx, n: int) -> list[tuple[str, int, datetime | None]]:
     return [(r[0], int(r[1] or 0), r[2]) for r in rows]
 
 
-def backlog(con: Tx) -> tuple[int, datetime | None]:
+@operation
+def backlog(con: Con) -> tuple[int, datetime | None]:
     """How many settled traces wait for the cheap tier, and the settle time of the oldest."""
     rows = con.execute(sql("verdicts", "backlog")).fetchall()
     return (int(rows[0][0]), rows[0][1]) if rows else (0, None)
 
 
-def requeue(con: Tx, trace_ids: list[str]) -> list[str]:
+def requeue(con: Con, trace_ids: list[str]) -> list[str]:
     """Mark these settled traces waiting for the cheap tier again; the ids marked."""
     if not trace_ids:
         return []
@@ -248,8 +252,9 @@ def requeue(con: Tx, trace_ids: list[str]) -> list[str]:
     return [r[0] for r in con.execute(sql("verdicts", "requeue"), {"t": trace_ids}).fetchall()]
 
 
+@operation
 def settled_received(
-    con: Tx, run_id: str | None, since: datetime | None, until: datetime | None, limit: int
+    con: Con, run_id: str | None, since: datetime | None, until: datetime | None, limit: int
 ) -> dict[str, datetime | None]:
     """The settled traces matching the filters, oldest first, each with its ``first_received_at``."""
     rows = con.execute(
@@ -273,7 +278,7 @@ def progress(run: QueryFn) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def judge_spend(con: Tx) -> tuple[float, float] | None:
+def judge_spend(con: Con) -> tuple[float, float] | None:
     """Judge calls recorded and their cost in USD; None when this database has no judge tables."""
     try:
         rows = con.execute(sql("verdicts", "judge_spend")).fetchall()

@@ -3,11 +3,12 @@ on the store when it opens (``sql/views/create_view.sql``)."""
 
 from __future__ import annotations
 
-from collector.store.base import Tx
+from collector.store.base import Con, operation
 from collector.store.templates import filled
 
 
-def create_views(tx: Tx) -> list[str]:
+@operation
+def create_views(tx: Con) -> list[str]:
     """(Re)create every view-declaring query; views depend on tables only, in file order."""
     from queries import all_queries
 

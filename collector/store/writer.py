@@ -31,7 +31,7 @@ import duckdb
 from collector.batch import ArrowBatch, SpanBatch
 from collector.errors import RetryableError
 from collector.metrics import Metrics
-from collector.store.base import SpanStore, Tx
+from collector.store.base import Con, SpanStore
 from collector.store.duck import BUSY_CHECKPOINT_BYTES, IDLE_CHECKPOINT_BYTES, JOBS_CHECKPOINT_BYTES
 from collector.store.schema import batch_to_arrow
 
@@ -206,14 +206,14 @@ class Writer:
         self._q.put((batch, fut))
         return fut
 
-    def submit_job(self, fn: Callable[[Tx], T]) -> Future[T]:
+    def submit_job(self, fn: Callable[[Con], T]) -> Future[T]:
         """Run ``fn(tx)`` on the writer thread, between ingest batches: ``fn`` calls the store's
         operations (``collector.store.settling``, ``retention``, …) with the handle it is given."""
         fut: Future[T] = Future()
         self._q.put((fn, fut))
         return fut
 
-    def call(self, fn: Callable[[Tx], T], timeout: float | None = None) -> T:
+    def call(self, fn: Callable[[Con], T], timeout: float | None = None) -> T:
         return self.submit_job(fn).result(timeout)
 
     # --- the thread ---------------------------------------------------------------------------
@@ -303,7 +303,7 @@ class Writer:
             self.store.note_failure(exc)  # or the disk is full
             log.debug("idle checkpoint skipped: %s", exc)
 
-    def _run_job(self, con: Tx, fn: Callable[[Tx], Any], fut: Future[Any]) -> None:
+    def _run_job(self, con: Con, fn: Callable[[Con], Any], fut: Future[Any]) -> None:
         if not fut.set_running_or_notify_cancel():
             return
         try:

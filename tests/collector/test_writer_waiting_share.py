@@ -13,7 +13,7 @@ from collector.batch import flatten
 from collector.errors import RetryableError
 from collector.metrics import Metrics
 from collector.normalize import DEFAULT_SOURCE_KEYS
-from collector.store.base import Tx
+from collector.store.base import Con
 from collector.store.duck import Store
 from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
@@ -61,7 +61,7 @@ def test_the_share_counts_the_time_spans_wait_for_a_commit(tmp_path: Path) -> No
         assert writer.waiting_share(5.0) == pytest.approx(0.4 / 5.0)  # the spell is remembered
 
         # a write that fails ends its spell too
-        def drop(tx: Tx) -> None:
+        def drop(tx: Con) -> None:
             tx.execute("DROP TABLE spans")
 
         writer.call(drop)

@@ -16,31 +16,11 @@ from collector.store.sqlfiles import all_statements
 from queries import Query, all_queries
 from tests.layout import scan
 
-# Modules outside the store that hold a raw DuckDB connection (``import duckdb``, the store's ``Tx``
+# Modules outside the store that hold a raw DuckDB connection (``import duckdb``, the store's ``Con``
 # alias imported, ``DuckDBPyConnection`` named): the store as a typed interface with an opaque
 # handle removes them. Value: how many such places the module has.
 DUCKDB_HANDLES: dict[str, int] = {
-    "collector/content_events.py": 1,  # reads a trace's content log records when it settles
-    "collector/export.py": 1,  # exports traces to Parquet through a cursor
-    "collector/retention.py": 1,  # finds and deletes expired traces in a write job
-    "collector/settle.py": 1,  # the settler's read cursor and write jobs
-    "evaluators/eval_api.py": 1,  # picks the traces to re-run
-    "evaluators/eval_log.py": 1,  # writes eval_log rows in a write job
-    "evaluators/feedback.py": 1,  # stores feedback and re-queues traces
-    "evaluators/judge/calibration.py": 1,  # reads labels and judge versions
-    "evaluators/judge/judge.py": 1,  # the judge's cache cursor
-    "evaluators/judge/service.py": 1,  # the judge runner's cursor and write jobs
-    "evaluators/judge_tier.py": 1,  # the judge tier's cursor
-    "evaluators/loading.py": 1,  # stores gold cases and the knowledge base
-    "evaluators/promote.py": 1,  # promotes a live trace to a gold case
-    "evaluators/references.py": 1,  # reloads gold cases and documents
-    "evaluators/sampling.py": 1,  # reads the facts the sampler decides on
-    "evaluators/scheduler.py": 1,  # the scheduler's backlog query
-    "evaluators/store_runner.py": 1,  # fetches batches and writes verdict jobs
-    "evaluators/views.py": 1,  # fetches the rows evaluators read
-    "queries/__init__.py": 1,  # create_views takes a connection (type checking only)
     "ragfault/dbfile.py": 3,  # probes a --db file before a command opens it
-    "ragfault/local.py": 1,  # the CLI's write jobs on a file no server owns
 }
 
 # String constants outside the store that are SQL statements (``scan.is_sql``): statements belong in
@@ -162,15 +142,15 @@ def test_the_scanners_count_what_they_are_meant_to() -> None:
     code = '''
 """SELECT in a docstring is prose."""
 import duckdb
-from collector.store.base import Tx
+from collector.store.base import Con, Tx
 from typing import Any
 Q = "SELECT * FROM traces"
 F = f"SELECT {1} FROM steps"
-def f(runtime: Any, cursor: Tx) -> None:
+def f(runtime: Any, cursor: Con, handle: Tx) -> None:
     """DELETE nothing."""
 def g(runtime: Any | None = None, other: Any = None) -> None: ...
 def h(runtime: "Runtime") -> None: ...
-def k(con: duckdb.DuckDBPyConnection, cur: base.Tx) -> None: ...
+def k(con: duckdb.DuckDBPyConnection, cur: base.Con, opaque: base.Tx) -> None: ...
 '''
     module = ast.parse(code)
     assert scan.sql_literals(module) == 2

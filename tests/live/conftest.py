@@ -77,8 +77,9 @@ class LiveServer(Server):
         """Assemble every unassembled trace now, with a settler of its own (the server's is busy in its thread)."""
         from collector.settle import Settler
 
+        cursor = self.runtime.store.cursor()
         settler = Settler(
-            self.runtime.store.cursor(), lambda fn: self.runtime.writer.call(fn, timeout=60),
+            cursor, lambda fn: self.runtime.writer.call(fn, timeout=60),
             settle_seconds=1, max_wait_seconds=1,
         )  # fmt: skip
         n = 0
@@ -86,7 +87,7 @@ class LiveServer(Server):
             while k := settler.run_once(force=True):
                 n += k
         finally:
-            settler.cursor.close()
+            cursor.close()
         return n
 
     def tracer(self, service: str = "rag-app") -> Any:
