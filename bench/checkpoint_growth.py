@@ -52,7 +52,7 @@ from pathlib import Path
 
 import duckdb
 
-from collector.store.duck import ROW_GROUP_ROWS
+from collector.store.file.connect import ROW_GROUP_ROWS
 
 TABLES = ("spans", "steps", "step_documents", "traces", "evaluations", "eval_log")
 

@@ -34,8 +34,8 @@ from bench.evaluate import export_requests, make_kb  # noqa: E402  (the same tra
 
 
 def _requests(size: int, traces: int, seed: int) -> list:
-    from collector.batch import flatten
     from collector.normalize import DEFAULT_SOURCE_KEYS
+    from collector.span_rows import flatten
     from collector.store.schema import batch_to_arrow
 
     rng = random.Random(seed)
@@ -67,11 +67,11 @@ def write_cost(size: int, traces: int, seed: int) -> float:
 
 def statement_costs(size: int, traces: int, seed: int) -> dict[str, float]:
     """CPU ms a commit of each statement of the ingest transaction (all spans new)."""
-    from collector.store import duck
+    from collector.store.file import ingest
     from ragfault.local import LocalStore
 
     batches = _requests(size, traces, seed)
-    statements = duck._APPEND[True, True, True].split(";\n")
+    statements = ingest._APPEND[True, True, True].split(";\n")
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="ragfault-commit-") as tmp:
         local = LocalStore(str(Path(tmp) / "c.duckdb"))

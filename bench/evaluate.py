@@ -11,7 +11,7 @@ a gold case (1-2 evidence units with quotes, 1-2 required facts); the registry h
 documents, some superseded or restricted. Half of everything is English, half Chinese.
 
 The database is built without the network path: export requests are flattened
-(``collector.batch.flatten``) and written with ``Store.write_spans``, then assembled
+(``collector.span_rows.flatten``) and written with ``Store.write_spans``, then assembled
 (``LocalStore.settle_all``); gold cases and the registry go in with ``store_gold`` / ``store_kb``.
 None of that is timed. Every figure is taken on traces the process has not evaluated before: the
 lexical checker keeps what it works out by text, and a trace evaluated twice would find its answer's
@@ -73,8 +73,8 @@ from opentelemetry.proto.common.v1.common_pb2 import KeyValue  # noqa: E402
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status  # noqa: E402
 
 from bench.ingest import _kv, llm_attrs  # noqa: E402  (one OTLP attribute builder for both benches)
-from collector.batch import flatten  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
+from collector.span_rows import flatten  # noqa: E402
 from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
 from evaluators.loading import store_gold, store_kb  # noqa: E402
 from evaluators.pool import EvalPool  # noqa: E402

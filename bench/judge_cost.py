@@ -14,8 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.base import EvalInput, KnowledgeBase, StepDoc, StepInfo, TraceView
 from evaluators.config import EvaluationSettings, evaluator_configs
+from evaluators.eval_input import EvalInput, KnowledgeBase
 from evaluators.gold import GoldCase, KBDocument
 from evaluators.judge.client import JudgeClient
 from evaluators.judge.judge import Judge
@@ -23,6 +23,7 @@ from evaluators.judge.settings import JudgeSettings
 from evaluators.lexical import split_claims
 from evaluators.registry import discover
 from evaluators.runner import Runner
+from evaluators.trace_view import StepDoc, StepInfo, TraceView
 from tests.judge.fakellm import FakeLLM
 
 

@@ -38,7 +38,8 @@ sys.path.insert(0, str(HERE.parent))
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
 
 from bench.ingest import build_requests  # noqa: E402
-from collector.batch import ArrowBatch, flatten  # noqa: E402
+from collector.batch import ArrowBatch  # noqa: E402
+from collector.span_rows import flatten  # noqa: E402
 from collector.store.schema import batch_to_arrow  # noqa: E402
 
 
@@ -75,7 +76,7 @@ def run(store: object, todo: list[ArrowBatch]) -> dict[str, float]:
 
 
 def _writer(catalog: str, data_path: str, seed: int, commits: int, per_commit: int, q: mp.Queue) -> None:  # type: ignore[type-arg]
-    from collector.store.lake import LakeStore
+    from collector.store.lake.store import LakeStore
 
     todo = batches(commits, per_commit, seed)
     store = LakeStore(catalog, data_path, extension_repository=False)
@@ -127,8 +128,8 @@ def main() -> int:
 
     import duckdb
 
-    from collector.store.duck import Store
-    from collector.store.lake import LakeStore
+    from collector.store import Store
+    from collector.store.lake.store import LakeStore
 
     todo = batches(args.commits, args.traces_per_commit, args.seed)
     results: dict[str, object] = {

@@ -36,10 +36,10 @@ HERE = Path(__file__).resolve().parent
 if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(HERE.parent))
 
-from collector.batch import flatten  # noqa: E402
 from collector.settle import Settler  # noqa: E402
+from collector.span_rows import flatten  # noqa: E402
 from collector.store import settling  # noqa: E402
-from collector.store.lake import LakeStore  # noqa: E402
+from collector.store.lake.store import LakeStore  # noqa: E402
 from collector.store.schema import batch_to_arrow  # noqa: E402
 from tests.collector.otlp_build import new_span_id, rag_spans, request, span  # noqa: E402
 from tests.pg import postgres_cluster  # noqa: E402

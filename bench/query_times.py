@@ -14,7 +14,7 @@ fetched, and compared between stores by count.
 ``--copy-row-groups 16384,32768`` first makes copies of the first store whose tables are written
 with row groups of that many rows (``ATTACH … (ROW_GROUP_SIZE n)`` and ``COPY FROM DATABASE``), beside
 it (``<stem>-rg<n>.duckdb``, kept and reused), and times the copies beside the store; the file size of
-each is printed too. That is how the row group size of ``collector/store/duck.py`` was chosen against
+each is printed too. That is how the row group size of ``collector/store/file/connect.py`` was chosen against
 what it costs user SQL on a store in use:
 
     .venv/bin/python bench/query_times.py /tmp/prefill/prefill-300000-kb400-seed7-this.duckdb \\

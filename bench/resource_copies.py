@@ -32,8 +32,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
 
-from collector.batch import flatten  # noqa: E402
-from collector.store.duck import Store  # noqa: E402
+from collector.span_rows import flatten  # noqa: E402
+from collector.store import Store  # noqa: E402
 from collector.store.schema import batch_to_arrow  # noqa: E402
 
 

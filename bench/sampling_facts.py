@@ -33,7 +33,8 @@ from bench.evaluate import build_db  # noqa: E402
 from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
 from evaluators.registry import discover  # noqa: E402
 from evaluators.runner import Runner, StoreRunner, utcnow  # noqa: E402
-from evaluators.sampling import SamplingSettings, load_facts, written_facts  # noqa: E402
+from evaluators.sampling import load_facts, written_facts  # noqa: E402
+from evaluators.sampling_settings import SamplingSettings  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -676,12 +676,12 @@ def run_stages(args: argparse.Namespace) -> dict[str, float]:
 def _stage_run(args: argparse.Namespace) -> dict[str, float]:
     import collector.settle as settle_mod
     import evaluators.store_runner as sr_mod
-    from collector.batch import flatten
     from collector.gcpolicy import collect_rarely
     from collector.normalize import DEFAULT_SOURCE_KEYS
+    from collector.span_rows import flatten
     from collector.store import settling as settling_mod
     from collector.store import verdicts
-    from collector.store.duck import IDLE_CHECKPOINT_BYTES
+    from collector.store.file.checkpoint import IDLE_CHECKPOINT_BYTES
     from evaluators.config import EvaluationSettings, evaluator_configs
     from evaluators.eval_log import LogBuffer, write_log
     from evaluators.loading import store_gold, store_kb

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.storage import column_bytes  # noqa: E402
-from collector.store.duck import ROW_GROUP_ROWS  # noqa: E402
+from collector.store.file.connect import ROW_GROUP_ROWS  # noqa: E402
 
 COLUMNS = (
     "trace_id, span_id, case_id, run_id, evaluator, evaluator_version, tier, metric, value, numerator, "

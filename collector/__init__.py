@@ -3,7 +3,7 @@
 The pipeline, in the order data flows::
 
     receivers (otlp_http, otlp_grpc)  ->  receivers.payload.decode (bytes -> ExportTraceServiceRequest)
-        -> batch.flatten (spans, and through normalize their steps and step documents, as rows)
+        -> span_rows.flatten (spans, and through normalize their steps and step documents, as rows)
         -> store.schema.batch_to_arrow (Arrow tables; these three run in decode_pool's workers)
         -> store.writer (commits; acknowledges after COMMIT)  ->  settle (assembles settled traces)
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from collector.errors import QueryTimeout, RagfaultError, TooManyQueries, status_of
 from collector.receivers.otlp_http import check_bearer
 from collector.store import traces
-from collector.store.duck import limit_operator_memory
+from collector.store.file.connect import limit_operator_memory
 from collector.store.reader import run_select
 
 if TYPE_CHECKING:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, TypeVar
 
 from collector.normalize import pyrepr, structural
-from collector.normalize.common import parse_json, unwrap_text
+from collector.normalize.messages import unwrap_text
 from collector.normalize.shape import wordy
+from collector.normalize.values import parse_json
 from collector.textnorm import normalize, normalize_doc
 
 # Which row represents a document found in the prompt when it appears in several stages.

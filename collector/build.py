@@ -13,10 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from collector.batch import ArrowBatch, SpanBatch, flatten
+from collector.batch import ArrowBatch, SpanBatch
 from collector.inflight import Meter, batch_bytes
+from collector.log_records import flatten_logs
+from collector.metric_points import flatten_metrics
 from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.normalize.mapping import Mappings
+from collector.span_rows import flatten
 
 TRACES, LOGS, METRICS = "traces", "logs", "metrics"
 UNITS = {TRACES: "spans", LOGS: "log records", METRICS: "data points"}  # what a row of each is
@@ -96,8 +99,6 @@ def build(
             mappings=options.mappings,
         )
         return sink.result(batch)
-    from collector.signals import flatten_logs, flatten_metrics
-
     if signal == LOGS:
         return flatten_logs(req, received_at, meter=meter, future_grace_seconds=grace)  # type: ignore[arg-type]
     return flatten_metrics(req, received_at, meter=meter, future_grace_seconds=grace)  # type: ignore[arg-type]

@@ -1,12 +1,21 @@
-"""Server components: what runs beside the collector's core, and the typed context each is given.
+"""Server components: the parts a collector process runs, and the typed context each is given.
 
-The core of a collector process (``collector.runtime.Runtime``) is the store, the writer, the
-receivers' pipeline, the settler, the lake's maintenance and the gRPC receiver. Everything else the
-server runs (retention, coverage, the evaluation scheduler, the judge API, experiments, the web UI,
-the live gauges) is a ``Component``: a name, the config table it reads, the HTTP routers it adds and
-a factory of the background part it starts and stops. The server is the list of them, found through
-the ``ragfault.components`` entry-point group as evaluators are (``evaluators.registry``), so a
-package installed beside ragfault adds one without touching the server.
+A server is its core and a list of components. The core (``collector.runtime.Runtime``) is the
+store, the writer and the receivers' pipeline: every component needs them (a component reads or
+writes the store, and only the writer commits, one connection for the process; the HTTP receiver,
+part of the app, and the gRPC one both decode through the pipeline), so each context holds them,
+built before any component and stopped after all of them. Everything else is a ``Component``: a
+name, the config table it reads, the HTTP routers it adds and a factory of the background part
+it starts and stops. The built-in ones are the settler (``collector.settle_service``), the lake's
+maintenance, retention, coverage, the evaluation scheduler, the judge API, experiments, the web
+UI, the live gauges and the OTLP/gRPC receiver. The server's list is the ``ragfault.components``
+entry-point group, found as evaluators are (``evaluators.registry``), so a package installed
+beside ragfault adds one without touching the server.
+
+``order`` says where a component starts: the settler (1) and the lake's maintenance (2) right
+after the core, the built-in services and APIs from 10 to 99, the gRPC receiver last (1000): the
+server receives only once everything behind it runs, and stops receiving first (services stop
+in the reverse order). A third party's component usually takes an order between 100 and 999.
 
 A factory and a router are given a ``Context``: the core's parts as typed attributes, the
 component's own table (``Context.table``) and typed handles to the other components' parts
@@ -15,8 +24,10 @@ component's own table (``Context.table``) and typed handles to the other compone
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from collector.entrypoints import load_group
@@ -27,13 +38,16 @@ if TYPE_CHECKING:
 
     from collector.config import ServerSettings
     from collector.metrics import Metrics
+    from collector.pipeline import Pipeline
     from collector.settle import Settler
     from collector.store import Store
-    from collector.store.lake import LakeStore
+    from collector.store.lake.store import LakeStore
     from collector.store.writer import Writer
 
 GROUP = "ragfault.components"
 STORES = frozenset({"duckdb", "ducklake"})
+# the project's own declaration of its components, when it runs from a source checkout
+SOURCE_PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 _T = TypeVar("_T")
 
@@ -59,16 +73,24 @@ class Context(Protocol):
     def writer(self) -> Writer: ...
 
     @property
+    def pipeline(self) -> Pipeline: ...
+
+    @property
     def metrics(self) -> Metrics: ...
 
     @property
-    def settler(self) -> Settler | None: ...
+    def settler(self) -> Settler | None:
+        """The settler component's ``Settler`` once it started (``find(Settler)``); None in a
+        server without it."""
+        ...
 
     @property
     def clock(self) -> Callable[[], float]: ...
 
     @property
-    def grpc_port(self) -> int | None: ...
+    def grpc_port(self) -> int | None:
+        """The port the gRPC receiver bound once it started; None without one."""
+        ...
 
     def table(self, name: str, load: Callable[[str | None], _T]) -> _T:
         """The ``[name]`` table of the settings tree the server started with (or, when the tree
@@ -85,15 +107,17 @@ class Context(Protocol):
 
 
 RouterFactory = Callable[[Context], "APIRouter"]
-ServiceFactory = Callable[[Context], Service]
+# None: nothing to run with these settings (the lake's maintenance with an interval of 0)
+ServiceFactory = Callable[[Context], Service | None]
 
 
 @dataclass(frozen=True)
 class Component:
-    """One part of the server. ``table``: the config table it reads (None: none); ``service``:
-    the factory of its background part (None: routers only); ``routers``: its HTTP routers, built
-    when the app is; ``stores``: the backends it runs on; ``order``: where it starts (lower first;
-    services stop in the reverse order), the name breaking ties."""
+    """One part of the server. ``table``: the config table it reads (None: none, or only
+    ``[server]``, through ``Context.settings``); ``service``: the factory of its background part
+    (None: routers only); ``routers``: its HTTP routers, built when the app is; ``stores``: the
+    backends it runs on; ``order``: where it starts (lower first; services stop in the reverse
+    order), the name breaking ties."""
 
     name: str
     table: str | None = None
@@ -124,7 +148,27 @@ def installed() -> list[Component]:
             f"no {GROUP} entry points are installed: install ragfault again (pip install -e .) "
             "for its metadata to list its components"
         )
+    missing = undeclared_built_ins(origins.values())
+    if missing:  # a server without its settler or its gRPC receiver would run, and not say why
+        raise ConfigError(
+            f"ragfault's installed metadata lacks the component(s) {missing} its pyproject.toml "
+            "declares: install ragfault again (pip install -e .)"
+        )
     return in_order(found)
+
+
+def undeclared_built_ins(loaded: Iterable[str]) -> list[str]:
+    """In a source checkout (``SOURCE_PYPROJECT`` beside the packages), the names of the
+    components its ``pyproject.toml`` declares whose entry point (``module:attribute``) is not
+    among ``loaded``: an editable install made before they were added lists an older server. An
+    installed wheel has no such file: its metadata is the declaration."""
+    try:
+        text = SOURCE_PYPROJECT.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    declared = tomllib.loads(text).get("project", {}).get("entry-points", {}).get(GROUP, {})
+    have = set(loaded)
+    return sorted(name for name, value in declared.items() if value not in have)
 
 
 def in_order(components: Iterable[Component]) -> list[Component]:

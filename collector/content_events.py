@@ -45,9 +45,9 @@ from collector.assemble import DocView, StepView
 from collector.build import DEFAULT_OPTIONS, BuildOptions
 from collector.normalize import events as payloads
 from collector.normalize import normalize_span
-from collector.normalize.common import Step
 from collector.normalize.genai_events import CONTENT_EVENTS, ContentEvent, span_content_events, with_content
 from collector.normalize.provenance import docs_key
+from collector.normalize.step import Step
 from collector.store import content
 from collector.store.base import Tx
 from collector.store.content import FILL_SCHEMA, ContentSources, Fill

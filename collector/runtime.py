@@ -1,7 +1,8 @@
-"""Wiring of one collector process: store, writer, pipeline, settler, gRPC server.
+"""Wiring of one collector process: its core (store, writer, pipeline) and its components.
 
 ``Runtime`` is built from ``ServerSettings`` in ``main()`` (or a test) and passed to the HTTP app;
-nothing is created at import time.
+nothing is created at import time. Everything beyond the core, the settler and the gRPC receiver
+included, is a component (``collector.components``).
 """
 
 from __future__ import annotations
@@ -11,45 +12,41 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from collector.components import Component, Service
+from collector.components import Component, Service, for_store, installed
 from collector.config import ServerSettings, settings_table
 from collector.decode_pool import default_duckdb_threads, default_workers
 from collector.metrics import Metrics
 from collector.normalize.mapping import compile_mappings, load_convention_settings
 from collector.pipeline import Pipeline
+from collector.receivers.otlp_grpc import COMPONENT as GRPC
+from collector.receivers.otlp_grpc import GrpcReceiver
 from collector.settle import Settler
 from collector.store import Store
 from collector.store.content import ContentSources
-from collector.store.lake import LakeStore
+from collector.store.lake.store import LakeStore
 from collector.store.writer import Writer
 
 log = logging.getLogger("ragfault")
-
-# Ingest is under pressure (the settle loop, and the evaluation it triggers, yield to it) while span
-# batches waited for the writer during at least INGEST_PRESSURE_SHARE of the last
-# INGEST_PRESSURE_WINDOW seconds: it goes as fast as it can. A steady stream it keeps up with has a
-# request in flight much of the time, which is no pressure. (Pressure used to be any span waiting at
-# the instant the loop looked: at 200-300 traces a second that stalled settling for seconds at a
-# time, up to the backoff's 30 s.)
-INGEST_PRESSURE_WINDOW = 2.0
-INGEST_PRESSURE_SHARE = 0.75
 
 _T = TypeVar("_T")
 
 
 class Runtime:
     """The core of a collector process and the ``collector.components.Context`` its components
-    are given. ``components`` join after the core is up (the evaluation scheduler, for one): the
-    service each one's factory makes is started in order, and stopped in the reverse order before
-    the core stops."""
+    are given. ``components`` join after the core is up: the service each one's factory makes is
+    started in order, and stopped in the reverse order before the core stops. By default they are
+    every installed component (``collector.components.installed``), the settler and the gRPC
+    receiver among them, so a runtime built without a list settles and receives as ``ragfault
+    serve`` does; a list given is the whole server (those of the configured store), and one
+    without the settler stores spans without assembling them (logged at start)."""
 
     def __init__(
         self,
         settings: ServerSettings,
-        components: Sequence[Component] = (),
+        components: Sequence[Component] | None = None,
         tree: Any = None,
     ) -> None:
-        self.components = list(components)
+        self.components = for_store(installed() if components is None else components, settings.store)
         self.settings = settings
         # the whole settings tree (``ragfault.settings.Settings``, its ``server`` is ``settings``):
         # components read their tables from it (``table``)
@@ -101,79 +98,52 @@ class Runtime:
             max_decoded_bytes=settings.max_decoded_bytes or settings.max_inflight_bytes,
             future_grace_seconds=settings.future_grace_seconds,
         )
-        # on a lake every collector settles: each trace by the one that claimed it (store.lake_work)
-        self.settler: Settler | None = Settler(
-            self.store.cursor(),
-            lambda fn: self.writer.call(fn, timeout=120),
-            pressure=lambda: self.writer.waiting_share(INGEST_PRESSURE_WINDOW) >= INGEST_PRESSURE_SHARE,
-            settle_seconds=settings.settle_seconds,
-            max_wait_seconds=settings.max_trace_wait_seconds,
-            metrics=self.metrics,
-            max_resettles=settings.max_resettles_per_minute,
-            content_sources=self.content_sources,
-            options=self.pipeline.options,  # read again at settle as at ingest
-        )
-        if self.settler is not None:
-            self.settler.listen(self.writer.listeners)
-        # the lake's maintenance: every collector asks, the holder of the catalog lease runs it
-        self.maintainer: Any = None
-        if isinstance(self.store, LakeStore) and settings.lake_maintenance_seconds > 0:
-            from collector.store.lease import CatalogLeases
-            from collector.store.maintenance import Maintainer
-
-            assert settings.catalog
-            self.maintainer = Maintainer(
-                self.store,
-                CatalogLeases(
-                    settings.catalog,
-                    extension_repository=settings.extension_repository,
-                    extension_dir=settings.extension_dir,
-                ),
-                interval_seconds=settings.lake_maintenance_seconds,
-                keep_snapshots_seconds=settings.lake_keep_snapshots_seconds,
-            )
-        self.grpc_server: Any = None
-        self.grpc_port: int | None = None
         self.extensions: list[Service] = []  # the components' services, in start order
         self._parts: list[object] = []  # what ``find`` finds: started services, provided parts
         self.closers: list[Callable[[], None]] = []  # run by stop(), last added first
         self.ready = False
 
     def start(self, grpc: bool = True) -> None:
+        """Start the core, then each component's service in order (``grpc=False``: all but the
+        gRPC receiver's)."""
         self.writer.start()
         self.pipeline.start_pool()  # in the background: the first request need not wait for the workers
-        if self.settler is not None:
-            self.settler.start()
-        if self.maintainer is not None:
-            self.maintainer.start()
         for component in self.components:
-            if component.service is None:
+            if component.service is None or (not grpc and component.name == GRPC.name):
                 continue
-            ext = component.service(self)
-            self.provide(ext)
-            ext.start()
-            self.extensions.append(ext)
-        if grpc:
-            from collector.receivers.otlp_grpc import start_grpc
-
-            self.grpc_server, self.grpc_port = start_grpc(self.settings, self.pipeline, self.metrics)
+            service = component.service(self)
+            if service is None:  # nothing to run with these settings
+                continue
+            self.provide(service)
+            service.start()
+            self.extensions.append(service)
+        if self.settler is None:
+            log.warning("no settler component: spans are stored, traces are not assembled or evaluated")
         self.ready = True
         log.info("collector ready: db=%s grpc=%s", self.store.path, self.grpc_port)
 
     def stop(self) -> None:
+        """Stop the components' services in the reverse order (the gRPC receiver first), then
+        the core."""
         self.ready = False
-        if self.grpc_server is not None:
-            self.grpc_server.stop(grace=5).wait(10)
-        for ext in reversed(self.extensions):
-            ext.stop()
-        if self.settler is not None:
-            self.settler.stop()
-        if self.maintainer is not None:
-            self.maintainer.stop()
+        for service in reversed(self.extensions):
+            service.stop()
         self.writer.stop()
         for close in reversed(self.closers):
             close()
         self.store.close()
+
+    @property
+    def settler(self) -> Settler | None:
+        """The settler component's ``Settler`` once started (what settles, and what the
+        evaluation scheduler listens to); None in a server without it."""
+        return self.find(Settler)
+
+    @property
+    def grpc_port(self) -> int | None:
+        """The port the gRPC receiver bound once started; None in a server without it."""
+        receiver = self.find(GrpcReceiver)
+        return receiver.port if receiver is not None else None
 
     def table(self, name: str, load: Callable[[str | None], _T]) -> _T:
         """A component's ``[name]`` table (``collector.config.settings_table``)."""

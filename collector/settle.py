@@ -5,7 +5,7 @@ A trace is ready when its root span arrived and nothing new came for ``settle_se
 ``assembled_spans`` and the trace is assembled (and evaluated) again.
 
 Ingest comes first: while ingest is under pressure (``pressure()`` is true; in a server, spans waited
-for the writer most of the last seconds, ``collector.runtime.INGEST_PRESSURE_SHARE``) the loop skips
+for the writer most of the last seconds, ``collector.settle_service.INGEST_PRESSURE_SHARE``) the loop skips
 its rounds, so assembling (and the evaluation it triggers) does not take CPU from the writer during a
 burst. Steady traffic that the writer keeps up with is no pressure, so live traces settle on time. It
 never skips for longer than ``max_backoff_seconds`` in a row: under endless overload a round still

@@ -143,7 +143,7 @@ def _meanings() -> dict[str, dict[str, str]]:
 
 
 def _catalog() -> list[str]:
-    from collector.store.duck import Store
+    from collector.store import Store
 
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "schema.duckdb")

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collector.config import explain, load_toml
 from collector.errors import ConfigError
-from evaluators.base import EvaluatorSpec
+from evaluators.spec import EvaluatorSpec
 
 
 class EvaluationSettings(BaseModel):

@@ -45,7 +45,8 @@ from collector.jsonvalue import loads as loads_json
 from collector.store import feedback as store_fb
 from collector.store.base import Tx
 from collector.store.reader import Window
-from evaluators.sampling import SamplingSettings, is_negative, load_sampling_settings
+from evaluators.sampling_decision import is_negative
+from evaluators.sampling_settings import SamplingSettings, load_sampling_settings
 
 WriteFn = Callable[[Callable[[Tx], Any]], Any]
 
@@ -298,7 +299,7 @@ def read_annotations(
     if not trace_ids:
         return []
     now = utcnow()
-    # spans are marked where they are decoded (collector.batch.carries_feedback); those stored
+    # spans are marked where they are decoded (collector.span_rows.carries_feedback); those stored
     # before that (NULL) are searched as they always were
     rows = store_fb.annotated_spans(con, trace_ids, hint)
     out: list[dict[str, Any]] = []

@@ -1,7 +1,8 @@
 """The judge tier of the live scheduler: which traces of a written group are judged (the sampler,
-``evaluators.sampling``), a bounded queue in front of the judge runner, and the thread that hands it
-batches. When the queue is full, or a trace waited longer than ``judge_max_wait_seconds``, the tier
-sheds it with ``over_budget`` / reason ``backlog``; every decision is an ``eval_log`` row."""
+``evaluators.sampling_decision``), a bounded queue in front of the judge runner, and the thread
+that hands it batches. When the queue is full, or a trace waited longer than
+``judge_max_wait_seconds``, the tier sheds it with ``over_budget`` / reason ``backlog``; every
+decision is an ``eval_log`` row."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from collector.store.base import Tx
 from collector.store.reader import Window
 from evaluators.clock import Clock
 from evaluators.eval_log import LogBuffer, write_log
-from evaluators.sampling import SamplingSettings, WrittenFacts, decide, load_facts
+from evaluators.sampling import WrittenFacts, load_facts
+from evaluators.sampling_decision import decide
+from evaluators.sampling_settings import SamplingSettings
 
 log = logging.getLogger("ragfault.evaluate")
 

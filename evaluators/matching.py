@@ -15,12 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evaluators.base import cached_property
+from evaluators.cached import cached_property
 from evaluators.gold import AnyOf, Evidence, KBDocument
 from evaluators.text import normalize_cached, normalize_doc
 
 if TYPE_CHECKING:
-    from evaluators.base import EvalInput, StepDoc
+    from evaluators.eval_input import EvalInput
+    from evaluators.trace_view import StepDoc
 
 
 @dataclass(frozen=True)

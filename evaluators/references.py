@@ -11,9 +11,10 @@ from pydantic import ValidationError
 from collector.jsonvalue import loads as loads_json
 from collector.store import references
 from collector.store.base import Tx
-from evaluators.base import KnowledgeBase, TraceView
+from evaluators.eval_input import KnowledgeBase
 from evaluators.gold import GoldCase, KBDocument
 from evaluators.text import normalize
+from evaluators.trace_view import TraceView
 
 log = logging.getLogger("ragfault.evaluate")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collector.entrypoints import load_group
 from collector.errors import ConfigError
-from evaluators.base import EvaluatorSpec
+from evaluators.spec import EvaluatorSpec
 
 GROUP = "ragfault.evaluators"
 

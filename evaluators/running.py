@@ -21,8 +21,10 @@ from pydantic import BaseModel
 
 from collector.model import VERDICT
 from collector.store.verdicts import TraceTables
-from evaluators.base import EvalInput, EvaluatorSpec, Metric
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric
 from evaluators.references import References
+from evaluators.spec import EvaluatorSpec
 from evaluators.views import make_inputs, views_from_tables
 
 log = logging.getLogger("ragfault.evaluate")

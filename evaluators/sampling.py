@@ -1,247 +1,25 @@
-"""Which settled traces the judge tier sees (config file table ``[sampling]``).
-
-The cheap tier runs on every trace. The judge tier runs on a sample, decided per trace by a pure
-function of the trace's facts and the settings, in this order:
-
-1. an ``exclude`` rule that matches → ``filtered`` (health checks, synthetic traffic);
-2. an always-evaluate trigger that fires → selected (negative user feedback, error status, empty
-   retrieval, a stale or forbidden document in the cheap-tier verdicts just written, answer claims
-   the lexical tier left undecided) — triggers override every rate;
-3. the first ``sample`` rule that matches → its rate;
-4. experiment traffic (a trace with a run id) → ``experiment_rate`` (default: all);
-5. production traffic → ``production_rate``.
-
-A rate is applied deterministically: a trace is in when ``bucket(trace_id) < rate``, where the bucket
-is a keyed hash of the trace id mapped to [0, 1). Every instance with the same ``salt`` makes the
-same decision, and a trace sampled at 10% is also in at 20%.
-"""
+"""The facts the sampler decides on (``evaluators.sampling_decision``), for a batch of traces whose
+cheap tier ran: taken from the rows the batch was evaluated from and those written for it
+(``written_facts``), or read back from the tables (``load_facts``), with feedback and the root
+span's attributes read in either case."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from fnmatch import fnmatchcase
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from collector.config import explain, load_toml
-from collector.errors import ConfigError
 from collector.store import sampling as store_sampling
 from collector.store.base import Tx
 from collector.store.reader import Window
 from collector.store.verdicts import TraceTables
-
-TRIGGERS = (
-    "negative_feedback",
-    "error_status",
-    "empty_retrieval",
-    "stale_document",
-    "forbidden_document",
-    "undecided_claims",
-)
-
-
-class SamplingRule(BaseModel):
-    """Matches a trace when every given field matches (glob patterns, case-sensitive)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = Field(..., min_length=1, description="Shown in eval_log reasons.")
-    service: str | None = Field(None, description="Glob on the trace's service.name.")
-    run: str | None = Field(None, description="Glob on ragfault.run_id ('' matches traces without one).")
-    route: str | None = Field(None, description="Glob on the root span's name.")
-    attributes: dict[str, str] = Field(
-        default_factory=dict, description="Glob per attribute of the root span or the resource."
-    )
-    action: Literal["sample", "exclude"] = Field("sample", description="Sample at `rate`, or exclude.")
-    rate: float | None = Field(None, ge=0, le=1, description="Share of matching traces judged.")
-
-    @model_validator(mode="after")
-    def _check(self) -> SamplingRule:
-        if self.action == "sample" and self.rate is None:
-            raise ValueError(f"rule {self.name}: a sample rule needs a rate")
-        if self.action == "exclude" and self.rate is not None:
-            raise ValueError(f"rule {self.name}: an exclude rule takes no rate")
-        return self
-
-    def needs_attributes(self) -> bool:
-        return bool(self.attributes)
-
-    def matches(self, facts: TraceFacts) -> bool:
-        if self.service is not None and not fnmatchcase(facts.service_name or "", self.service):
-            return False
-        if self.run is not None and not fnmatchcase(facts.run_id or "", self.run):
-            return False
-        if self.route is not None and not fnmatchcase(facts.route or "", self.route):
-            return False
-        for key, pattern in self.attributes.items():
-            value = facts.attributes.get(key)
-            if value is None or not fnmatchcase(_text(value), pattern):
-                return False
-        return True
-
-
-class TriggerSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    negative_feedback: bool = Field(True, description="Negative user feedback on the trace or a span of it.")
-    error_status: bool = Field(True, description="A span of the trace has status ERROR.")
-    empty_retrieval: bool = Field(True, description="A retrieval step ran and returned no documents.")
-    stale_document: bool = Field(True, description="A cheap-tier stale-document metric counted one.")
-    forbidden_document: bool = Field(True, description="A cheap-tier permission metric counted one.")
-    undecided_claims: bool = Field(
-        True, description="The lexical tier left answer claims undecided (the judge decides them)."
-    )
-
-
-class SamplingSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    production_rate: float = Field(0.1, ge=0, le=1, description="Share of production traces judged.")
-    experiment_rate: float = Field(1.0, ge=0, le=1, description="Share of traces with a run id judged.")
-    salt: str = Field("", description="Mixed into the hash; change it to draw a different sample.")
-    rules: tuple[SamplingRule, ...] = Field((), description="[[sampling.rules]]: first matching rule wins.")
-    triggers: TriggerSettings = Field(default_factory=TriggerSettings)
-    stale_metrics: tuple[str, ...] = Field(
-        ("stale_context",), description="Metrics whose numerator > 0 means stale."
-    )
-    forbidden_metrics: tuple[str, ...] = Field(
-        ("permission_violations",), description="Metrics whose numerator > 0 means a forbidden document."
-    )
-    undecided_metrics: tuple[str, ...] = Field(
-        ("answer_support_undecided",), description="Metrics whose numerator > 0 mean claims left undecided."
-    )
-    negative_score_below: float = Field(0.5, description="A feedback score below this is negative.")
-    negative_labels: tuple[str, ...] = Field(
-        (
-            "thumbs_down",
-            "down",
-            "negative",
-            "bad",
-            "incorrect",
-            "wrong",
-            "unhelpful",
-            "hallucinated",
-            "not_helpful",
-        ),
-        description="Feedback labels (case-insensitive) that are negative.",
-    )
-    feedback_annotator_kinds: tuple[str, ...] = Field(
-        ("HUMAN",), description="Annotator kinds whose negative feedback triggers (API feedback is HUMAN)."
-    )
-    judge_factory: str | None = Field(
-        None,
-        description="'module:function' building the judge runner; default evaluators.judge.service:build_judge_runner.",
-    )
-    judge_queue_max: int = Field(2000, gt=0, description="Traces waiting for the judge before load is shed.")
-    judge_max_wait_seconds: float = Field(
-        300.0, gt=0, description="A trace that waited longer for the judge is shed (over_budget, backlog)."
-    )
-    judge_batch_size: int = Field(20, gt=0, description="Traces handed to the judge runner at once.")
-
-    def needs_attributes(self) -> bool:
-        return any(r.needs_attributes() for r in self.rules)
-
-
-def load_sampling_settings(config_file: str | Path | None) -> SamplingSettings:
-    data = load_toml(config_file).get("sampling", {})
-    try:
-        return SamplingSettings(**data)
-    except ValidationError as exc:
-        raise ConfigError(f"invalid settings: {explain(exc, 'sampling')}") from exc
-
-
-def bucket(trace_id: str, salt: str = "") -> float:
-    """A number in [0, 1) fixed by the trace id (lowercase hex) and the salt; uniform over ids."""
-    digest = hashlib.blake2b(trace_id.lower().encode(), digest_size=8, key=salt.encode()[:64]).digest()
-    return int.from_bytes(digest, "big") / 2**64
-
-
-@dataclass(frozen=True)
-class TraceFacts:
-    """What sampling reads about one trace."""
-
-    trace_id: str
-    service_name: str | None = None
-    run_id: str | None = None
-    route: str | None = None
-    attributes: Mapping[str, Any] = field(default_factory=dict)
-    error_count: int = 0
-    empty_retrieval: bool = False
-    stale: bool = False
-    forbidden: bool = False
-    negative_feedback: bool = False
-    undecided: bool = False
-    generation: int = 0
-
-    def triggers(self, enabled: TriggerSettings) -> list[str]:
-        fired = []
-        if enabled.negative_feedback and self.negative_feedback:
-            fired.append("negative_feedback")
-        if enabled.error_status and self.error_count > 0:
-            fired.append("error_status")
-        if enabled.empty_retrieval and self.empty_retrieval:
-            fired.append("empty_retrieval")
-        if enabled.stale_document and self.stale:
-            fired.append("stale_document")
-        if enabled.forbidden_document and self.forbidden:
-            fired.append("forbidden_document")
-        if enabled.undecided_claims and self.undecided:
-            fired.append("undecided_claims")
-        return fired
-
-
-@dataclass(frozen=True)
-class Decision:
-    selected: bool
-    decision: str  # evaluated (once judged), sampled_out, filtered
-    reason: str
-
-
-def decide(facts: TraceFacts, settings: SamplingSettings) -> Decision:
-    """The judge-tier decision for one trace (pure)."""
-    rule = next((r for r in settings.rules if r.matches(facts)), None)
-    if rule is not None and rule.action == "exclude":
-        return Decision(False, "filtered", f"rule {rule.name}")
-    fired = facts.triggers(settings.triggers)
-    if fired:
-        return Decision(True, "evaluated", "trigger:" + ",".join(fired))
-    if rule is not None:
-        rate, why = float(rule.rate or 0.0), f"rule {rule.name}"
-    elif facts.run_id:
-        rate, why = settings.experiment_rate, "experiment"
-    else:
-        rate, why = settings.production_rate, "production"
-    b = bucket(facts.trace_id, settings.salt)
-    if b < rate:
-        return Decision(True, "evaluated", f"sampled: {why} rate {rate:g}")
-    return Decision(False, "sampled_out", f"{why} rate {rate:g}")
-
-
-def is_negative(settings: SamplingSettings, kind: str, value: float | None, label: str | None) -> bool:
-    """The feedback policy: thumbs down, a score below the threshold, or a negative label."""
-    if label is not None and label.strip().lower() in {x.lower() for x in settings.negative_labels}:
-        return True
-    if kind == "thumbs":
-        return value is not None and value <= 0
-    if kind == "score":
-        return value is not None and value < settings.negative_score_below
-    return False
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+from evaluators.sampling_decision import TraceFacts
+from evaluators.sampling_settings import SamplingSettings
 
 
 def _loads(raw: Any) -> dict[str, Any]:

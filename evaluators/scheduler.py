@@ -8,8 +8,6 @@ Its intervals are read from a clock (``evaluators.clock``): a test passes one it
 from __future__ import annotations
 
 import collections
-import importlib
-import inspect
 import logging
 import threading
 import traceback
@@ -20,19 +18,19 @@ from typing import Any
 from collector.components import Context
 from collector.store import verdicts
 from collector.store.base import Tx
-from collector.store.lake import LakeStore
+from collector.store.lake.store import LakeStore
 from collector.store.reader import Window, first_received_range
 from collector.store.verdicts import TraceTables
 from evaluators import feedback as feedback_mod
 from evaluators.clock import Clock, SystemClock
-from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
+from evaluators.config import load_evaluation_settings
 from evaluators.eval_log import LogBuffer, write_log
 from evaluators.judge_tier import JudgeItem, JudgeTier
 from evaluators.pool import EvalPool, default_workers
-from evaluators.registry import discover
-from evaluators.running import EvalTables, Runner, utcnow
-from evaluators.sampling import SamplingSettings, WrittenFacts, load_sampling_settings, written_facts
-from evaluators.store_runner import StoreRunner
+from evaluators.running import EvalTables, utcnow
+from evaluators.sampling import WrittenFacts, written_facts
+from evaluators.sampling_settings import load_sampling_settings
+from evaluators.tier_runners import build_judge, build_runner
 
 log = logging.getLogger("ragfault.evaluate")
 
@@ -74,38 +72,6 @@ _METRICS = {
         "Times the server started its evaluation worker processes (once, unless workers died).",
     ),
 }
-
-
-def build_runner(ctx: Context, settings: EvaluationSettings | None = None) -> StoreRunner:
-    settings = settings or ctx.table("evaluation", load_evaluation_settings)
-    specs = discover()
-    configs = evaluator_configs(settings, specs)
-    return StoreRunner(
-        ctx.store.cursor(),
-        lambda fn: ctx.writer.call(fn, timeout=300),
-        Runner(specs, configs, tier="cheap"),
-        ctx.settings.source_keys,
-        ctx.metrics,
-    )
-
-
-def build_judge(
-    ctx: Context, sampling: SamplingSettings, evaluation: EvaluationSettings, clock: Clock | None = None
-) -> Any:
-    """The judge runner (``evaluate(trace_ids) -> int``) or None when no judge is configured. A
-    factory that takes a ``clock`` keyword is given the service's, so that the judge's pacing and
-    retries run on the same clock as the service (a test's manual clock included)."""
-    if sampling.judge_factory:
-        module, _, attr = sampling.judge_factory.partition(":")
-        factory = getattr(importlib.import_module(module), attr or "build_judge_runner")
-    else:
-        try:
-            from evaluators.judge.service import build_judge_runner as factory  # type: ignore[no-redef,unused-ignore]
-        except ImportError:
-            return None
-    if clock is not None and "clock" in inspect.signature(factory).parameters:
-        return factory(ctx, clock=clock)
-    return factory(ctx)  # each factory reads its own table (``ctx.table``)
 
 
 class EvaluationService:

@@ -22,9 +22,9 @@ without that much work.
 
 Per group of traces picked: read annotations from the spans into ``feedback`` → run the cheap tier
 on every trace, batch by batch → once they are written, decide the judge tier per trace
-(``evaluators.sampling``) → hand the sample to the judge thread through a bounded queue. When the
-queue is full, or a trace waited longer than ``judge_max_wait_seconds``, the judge tier sheds it
-with ``over_budget`` / reason ``backlog``. Every decision is an ``eval_log`` row (evaluator NULL), so
+(``evaluators.sampling_decision``) → hand the sample to the judge thread through a bounded queue.
+When the queue is full, or a trace waited longer than ``judge_max_wait_seconds``, the judge tier
+sheds it with ``over_budget`` / reason ``backlog``. Every decision is an ``eval_log`` row (evaluator NULL), so
 ``SELECT * FROM eval_status WHERE trace_id = …`` says why a trace has no judge score.
 
 ``COMPONENT`` is the server's evaluation component (entry point ``evaluation`` of the
@@ -51,9 +51,8 @@ from evaluators.scheduler import (
     ROUND_GROUPS,
     WRITTEN_SINCE_MARGIN,
     EvaluationService,
-    build_judge,
-    build_runner,
 )
+from evaluators.tier_runners import build_judge, build_runner
 
 __all__ = [
     "COMPONENT",

@@ -17,7 +17,7 @@ from collector.store import verdicts
 from collector.store.base import Tx
 from collector.store.reader import Window, first_received_range
 from collector.store.verdicts import TraceTables
-from evaluators.base import EvalInput
+from evaluators.eval_input import EvalInput
 from evaluators.references import References
 from evaluators.running import EvalTables, Runner, build_tables, evaluate_tables, gc_paused, utcnow
 from evaluators.views import fetch_with_window, make_inputs, views_from_tables

@@ -17,8 +17,9 @@ from collector.store import verdicts
 from collector.store.base import Tx
 from collector.store.reader import Window
 from collector.store.verdicts import TraceTables
-from evaluators.base import EvalInput, StepDoc, StepInfo, TraceView
+from evaluators.eval_input import EvalInput
 from evaluators.references import References, _loads
+from evaluators.trace_view import StepDoc, StepInfo, TraceView
 
 
 def fetch_tables(con: Tx, trace_ids: list[str]) -> TraceTables:

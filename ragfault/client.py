@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from collector.errors import ConfigError, QueryRefused
 
 if TYPE_CHECKING:
-    from collector.store.duck import Store
+    from collector.store import Store
 
 DEFAULT_SERVER = "http://127.0.0.1:4318"
 DEFAULT_DB = "./ragfault.duckdb"
@@ -201,7 +201,7 @@ def sql(
     if url is not None:
         body = json.dumps({"sql": query, "params": params or {}, "max_rows": row_cap}).encode()
         return post(url, "/api/v1/sql", body, token)
-    from collector.store.duck import limit_operator_memory
+    from collector.store.file.connect import limit_operator_memory
     from collector.store.reader import run_select
 
     store = open_read_only(db)
@@ -236,8 +236,8 @@ def lake_of(args: Any) -> tuple[str, str] | None:
 def _sql_on_lake(
     query: str, params: dict[str, Any] | None, lake: tuple[str, str], *, row_cap: int, timeout: float
 ) -> dict[str, Any]:
-    from collector.store.duck import limit_operator_memory
-    from collector.store.lake import LakeStore
+    from collector.store.file.connect import limit_operator_memory
+    from collector.store.lake.store import LakeStore
     from collector.store.reader import run_select
 
     catalog, data_path = lake

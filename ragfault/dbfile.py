@@ -5,9 +5,10 @@ DuckDB allows one writing process a file and refuses to open one another process
 protects a running server's database from every command that opens it. What that lock cannot
 protect is a file deleted and created again (what the demo did) or a file that was never a ragfault
 database: a text file, a JSON lines file, another application's DuckDB database. The checks here
-read the file's header and, for a DuckDB file, its catalog (opened read-only, so the lock answers
-first when a server holds it), and refuse with one line that names the file and what to do.
-DuckDB is imported only where a catalog is read: a refusal by name costs no engine import.
+read the file's header and, for a DuckDB file, its catalog (opened read-only by the store,
+``collector.store.dbfile``, so the lock answers first when a server holds it), and refuse with one
+line that names the file and what to do. The store is imported only where a catalog is read: a
+refusal by name costs no engine import.
 
 The demo marks the databases it makes (the ``ragfault_demo`` table), and replaces one only when
 told ``--force`` and only when it holds nothing but what the demo sent.
@@ -26,7 +27,7 @@ from collector.errors import ConfigError
 # a DuckDB file's main header: an 8-byte checksum, then the magic bytes
 _MAGIC = b"DUCK"
 _MAGIC_AT = 8
-DEMO_TABLE = "ragfault_demo"
+DEMO_TABLE = "ragfault_demo"  # the demo's mark (collector.store.dbfile.DEMO_TABLE: a test holds them equal)
 # what the demo sends: its service and the datasets of its gold cases (``ragfault.demo``)
 DEMO_SERVICES = ("helpdesk-demo",)
 DEMO_DATASETS = ("helpdesk-demo", "helpdesk-conflicts")
@@ -113,25 +114,16 @@ def holder(exc: BaseException) -> str:
 def catalog(path: str | Path, *, what_to_do: str) -> Catalog:
     """The tables and views of the DuckDB file ``path``, opened read-only and closed again. A file
     another process writes is refused here with ``what_to_do``: the lock answers first."""
-    import duckdb
+    from collector.store import dbfile
 
-    con = duckdb.connect(":memory:")
-    quoted = str(path).replace("'", "''")
     try:
-        try:
-            con.execute(f"ATTACH '{quoted}' AS probe (TYPE DUCKDB, READ_ONLY)")
-        except duckdb.Error as exc:
-            if held_by_other(exc):
-                raise ConfigError(
-                    f"{path} is in use by {holder(exc)} (a ragfault server on it?): {what_to_do}"
-                ) from exc
-            raise ConfigError(f"cannot open {path}: {str(exc).splitlines()[0]}") from exc
-        rows = con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_catalog = 'probe' ORDER BY 1"
-        ).fetchall()
-        return Catalog(tuple(str(r[0]) for r in rows))
-    finally:
-        con.close()
+        return Catalog(dbfile.tables(path))
+    except dbfile.CannotOpen as exc:
+        if held_by_other(exc):
+            raise ConfigError(
+                f"{path} is in use by {holder(exc)} (a ragfault server on it?): {what_to_do}"
+            ) from exc
+        raise ConfigError(f"cannot open {path}: {str(exc).splitlines()[0]}") from exc
 
 
 def check_writable(path: str | Path, *, held: str) -> None:
@@ -161,29 +153,15 @@ def _names(tables: tuple[str, ...], most: int = 5) -> str:
 def _foreign_data(path: str | Path) -> str | None:
     """What a demo database holds that the demo did not send (traces of another service, gold cases
     of another dataset), or None."""
-    import duckdb
+    from collector.store import dbfile
 
-    con = duckdb.connect(":memory:")
-    quoted = str(path).replace("'", "''")
-    try:
-        con.execute(f"ATTACH '{quoted}' AS probe (TYPE DUCKDB, READ_ONLY)")
-        found: list[str] = []
-        for table, column, allowed, what in (
-            ("traces", "service_name", DEMO_SERVICES, "traces of service"),
-            ("gold_cases", "dataset", DEMO_DATASETS, "gold cases of dataset"),
-        ):
-            rows = con.execute(
-                f"SELECT DISTINCT coalesce({column}, '(none)') FROM probe.{table} "
-                f"WHERE {column} IS NULL OR {column} NOT IN ({', '.join('?' for _ in allowed)}) LIMIT 3",
-                list(allowed),
-            ).fetchall()
-            if rows:
-                found.append(f"{what} {', '.join(str(r[0]) for r in rows)}")
-        return "; ".join(found) or None
-    except duckdb.CatalogException:
+    found = dbfile.foreign_values(path, DEMO_SERVICES, DEMO_DATASETS)
+    if found is None:
         return None  # no such table yet: the demo stopped before the server made them
-    finally:
-        con.close()
+    what = ("traces of service", "gold cases of dataset")
+    return (
+        "; ".join(f"{w} {', '.join(values)}" for w, values in zip(what, found, strict=True) if values) or None
+    )
 
 
 def prepare_demo_file(path: str | Path, *, force: bool) -> None:
@@ -228,20 +206,10 @@ def prepare_demo_file(path: str | Path, *, force: bool) -> None:
 def mark_demo(path: str | Path) -> None:
     """Create ``path`` as a demo database: the ``ragfault_demo`` table, which lets a later
     ``demo --force`` tell it from a database it did not make."""
-    import duckdb
+    from collector.store import dbfile
 
-    con = duckdb.connect(":memory:")
-    quoted = str(path).replace("'", "''")
-    try:
-        con.execute(f"ATTACH '{quoted}' AS made (TYPE DUCKDB)")
-        con.execute(f"CREATE TABLE made.{DEMO_TABLE} (made_at TIMESTAMP, note VARCHAR)")
-        con.execute(
-            f"INSERT INTO made.{DEMO_TABLE} VALUES (?, ?)",
-            [
-                datetime.now(UTC).replace(tzinfo=None),
-                "made by `ragfault demo`; `ragfault demo --force` may replace this file",
-            ],
-        )
-        con.execute("CHECKPOINT made")
-    finally:
-        con.close()
+    dbfile.mark_demo(
+        path,
+        datetime.now(UTC).replace(tzinfo=None),
+        "made by `ragfault demo`; `ragfault demo --force` may replace this file",
+    )

@@ -12,7 +12,7 @@ from typing import Any
 import uvicorn
 
 from collector.app import create_app
-from collector.components import Component, for_store, installed
+from collector.components import Component
 from collector.config import ServerSettings
 from collector.connections import uvicorn_options
 from collector.errors import ConfigError, StoreUnavailable
@@ -28,20 +28,20 @@ def build(
     settings: ServerSettings | Settings, components: Sequence[Component] | None = None
 ) -> tuple[Runtime, Any]:
     """The runtime and app with ``components`` wired in (default: every installed one,
-    ``collector.components.installed``), those of the configured store only. Given
-    ``ServerSettings`` alone, the other tables come from its config file (``tree_for``); every
-    component reads its table from the one tree the runtime holds."""
+    ``collector.components.installed``, the settler and the gRPC receiver among them), those of
+    the configured store only. Given ``ServerSettings`` alone, the other tables come from its
+    config file (``tree_for``); every component reads its table from the one tree the runtime
+    holds."""
     tree = settings if isinstance(settings, Settings) else tree_for(settings)
-    settings = tree.server
-    chosen = for_store(installed() if components is None else components, settings.store)
-    runtime = Runtime(settings, components=chosen, tree=tree)
-    routers = [factory for c in chosen for factory in c.routers]
+    runtime = Runtime(tree.server, components=components, tree=tree)
+    routers = [factory for c in runtime.components for factory in c.routers]
     return runtime, create_app(runtime, routers=routers)
 
 
 class ServerThread:
     """The server in a background thread (for ``demo`` and tests); ``start()`` returns once healthy.
-    ``components``: the server's parts beyond the core (default: every installed one)."""
+    ``components``: the server's parts beyond the core (default: every installed one); a list
+    given is the whole server, so one without the ``grpc`` component receives over HTTP only."""
 
     def __init__(
         self, settings: ServerSettings | Settings, components: Sequence[Component] | None = None

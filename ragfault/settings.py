@@ -26,7 +26,7 @@ from collector.normalize.mapping import ConventionSettings
 from collector.retention import RetentionSettings
 from evaluators.config import EvaluationSettings
 from evaluators.judge.settings import JudgeSettings
-from evaluators.sampling import SamplingSettings
+from evaluators.sampling_settings import SamplingSettings
 from ragfault.experiments.config import ExperimentSettings
 
 

@@ -85,7 +85,7 @@ class Server:
     def settle(self) -> int:
         """Assemble every trace that has spans not yet assembled, now (no waiting for the settle time)."""
         settler = self.runtime.settler
-        assert settler is not None, "this server does not settle (a read-only lake node)"
+        assert settler is not None, "this server does not settle (its component list has no settler)"
         n = 0
         while True:
             k = settler.run_once(force=True)

@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from collector.config import ServerSettings
-from collector.store.duck import Store
+from collector.store import Store
 from evaluators.gold import Evidence, GoldCase, KBDocument
 from evaluators.registry import discover
 from queries import all_queries, load_query

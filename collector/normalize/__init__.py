@@ -22,9 +22,10 @@ from collector.normalize import (
     vercel,
 )
 from collector.normalize import provenance as prov
-from collector.normalize.common import (
+from collector.normalize.docvalues import DEFAULT_SOURCE_KEYS, json_docs, openinference_docs, tool_docs
+from collector.normalize.mapping import Mappings
+from collector.normalize.step import (
     CONVENTIONS,
-    DEFAULT_SOURCE_KEYS,
     STAGES,
     STEP_TYPES,
     Convention,
@@ -33,15 +34,8 @@ from collector.normalize.common import (
     Stage,
     Step,
     StepType,
-    as_str,
-    as_str_list,
-    json_docs,
-    key_blob,
-    openinference_docs,
-    parse_json,
-    tool_docs,
 )
-from collector.normalize.mapping import Mappings
+from collector.normalize.values import as_str, as_str_list, key_blob, parse_json
 
 __all__ = [
     "CONVENTIONS",

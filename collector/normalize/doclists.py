@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from collector.normalize import documents, structural
-from collector.normalize.common import Doc, Stage, make_doc
+from collector.normalize.docvalues import make_doc
+from collector.normalize.step import Doc, Stage
 
 
 def doc_body(item: Any) -> dict[str, Any] | None:

@@ -24,9 +24,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from collector.normalize import doclists, structural
-from collector.normalize.common import Step
 from collector.normalize.genai_events import CONTENT_EVENTS
 from collector.normalize.shape import INFRASTRUCTURE, side
+from collector.normalize.step import Step
+from collector.otlp_values import attributes as proto_attributes
 
 _SKIP_EVENTS = frozenset({"exception", *CONTENT_EVENTS})
 _SKIP_KEYS = (*INFRASTRUCTURE, "exception.", "event.name", "log.", "error.")
@@ -67,8 +68,6 @@ def attributes(payloads: Iterable[Payload]) -> dict[str, Any]:
 def span_events(events: Any) -> list[Payload]:
     """The events of a span that may hold content: OTLP ``Span.Event`` messages, or the
     ``{name, time_unix_nano, attributes}`` objects of the ``spans.events`` column."""
-    from collector.batch import attributes as proto_attributes
-
     out: list[Payload] = []
     for e in events or ():
         if isinstance(e, dict):

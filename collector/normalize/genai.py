@@ -9,17 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.normalize.common import (
-    Reader,
-    Step,
-    StepType,
-    as_int,
-    as_str,
-    indexed,
-    join_texts,
-    json_docs,
-    json_messages_text,
-)
+from collector.normalize.docvalues import json_docs
+from collector.normalize.messages import join_texts, json_messages_text
+from collector.normalize.step import Reader, Step, StepType
+from collector.normalize.values import as_int, as_str, indexed
 
 OPERATION_TO_STEP: dict[str, StepType] = {
     "chat": "llm",

@@ -22,7 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from collector.normalize.common import parse_json
+from collector.normalize.values import parse_json
+from collector.otlp_values import attributes as proto_attributes
 
 OPERATION_DETAILS = "gen_ai.client.inference.operation.details"
 MESSAGE_EVENTS = {
@@ -221,8 +222,6 @@ def _said(messages: list[Any]) -> str | None:
 def span_content_events(events: Any) -> list[ContentEvent]:
     """The content events among a span's events: OTLP ``Span.Event`` messages, or the list of
     ``{name, time_unix_nano, attributes}`` objects the ``spans.events`` column holds."""
-    from collector.batch import attributes as proto_attributes
-
     out: list[ContentEvent] = []
     for e in events or ():
         if isinstance(e, dict):

@@ -13,19 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.normalize.common import (
-    Doc,
-    Reader,
-    Stage,
-    Step,
-    StepType,
-    as_int,
-    as_str,
-    json_messages_text,
-    make_doc,
-    message_text,
-    parse_json,
-)
+from collector.normalize.docvalues import make_doc
+from collector.normalize.messages import json_messages_text, message_text
+from collector.normalize.step import Doc, Reader, Stage, Step, StepType
+from collector.normalize.values import as_int, as_str, parse_json
 
 # class-name fragments, in the order they are tried (a "ChatGenerator" is a generator)
 _TYPE_TO_STEP: tuple[tuple[str, StepType], ...] = (

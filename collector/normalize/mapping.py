@@ -35,7 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from collector.errors import ConfigError
 from collector.normalize import doclists, documents, structural
-from collector.normalize.common import Doc, Stage, Step, StepType, make_doc
+from collector.normalize.docvalues import make_doc
+from collector.normalize.step import Doc, Stage, Step, StepType
 
 _SEGMENT = re.compile(r"\.?([^.\[\]$]+)|\[(\d+)\]")
 

@@ -9,19 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from collector.normalize.common import (
-    Reader,
-    Step,
-    StepType,
-    as_int,
-    as_str,
-    indexed,
-    join_texts,
-    message_text,
-    openinference_docs,
-    parse_json,
-    unwrap_text,
-)
+from collector.normalize.docvalues import openinference_docs
+from collector.normalize.messages import join_texts, message_text, unwrap_text
+from collector.normalize.step import Reader, Step, StepType
+from collector.normalize.values import as_int, as_str, indexed, parse_json
 
 _TEMPLATE_VAR = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _QUERY_VARS = ("query_str", "query", "question", "input", "user_input")

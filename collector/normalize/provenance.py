@@ -21,7 +21,7 @@ from operator import attrgetter
 
 import orjson
 
-from collector.normalize.common import Step
+from collector.normalize.step import Step
 
 # the step's fields a pass may set, beside its type (its documents are named by stage)
 FIELDS = (

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from collector.normalize.common import Step
+from collector.normalize.step import Step
 
 MAX_CHARS = 40
 _WORD = r"(?:redacted|hidden|omitted|masked|removed|scrubbed|suppressed|filtered)"

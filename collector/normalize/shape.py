@@ -36,7 +36,8 @@ import re
 from typing import Any, Literal
 
 from collector.normalize import doclists, flat, pyrepr, structural
-from collector.normalize.common import Step, as_str
+from collector.normalize.step import Step
+from collector.normalize.values import as_str
 
 Side = Literal["in", "out"]
 

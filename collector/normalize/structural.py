@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from collector.normalize.common import QUESTION_KEYS
+from collector.normalize.messages import QUESTION_KEYS
 
 MAX_DEPTH = 24  # levels of a value looked into (a hostile payload nests without end); a wrapper takes 1-3
 JSON_HEADS = frozenset('{["')  # what a string holding JSON starts with

@@ -22,20 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 from collector.normalize import genai
-from collector.normalize.common import (
-    Doc,
-    Reader,
-    Stage,
-    Step,
-    StepType,
-    as_str,
-    json_docs,
-    make_doc,
-    message_text,
-    parse_json,
-    tool_docs,
-    unwrap_text,
-)
+from collector.normalize.docvalues import json_docs, make_doc, tool_docs
+from collector.normalize.messages import message_text, unwrap_text
+from collector.normalize.step import Doc, Reader, Stage, Step, StepType
+from collector.normalize.values import as_str, parse_json
 
 KIND_TO_STEP: dict[str, StepType] = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
 REQUEST_TYPE_TO_STEP: dict[str, StepType] = {

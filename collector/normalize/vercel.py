@@ -29,7 +29,8 @@ from __future__ import annotations
 from typing import Any
 
 from collector.normalize import doclists
-from collector.normalize.common import Reader, Step, StepType, as_int, as_str, parse_json
+from collector.normalize.step import Reader, Step, StepType
+from collector.normalize.values import as_int, as_str, parse_json
 
 _CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
 _MODEL_CALLS = tuple(f"{c}.do{'Stream' if 'stream' in c else 'Generate'}" for c in _CALLS)

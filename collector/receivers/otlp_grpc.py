@@ -14,6 +14,9 @@ reference to it: the body is freed once a decode worker has it, as an HTTP body 
 handler's caller in gRPC keeps the message until the call returns, so every call served held its
 message through decoding and the commit, outside the byte budget, which counts the decoded batch
 by then.
+
+The receiver is a server component (``COMPONENT``) that starts last and stops first: the server
+takes no gRPC export before everything behind it runs, and none while it stops.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 from collector.auth import check_token
+from collector.components import Component, Context
 from collector.config import ServerSettings
 from collector.errors import GRPC_UNAVAILABLE, RagfaultError, Unauthorized, status_of
 from collector.metrics import Metrics
@@ -140,3 +144,28 @@ def start_grpc(settings: ServerSettings, pipeline: Pipeline, metrics: Metrics) -
         raise OSError(f"cannot bind gRPC port {settings.grpc_port}")
     server.start()
     return server, port
+
+
+STOP_GRACE_SECONDS = 5.0  # calls in flight at stop finish for this long, then are cancelled
+
+
+class GrpcReceiver:
+    """The OTLP/gRPC server as a component's service: it binds and serves at ``start``; ``port``
+    is the port it bound (``[server] grpc_port``, or the free one picked for 0), known from then
+    on, after ``stop`` too."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.settings, self.pipeline, self.metrics = ctx.settings, ctx.pipeline, ctx.metrics
+        self.server: grpc.Server | None = None
+        self.port: int | None = None
+
+    def start(self) -> None:
+        self.server, self.port = start_grpc(self.settings, self.pipeline, self.metrics)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop(grace=STOP_GRACE_SECONDS).wait(2 * STOP_GRACE_SECONDS)
+
+
+# last of the built-in components (a higher order would start after the receiver)
+COMPONENT = Component("grpc", service=GrpcReceiver, order=1000)

@@ -45,5 +45,5 @@ def is_lake(tx: duckdb.DuckDBPyConnection) -> bool:
 def probe(tx: duckdb.DuckDBPyConnection) -> bool:
     """Ask the handle itself (one query): for a handle no store handed out."""
     # (fetched to the end: DuckDB holds a connection until a result is)
-    rows = tx.execute(sql("lake", "attached")).fetchall()
+    rows = tx.execute(sql("lake/attach", "attached")).fetchall()
     return bool(rows[0][0])

@@ -1,4 +1,4 @@
-"""What the writer needs of a store, whichever backend it is (``duck.Store``, ``lake.LakeStore``)."""
+"""What the writer needs of a store, whichever backend it is (``file.store.Store``, ``lake.store.LakeStore``)."""
 
 from __future__ import annotations
 

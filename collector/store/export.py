@@ -23,8 +23,8 @@ KEEP_OUT = ("human_labels",)
 
 def trace_tables(tx: Con, keep: tuple[str, ...] = KEEP_OUT) -> list[str]:
     """Base tables holding per-trace rows (a trace_id column), ``traces`` first, but those in ``keep``.
-    On a lake, the names users read (``lake_work.export_tables``)."""
-    from collector.store import lake_work
+    On a lake, the names users read (``lake.work.export_tables``)."""
+    from collector.store.lake import work as lake_work
 
     if is_lake(tx):
         return lake_work.export_tables(tx, keep)

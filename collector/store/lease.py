@@ -5,7 +5,7 @@ maintenance, retention) is claimed by a lease: a row of ``ragfault_lease`` in th
 PostgreSQL database, written by one ``INSERT … ON CONFLICT DO UPDATE … WHERE`` statement, so
 PostgreSQL's row lock decides between processes that claim at once. A holder renews by claiming
 again. A lease is free once it expires, or at once when its holder's process is gone: each
-``CatalogLeases`` is a holder with a presence in the catalog (``lake_holders``), whose lock ends with
+``CatalogLeases`` is a holder with a presence in the catalog (``lake.holders``), whose lock ends with
 the process. The time is PostgreSQL's (``now()``), the same for every machine, unless a clock is
 injected (tests).
 
@@ -19,8 +19,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collector.store import lake_ddl
-from collector.store.lake_holders import (
+from collector.store.lake import ddl
+from collector.store.lake.holders import (
     DB,
     Presence,
     default_holder,
@@ -68,7 +68,7 @@ class CatalogLeases:
         self.holder = self.presence.holder
         try:
             with self.presence._lock:
-                lake_ddl.in_catalog(self.presence.con, DB, [_CREATE, *_COLUMNS], what=f"table {TABLE}")
+                ddl.in_catalog(self.presence.con, DB, [_CREATE, *_COLUMNS], what=f"table {TABLE}")
         except BaseException:
             self.presence.close()
             raise

@@ -15,7 +15,7 @@ the one that gets it — one per interval across all collectors — runs, in ord
 
 A collector that holds the lease runs again an interval later; one that did not get it asks again
 every ``recheck_seconds`` (a claim that changes nothing while the holder lives), so when the holder
-is killed (mid-run, or holding its interval) its lease is free at once (``lake_holders``: its
+is killed (mid-run, or holding its interval) its lease is free at once (``lake.holders``: its
 presence ends with its process) and a survivor takes it and runs within seconds.
 A step that conflicts with a concurrent ingest commit is rolled back (DuckLake decides between the
 two) and runs again at the next interval; nothing is lost either way.
@@ -29,7 +29,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from collector.store.lake import LakeStore
+from collector.components import Component, Context
+from collector.store.lake.store import LakeStore
 from collector.store.lease import CatalogLeases
 from collector.store.sqlfiles import sql
 
@@ -131,3 +132,29 @@ class Maintainer:
         if self._thread is not None:
             self._thread.join(30)
         self.leases.close()
+
+
+def maintainer(ctx: Context) -> Maintainer | None:
+    """The lake's maintenance in a server: every lake collector asks for the lease, the holder
+    runs it; none when ``[server] lake_maintenance_seconds`` is 0 (another process maintains the
+    lake) or the store is not a lake."""
+    settings, store = ctx.settings, ctx.store
+    if settings.lake_maintenance_seconds <= 0 or not isinstance(store, LakeStore):
+        return None
+    assert settings.catalog  # a lake's settings name it (checked by ServerSettings)
+    leases = CatalogLeases(
+        settings.catalog,
+        extension_repository=settings.extension_repository,
+        extension_dir=settings.extension_dir,
+    )
+    return Maintainer(
+        store,
+        leases,
+        interval_seconds=settings.lake_maintenance_seconds,
+        keep_snapshots_seconds=settings.lake_keep_snapshots_seconds,
+    )
+
+
+# right after the core, beside the settler; its settings are [server]'s (lake_maintenance_seconds,
+# lake_keep_snapshots_seconds)
+COMPONENT = Component("lake_maintenance", service=maintainer, stores=frozenset({"ducklake"}), order=2)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from collector.store import lake_work
 from collector.store.backend import is_lake
 from collector.store.base import Con, QueryFn, operation
+from collector.store.lake import work as lake_work
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 from collector.store.verdicts import registered
@@ -86,7 +86,7 @@ def upsert_kb(con: Con, rows: list[dict[str, Any]]) -> list[str]:
         con.execute(sql("references", "kb_changes"))  # before the rows are replaced: what this load changes
         con.execute(sql("references", "drop_kb"))
         con.execute(sql("references", "insert_kb"))
-        if is_lake(con):  # appends instead of updates (lake_work.refill_textless)
+        if is_lake(con):  # appends instead of updates (lake.work.refill_textless)
             return lake_work.refill_textless(con, max(r["loaded_at"] for r in rows))
         refilled = sorted({r[0] for r in con.execute(sql("references", "refill_textless")).fetchall()})
         if refilled:  # their context and verdicts were made without the text

@@ -8,10 +8,10 @@ from datetime import datetime
 
 import pyarrow as pa
 
-from collector.store import lake_work
 from collector.store.backend import is_lake
 from collector.store.base import Con, operation
 from collector.store.export import KEEP_OUT, trace_tables
+from collector.store.lake import work as lake_work
 from collector.store.templates import filled
 from collector.store.tx import transaction
 

@@ -16,11 +16,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collector.assemble import STAGE_PRIORITY, DocView, StepView
-from collector.store import lake_work
 from collector.store.backend import is_lake
 from collector.store.base import Con, operation
 from collector.store.content import Fill, write_fills
-from collector.store.lake_claims import SETTLE
+from collector.store.lake import work as lake_work
+from collector.store.lake.claims import SETTLE
 from collector.store.reader import Window, window_params
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
@@ -94,7 +94,7 @@ def waiting_traces(tx: Con, limit: int) -> list[Waiting]:
 
 
 def _claimed(tx: Con, rows: list[Waiting]) -> list[Waiting]:
-    """On a lake, the rows this collector claimed to settle (``lake_work``); else all of them."""
+    """On a lake, the rows this collector claimed to settle (``lake.work``); else all of them."""
     if not rows or not is_lake(tx):
         return rows
     return lake_work.claim_waiting(tx, rows, lambda r: r.trace_id, kind=SETTLE, recheck="still_waiting")
@@ -229,7 +229,7 @@ def _table(columns: Mapping[str, Sequence[Any]], schema: pa.Schema) -> pa.Table:
 def write_settled(tx: Con, settled: Settled, fills: list[Fill], window: Window, settled_at: datetime) -> None:
     """Store a round's assembly in one transaction: the text content events filled into steps, the
     registry's text of documents sent without any, the derived context (replacing the last
-    assembly's) and each trace's row (``settled_at``). On a lake: ``lake_work.write_settled``."""
+    assembly's) and each trace's row (``settled_at``). On a lake: ``lake.work.write_settled``."""
     if is_lake(tx):
         return lake_work.write_settled(tx, settled.assembly, settled.context, fills, settled_at)
     tx.register("_asm", settled.assembly)

@@ -1,23 +1,6 @@
 """The dashboard's facts: what its sections aggregate, kept in memory as Arrow tables and brought up
-to date by computing again only the traces that changed.
-
-Three tables keyed by trace, and two of hourly sums:
-
-- ``attribution``: the attribution view's row of each evaluated trace with a gold case (without
-  ``evidence``, ``answer_text`` and ``missing_fields``, which the dashboard never reads), with the
-  hour of its start and its quadrant cell; the case table, run comparison and the trace list's root
-  causes read it in place of the view;
-- ``_ui_layers``: the verdict rows ``queries/layer_metrics.sql`` aggregates, each with its category,
-  run, dataset and start time (``sql/ui/facts_layers.sql``);
-- ``_ui_refusals``: the cells ``queries/refusal_table.sql`` counts, as its own ``cells`` define them;
-  the dashboard runs the rest of that query over them (``refusal_table_sql``);
-- ``_ui_layer_parts`` and ``_ui_cause_parts``: ``_ui_layers`` and ``attribution`` summed per hour of
-  the traces' start (and run, dataset, category and metric; or root cause and quadrant cell).
-
-The dashboard's own statements (``sql/ui/dash_*.sql``) add up the hourly sums of the hours wholly
-inside the time filter and the rows of the hours it cuts, with the bundled queries' definitions (the
-refusal table is the bundled query itself);
-``tests/ui/test_facts.py`` checks they give the same numbers on the same database.
+to date by computing again only the traces that changed. The tables, and the statements that compute
+them, are ``ui_facts_tables``'s; saving and loading them, ``ui_facts_saved``'s.
 
 Keeping up: every call reads the data's version (``version``: counts and newest times of the
 verdicts, gold cases and settled traces). When it moved, each evaluated trace's stamp
@@ -44,16 +27,11 @@ needs runs in the background (``start_full``); the dashboard's calls then answer
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -62,21 +40,23 @@ import pyarrow.compute as pc
 
 from collector.store.base import Con
 from collector.store.sqlfiles import sql
-from collector.store.templates import fill, filled
+from collector.store.ui_facts_saved import load, save
+from collector.store.ui_facts_tables import (
+    PARTS,
+    TABLES,
+    Facts,
+    compute,
+    form,
+    hourly,
+    refusal_table_sql,
+    replace_hours,
+    replace_rows,
+    root_causes,
+    version,
+)
 from collector.store.verdicts import ids_table, registered
-from queries import load_query
 
-TABLES = {"attribution": "facts_attribution", "_ui_layers": "facts_layers", "_ui_refusals": "facts_refusals"}
-"""The facts' tables as the dashboard's statements name them -> the statement that computes them."""
-
-PARTS = {
-    "_ui_layer_parts": ("_ui_layers", "facts_layer_parts"),
-    "_ui_cause_parts": ("attribution", "facts_cause_parts"),
-}
-"""Hourly sums of a table of the facts -> (that table, the statement that sums it): the dashboard adds
-up these (a few thousand rows) instead of a row a trace (attribution: root causes, quadrant, trend) or
-~9 a trace (``_ui_layers``: the layered metrics); a refresh sums again only the hours the changed
-traces' rows were in or are in now."""
+__all__ = ["Building", "DashboardFacts", "Facts", "Refreshes", "refusal_table_sql", "root_causes"]
 
 FULL_SHARE = 0.25
 """Past this share of the evaluated traces changed, computing them all again reads no more than
@@ -91,101 +71,6 @@ PATIENCE = 2.0
 before it answers ``Building``: a small database's is done by then."""
 
 log = logging.getLogger(__name__)
-
-_IDS = "AND e.trace_id IN (SELECT trace_id FROM _ui_ids)"
-
-# columns of few distinct values, held dictionary-encoded (the verdict rows are ~9 a trace: a run id,
-# a category and a metric name each as a string would be most of their memory)
-_DICTIONARY = {
-    "run_id",
-    "dataset",
-    "category",
-    "metric",
-    "status",
-    "cell",
-    "root_cause",
-    "risk",
-    "service_name",
-}
-_MAX_CHUNKS = 32  # partial refreshes append a chunk each; past this many they are merged into one
-
-
-def _encoded(table: pa.Table) -> pa.Table:
-    for i, f in enumerate(table.schema):
-        if f.name in _DICTIONARY and pa.types.is_string(f.type):
-            table = table.set_column(i, f.name, pc.dictionary_encode(table.column(i)))
-    return table
-
-
-def _cte(text: str, name: str) -> tuple[int, int]:
-    """Where the body of ``WITH <name> AS (...)`` starts and ends in ``text`` (brackets in string
-    literals and ``--`` comments are skipped)."""
-    start = text.index(f"WITH {name} AS (") + len(f"WITH {name} AS (")
-    depth, i = 1, start
-    while depth:
-        ch = text[i]
-        if ch == "'":
-            i = text.index("'", i + 1)
-        elif text.startswith("--", i):
-            i = text.index("\n", i)
-        else:
-            depth += {"(": 1, ")": -1}.get(ch, 0)
-        i += 1
-    return start, i - 1
-
-
-@cache
-def refusal_parts() -> tuple[str, str]:
-    """``queries/refusal_table.sql`` in two: its ``cells`` (each trace's cell, unfiltered: what the facts
-    keep, ``facts_refusals``) and the rest of it with ``{cells}`` in their place (what the dashboard
-    runs over the facts' rows)."""
-    text = load_query("refusal_table").sql
-    start, end = _cte(text, "cells")
-    return text[start:end].strip(), text[:start] + "{cells}" + text[end:]
-
-
-def refusal_table_sql() -> str:
-    """The refusal table over the facts' cells (``_ui_refusals``): the bundled query, its cells read
-    from the facts."""
-    return fill(refusal_parts()[1], cells="SELECT * FROM _ui_refusals")
-
-
-def _statement(name: str, ids: str) -> str:
-    """The statement that computes the facts' table ``name``, of the traces in ``_ui_ids`` (``ids``) or
-    of all (``ids`` empty)."""
-    if name == "_ui_refusals":
-        return filled("ui", TABLES[name], cells=refusal_parts()[0], ids=ids)
-    return filled("ui", TABLES[name], ids=ids)
-
-
-def version(con: Con) -> tuple[Any, ...]:
-    """Counts and newest times of what the facts are computed from: it moves with every write. Times
-    are ISO strings, so a version saved as JSON compares equal to the one read again."""
-    row = con.execute(sql("ui", "version")).fetchall()[0]
-    return tuple(v.isoformat() if isinstance(v, datetime | date) else v for v in row)
-
-
-def form(con: Con) -> str:
-    """What the facts' shape depends on: the text of every statement that computes them and the
-    attribution view's definition on this database (a hash; saved facts of another form are not used)."""
-    names = ["version", "facts_stamps", *TABLES.values(), *(stmt for _, stmt in PARTS.values())]
-    view = con.execute(
-        "SELECT sql FROM duckdb_views() WHERE view_name = 'attribution' AND NOT internal"
-    ).fetchall()
-    text = "\n".join([*(sql("ui", n) for n in names), *refusal_parts(), *(str(r[0]) for r in view)])
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-@dataclass(frozen=True)
-class Facts:
-    """The facts' tables and the stamps of the traces they were computed from."""
-
-    stamps: pa.Table
-    tables: dict[str, pa.Table]
-
-    @property
-    def traces(self) -> int:
-        return int(self.tables["attribution"].num_rows)
 
 
 class Building(Exception):
@@ -214,109 +99,6 @@ class Refreshes:
     saved: int = 0
     last: str = ""
     history: list[str] = field(default_factory=list)
-
-
-def compute(
-    con: Con,
-    ids: list[str] | None = None,
-    evaluations: pa.Table | None = None,
-    names: tuple[str, ...] = tuple(TABLES),
-) -> dict[str, pa.Table]:
-    """The tables ``names`` for every evaluated trace (``ids`` None) or for the traces ``ids``, whose
-    verdicts (``evaluations``) the statements read in place of the table."""
-    if ids is None:
-        return {name: _encoded(con.sql(_statement(name, "")).to_arrow_table()) for name in names}
-    assert evaluations is not None
-    with registered(con, {"evaluations": evaluations, "_ui_ids": ids_table(ids)}):
-        # the id filter keeps the result right even if a backend resolved the view's table elsewhere
-        return {name: _encoded(con.sql(_statement(name, _IDS)).to_arrow_table()) for name in names}
-
-
-def hourly(con: Con, stmt: str, rows: pa.Table, hours: pa.Array | None = None) -> pa.Table:
-    """The hourly sums ``stmt`` makes of ``rows`` (registered as ``_ui_rows``), of every hour or of
-    ``hours`` only."""
-    if hours is not None:
-        rows = rows.filter(pc.is_in(rows.column("hour"), value_set=hours, skip_nulls=False))
-    with registered(con, {"_ui_rows": rows}):
-        return _encoded(con.sql(sql("ui", stmt)).to_arrow_table())
-
-
-def _replace_hours(old: pa.Table, hours: pa.Array, new: pa.Table) -> pa.Table:
-    kept = old.filter(pc.invert(pc.is_in(old.column("hour"), value_set=hours, skip_nulls=False)))
-    if new.schema != old.schema:
-        new = new.cast(old.schema)
-    return pa.concat_tables([kept, new]).combine_chunks()
-
-
-def _without(table: pa.Table, drop: pa.Array) -> pa.Table:
-    """``table`` without the rows where ``drop`` is true: the runs of rows between them as slices of
-    ``table`` (no copy; a filter copied every column of every row kept: 220 ms for the ~900,000 verdict
-    rows of 100,000 traces, to drop a few thousand)."""
-    at = pc.indices_nonzero(drop).to_pylist()
-    if not at:
-        return table
-    runs, start = [], 0
-    for i in at:
-        if i > start:
-            runs.append(table.slice(start, i - start))
-        start = i + 1
-    if start < table.num_rows:
-        runs.append(table.slice(start))
-    return pa.concat_tables(runs) if runs else table.slice(0, 0)
-
-
-def _replace(old: pa.Table, gone: pa.Array, new: pa.Table) -> pa.Table:
-    out = _without(old, pc.is_in(old.column("trace_id"), value_set=gone))
-    if new.num_rows:
-        out = pa.concat_tables([out, new if new.schema == old.schema else new.cast(old.schema)])
-    return out.combine_chunks() if out.num_columns and out.column(0).num_chunks > _MAX_CHUNKS else out
-
-
-def _saved_names(tables: dict[str, pa.Table]) -> list[str]:
-    return ["stamps", *tables]
-
-
-def save(path: Path, facts: Facts, key: tuple[Any, ...], shape: str) -> None:
-    """Write the facts to the directory ``path``: each table a new Arrow IPC file, then ``facts.json``
-    naming them (replaced in one rename, so a reader sees the old set or the new one), then the files
-    of earlier saves removed."""
-    path.mkdir(parents=True, exist_ok=True)
-    stamp = f"{time.time_ns()}-{os.getpid()}"
-    files = {}
-    for name, table in {"stamps": facts.stamps, **facts.tables}.items():
-        file = f"{name}.{stamp}.arrow"
-        # one chunk, one dictionary a column: the IPC file format holds no dictionary replacement
-        table = table.unify_dictionaries().combine_chunks()
-        with pa.OSFile(str(path / file), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-            out.write_table(table)
-        files[name] = file
-    meta = {"form": shape, "key": list(key), "files": files, "saved_at": time.time()}
-    tmp = path / f"facts.json.{stamp}"
-    tmp.write_text(json.dumps(meta), encoding="utf-8")
-    os.replace(tmp, path / "facts.json")
-    for old in path.iterdir():
-        if old.name != "facts.json" and old.name not in files.values():
-            with contextlib.suppress(OSError):
-                old.unlink()
-
-
-def load(path: Path, shape: str) -> tuple[tuple[Any, ...], Facts] | None:
-    """The facts saved in ``path`` and the version they were computed at; None when there are none, or
-    they are of another ``form``, or cannot be read."""
-    try:
-        meta = json.loads((path / "facts.json").read_text(encoding="utf-8"))
-        if meta.get("form") != shape:
-            return None
-        tables = {
-            name: pa.ipc.open_file(pa.memory_map(str(path / file))).read_all()
-            for name, file in meta["files"].items()
-        }
-    except (OSError, ValueError, KeyError, pa.ArrowException):
-        return None
-    stamps = tables.pop("stamps", None)
-    if stamps is None or set(tables) != {*TABLES, *PARTS}:
-        return None
-    return tuple(meta["key"]), Facts(stamps, tables)
 
 
 @dataclass(frozen=True)
@@ -545,7 +327,7 @@ class DashboardFacts:
         if self._unsaved >= 0:
             self._unsaved += len(changed)
         self._note(f"{len(changed)} traces recomputed")
-        tables = {name: _replace(old.tables[name], ids, new[name]) for name in TABLES}
+        tables = {name: replace_rows(old.tables[name], ids, new[name]) for name in TABLES}
         for name, (source, stmt) in PARTS.items():
             # the hours these traces' rows were in, or are in now, summed again
             rows = old.tables[source]
@@ -557,7 +339,7 @@ class DashboardFacts:
                     new[source].column("hour").combine_chunks(),
                 ]
             ).unique()
-            tables[name] = _replace_hours(old.tables[name], hours, hourly(con, stmt, tables[source], hours))
+            tables[name] = replace_hours(old.tables[name], hours, hourly(con, stmt, tables[source], hours))
         return Facts(stamps, tables)
 
     def _full(self, con: Con, stamps: pa.Table, why: str, wait: bool = True) -> Facts:
@@ -576,17 +358,3 @@ class DashboardFacts:
     def _note(self, what: str) -> None:
         self.refreshes.last = what
         self.refreshes.history = [*self.refreshes.history[-19:], what]
-
-
-def root_causes(con: Con, trace_ids: list[str]) -> dict[str, str]:
-    """The root cause of each of these traces (those with one), computed from their own verdicts
-    alone, read since their ``verdicts_since``: what a page of the trace list shows before the
-    dashboard's facts exist."""
-    with registered(con, {"_ui_ids": ids_table(trace_ids)}):
-        unknown, since = con.execute(sql("ui", "facts_since")).fetchall()[0]
-        bound = None if unknown else since
-        evaluations = con.sql(sql("ui", "facts_verdicts"), params={"since": bound}).to_arrow_table()
-    table = compute(con, trace_ids, evaluations, ("attribution",))["attribution"]
-    return dict(
-        zip(table.column("trace_id").to_pylist(), table.column("root_cause").to_pylist(), strict=True)
-    )

@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collector.model import VERDICT
-from collector.store import lake_work
 from collector.store.backend import is_lake
 from collector.store.base import Con, QueryFn, operation
+from collector.store.lake import work as lake_work
 from collector.store.reader import Window, received_window, traces_in_range, window_params
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
@@ -229,7 +229,7 @@ def _spans_done(done: Mapping[str, int]) -> pa.Table:
 def pending(con: Con, n: int) -> list[tuple[str, int, datetime | None]]:
     """The oldest ``n`` settled traces waiting for the cheap tier, with the span count each was
     assembled with and the time its first span was received. On a lake, those no other collector
-    holds, claimed by this one (``lake_work.pending``)."""
+    holds, claimed by this one (``lake.work.pending``)."""
     if is_lake(con):
         return lake_work.pending(con, n)
     rows = con.execute(sql("verdicts", "pending"), {"n": n}).fetchall()

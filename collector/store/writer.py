@@ -32,7 +32,7 @@ from collector.batch import ArrowBatch, SpanBatch
 from collector.errors import RetryableError
 from collector.metrics import Metrics
 from collector.store.base import Con, SpanStore
-from collector.store.duck import BUSY_CHECKPOINT_BYTES, IDLE_CHECKPOINT_BYTES, JOBS_CHECKPOINT_BYTES
+from collector.store.file import checkpoint
 from collector.store.schema import batch_to_arrow
 
 log = logging.getLogger("ragfault.writer")
@@ -92,9 +92,9 @@ class Writer:
         max_queue_spans: int = 100_000,
         max_batch_spans: int = 20_000,
         idle_checkpoint_seconds: float = 1.0,
-        idle_checkpoint_bytes: int = IDLE_CHECKPOINT_BYTES,
-        jobs_checkpoint_bytes: int = JOBS_CHECKPOINT_BYTES,
-        busy_checkpoint_bytes: int = BUSY_CHECKPOINT_BYTES,
+        idle_checkpoint_bytes: int = checkpoint.IDLE_CHECKPOINT_BYTES,
+        jobs_checkpoint_bytes: int = checkpoint.JOBS_CHECKPOINT_BYTES,
+        busy_checkpoint_bytes: int = checkpoint.BUSY_CHECKPOINT_BYTES,
         lanes: int = 1,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -271,7 +271,7 @@ class Writer:
         """Lane 0, after a commit or a job: checkpoint when the WAL has grown past what this state
         of ingest allows. Only jobs (settling, evaluation) for a while: ingest is idle but more jobs
         follow, so at ``jobs_checkpoint_bytes`` (frequent checkpoints cost more than their share:
-        see ``collector.store.duck``). Ingest going on without a pause to checkpoint in: at
+        see ``collector.store.file.checkpoint``). Ingest going on without a pause to checkpoint in: at
         ``busy_checkpoint_bytes``, so the memory the WAL's data holds stays bounded and no single
         checkpoint (DuckDB's own, at ``WAL_HARD_LIMIT``, inside a commit) stalls ingest for long."""
         if self.clock() - self._last_write >= self.idle_checkpoint_seconds:

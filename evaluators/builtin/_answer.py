@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaluators.base import EvalInput, StepDoc
 from evaluators.builtin._recorded import unrecorded_retrievals
+from evaluators.eval_input import EvalInput
 from evaluators.lexical import sentences
 from evaluators.text import normalize
+from evaluators.trace_view import StepDoc
 
 DEFAULT_SOURCE_KEYS = ("doc_id", "document_id", "ref_doc_id", "source", "file_name", "file_path")
 

@@ -13,7 +13,9 @@ from typing import Any, TypeVar
 
 import orjson
 
-from evaluators.base import EvalInput, StepDoc, normalize_doc
+from evaluators.eval_input import EvalInput
+from evaluators.text import normalize_doc
+from evaluators.trace_view import StepDoc
 
 _T = TypeVar("_T")
 

@@ -12,7 +12,8 @@ derived from the known candidates is then only part of what the prompt held
 
 from __future__ import annotations
 
-from evaluators.base import EvalInput, StepInfo
+from evaluators.eval_input import EvalInput
+from evaluators.trace_view import StepInfo
 
 
 def output_unrecorded(inp: EvalInput, step: StepInfo) -> bool:

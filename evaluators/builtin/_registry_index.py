@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from evaluators.base import KnowledgeBase
 from evaluators.builtin._docs import as_time
+from evaluators.eval_input import KnowledgeBase
 from evaluators.gold import KBDocument
 
 K1 = 1.2

@@ -22,9 +22,12 @@ The fields (the same names as ``ragfault doctor`` and ``GET /api/v1/coverage`` u
 
 from __future__ import annotations
 
-from evaluators.base import EvalInput, Metric, StepDoc, normalize_doc, not_applicable
 from evaluators.builtin._answer import answer_text
 from evaluators.builtin._recorded import output_unrecorded, unrecorded_retrievals
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric, not_applicable
+from evaluators.text import normalize_doc
+from evaluators.trace_view import StepDoc
 
 ANSWER = "answer"
 ANSWER_LLM_INPUT = "answer_llm_input"

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, not_applicable, ratio
 from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text, context_sentences, query_text
+from evaluators.eval_input import EvalInput
 from evaluators.lexical import is_refusal, split_claims
 from evaluators.lexical.claims import (
     DEFAULT_ABSENT_COVERAGE,
@@ -40,6 +40,8 @@ from evaluators.lexical.claims import (
     DEFAULT_MIN_COVERAGE,
     check_claim,
 )
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, Regexes
 
 UNDECIDED = "answer_support_undecided"
 

@@ -18,9 +18,11 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
 from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text, source_ids
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec
 
 _MARKER = re.compile(
     r"[\[【]\s*([^\[\]【】\s,;，；]{1,120}(?:\s*[,;，；]\s*[^\[\]【】\s,;，；]{1,120})*)\s*[\]】]"

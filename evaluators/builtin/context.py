@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
 from evaluators.builtin import _trace_needs as needs
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
 
 NO_CONTEXT_STAGE = needs.reason(
     needs.ANSWER_LLM_INPUT,

@@ -13,16 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.base import (
-    EvalInput,
-    EvaluatorSpec,
-    Metric,
-    NoConfig,
-    StepDoc,
-    normalize_doc,
-    not_applicable,
-    ratio,
-)
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
+from evaluators.text import normalize_doc
+from evaluators.trace_view import StepDoc
 
 METRIC = "duplicate_candidates"
 

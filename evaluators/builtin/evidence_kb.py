@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
+from evaluators.eval_input import EvalInput
 from evaluators.gold import Evidence
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
 from evaluators.text import normalize_cached, normalize_doc
 
 METRIC = "evidence_in_kb"

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
 from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text, context_norm, context_sentences
+from evaluators.eval_input import EvalInput
 from evaluators.lexical import DEFAULT_MIN_COVERAGE, fact_expressed, support
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec
 from evaluators.text import normalize
 
 NAMES = ("fact_coverage", "facts_missing_in_context")

@@ -21,10 +21,12 @@ from operator import itemgetter
 from typing import Any
 
 from evaluators import lexical
-from evaluators.base import EvalInput, EvaluatorSpec, KnowledgeBase, Metric, NoConfig, not_applicable, ratio
 from evaluators.builtin._docs import distinct, doc_name, per_registry
 from evaluators.builtin.freshness import staleness_memo
+from evaluators.eval_input import EvalInput, KnowledgeBase
 from evaluators.gold import AnyOf, Evidence, KBDocument
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
 
 
 def _evidence_ids(inp: EvalInput) -> set[str]:

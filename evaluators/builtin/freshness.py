@@ -31,9 +31,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluators import lexical
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, StepDoc, not_applicable, ratio
 from evaluators.builtin._docs import as_time, distinct, doc_name, judged_once, meta, per_registry
+from evaluators.eval_input import EvalInput
 from evaluators.gold import KBDocument
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec
+from evaluators.trace_view import StepDoc
 
 
 class Config(BaseModel):

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, StepDoc, not_applicable, ratio
 from evaluators.builtin._docs import as_list, distinct, doc_name, judged_once, meta, per_registry
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
+from evaluators.trace_view import StepDoc
 
 METRIC = "permission_violations"
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, not_applicable
 from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin._answer import answer_text
+from evaluators.eval_input import EvalInput
 from evaluators.lexical import is_refusal, sentences, split_claims
+from evaluators.metric import Metric, not_applicable
+from evaluators.spec import EvaluatorSpec, Regexes
 
 
 class Config(BaseModel):

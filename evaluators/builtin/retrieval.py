@@ -29,9 +29,11 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, not_applicable, ratio
 from evaluators.builtin import _trace_needs as needs
 from evaluators.builtin import search
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec
 
 
 class Config(BaseModel):

@@ -26,8 +26,11 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, Regexes, StepInfo, not_applicable
 from evaluators.builtin import _trace_needs as needs
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric, not_applicable
+from evaluators.spec import EvaluatorSpec, Regexes
+from evaluators.trace_view import StepInfo
 
 
 class Config(BaseModel):

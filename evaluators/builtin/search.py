@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, normalize, not_applicable, ratio
-from evaluators.text import normalize_cached
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
+from evaluators.text import normalize, normalize_cached
 
 METRIC = "evidence_opened"
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, ratio
 from evaluators.builtin import _trace_needs as needs
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
 
 METRIC = "trace_sufficiency"
 

@@ -8,8 +8,10 @@ answer without claims (a refusal) is not applicable. ``label``: supported (every
 
 from __future__ import annotations
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
+from evaluators.eval_input import EvalInput
 from evaluators.judge.common import answer_span, answer_text, context_sentences, details, guarded
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
 
 METRIC = "judge_answer_support"
 

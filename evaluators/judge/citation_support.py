@@ -8,9 +8,11 @@ without citations.
 
 from __future__ import annotations
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
+from evaluators.eval_input import EvalInput
 from evaluators.judge.common import answer_span, answer_text, details, guarded
 from evaluators.judge.judge import Sentence, split_sentences
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
 
 METRIC = "judge_citation_support"
 

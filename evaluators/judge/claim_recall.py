@@ -6,8 +6,10 @@ Low claim recall puts the fault before generation (retrieval or the knowledge ba
 
 from __future__ import annotations
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig
+from evaluators.eval_input import EvalInput
 from evaluators.judge.common import context_sentences, facts_supported, guarded
+from evaluators.metric import Metric
+from evaluators.spec import EvaluatorSpec, NoConfig
 
 METRIC = "claim_recall"
 

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from evaluators.base import EvalInput, Metric, not_applicable, ratio
+from evaluators.eval_input import EvalInput
 from evaluators.judge.client import JudgeFailed, JudgeSkipped
 from evaluators.judge.judge import Judge, Sentence, split_sentences
+from evaluators.metric import Metric, not_applicable, ratio
 
 
 def skipped(metric: str, reason: str, span_id: str | None = None) -> Metric:

@@ -8,8 +8,10 @@ through the cache.
 
 from __future__ import annotations
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable, ratio
+from evaluators.eval_input import EvalInput
 from evaluators.judge.common import answer_sentences, context_sentences, details, guarded, required_facts
+from evaluators.metric import Metric, not_applicable, ratio
+from evaluators.spec import EvaluatorSpec, NoConfig
 
 METRIC = "context_utilization"
 

@@ -5,8 +5,10 @@ value = facts stated / required facts; N/A without required facts. Beside the le
 
 from __future__ import annotations
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig
+from evaluators.eval_input import EvalInput
 from evaluators.judge.common import answer_sentences, facts_supported, guarded
+from evaluators.metric import Metric
+from evaluators.spec import EvaluatorSpec, NoConfig
 
 METRIC = "judge_fact_coverage"
 

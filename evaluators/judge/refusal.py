@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig, not_applicable
+from evaluators.eval_input import EvalInput
 from evaluators.judge.common import answer_span, answer_text, details, guarded
+from evaluators.metric import Metric, not_applicable
+from evaluators.spec import EvaluatorSpec, NoConfig
 
 METRIC = "judge_refusal"
 

@@ -22,16 +22,18 @@ import httpx
 
 from collector.store import judging
 from collector.store.base import Tx
-from collector.store.duck import sibling
+from collector.store.file.connect import sibling
 from collector.textnorm import normalize
-from evaluators.base import EvalInput, EvaluatorSpec, Metric
 from evaluators.clock import Clock
 from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
+from evaluators.eval_input import EvalInput
 from evaluators.judge.client import Budget, CallRecord, JudgeClient
 from evaluators.judge.judge import Judge, JudgeCache
 from evaluators.judge.settings import JudgeSettings, load_judge_settings
+from evaluators.metric import Metric
 from evaluators.registry import discover
 from evaluators.runner import Runner, StoreRunner, WriteFn, utcnow
+from evaluators.spec import EvaluatorSpec
 
 log = logging.getLogger("ragfault.judge")
 

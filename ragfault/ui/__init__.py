@@ -44,7 +44,7 @@ class _SharedReferences:
     server's first trace view cost half a second."""
 
     def __init__(self) -> None:
-        from evaluators.base import KnowledgeBase
+        from evaluators.eval_input import KnowledgeBase
 
         self.kb = KnowledgeBase()
         self.stamp: tuple[Any, ...] | None = None
@@ -52,7 +52,7 @@ class _SharedReferences:
 
     def kb_of(self, con: Any) -> Any:
         from collector.store import references
-        from evaluators.base import KnowledgeBase
+        from evaluators.eval_input import KnowledgeBase
         from evaluators.references import kb_documents
 
         with self.lock:
@@ -82,8 +82,8 @@ class _SharedReferences:
 
 def trace_view(ctx: Context, trace_id: str, shared: _SharedReferences | None = None) -> dict[str, Any] | None:
     """Everything the trace page shows, computed with the evaluators' own matching rules."""
-    from collector.store import lake_claims
     from collector.store import ui as store_ui
+    from collector.store.lake import claims as lake_claims
     from evaluators.builtin.freshness import staleness
     from evaluators.builtin.permission import acl_of
     from evaluators.runner import load_views
@@ -99,7 +99,7 @@ def trace_view(ctx: Context, trace_id: str, shared: _SharedReferences | None = N
         claims = lake_claims.claims_of(con, [trace_id])  # who works on it now (a lake's collectors)
     finally:
         con.close()
-    from evaluators.base import EvalInput
+    from evaluators.eval_input import EvalInput
 
     view = views[0]
     case = refs.case_for(view)

@@ -25,7 +25,6 @@ from collector.store import ui as store_ui
 from collector.store import ui_facts
 from collector.store.reader import jsonable, run_select
 from collector.store.sqlfiles import statement
-from collector.store.templates import fill, fragment
 from collector.store.ui import CASE_SORTS as CASE_SORTS
 from collector.store.ui import TRACE_SORTS as TRACE_SORTS
 from collector.store.ui_facts import Building, DashboardFacts
@@ -93,9 +92,10 @@ BUNDLED = {"refusal_table": ui_facts.refusal_table_sql}
 
 
 def section(name: str) -> tuple[str, Query]:
-    """The SQL of a dashboard section, its fragment filled in, and the statement (its parameters)."""
+    """The SQL of a dashboard section (a complete statement: its filters are its parameters) and the
+    statement (its parameters)."""
     q = ui_query(FAST[name])
-    return fill(q.sql, rows=fragment("ui", "cause_rows")), q
+    return q.sql, q
 
 
 def dashboard(con: Any, filters: dict[str, Any], bucket: str) -> dict[str, Any]:

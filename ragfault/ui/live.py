@@ -32,6 +32,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 
 from collector.components import Component, Context
 from collector.receivers.otlp_http import check_bearer
+from collector.store import live as store_live
 from collector.store.live_window import window_reads
 from collector.store.reader import jsonable, run_select
 from evaluators.clock import Clock, SystemClock
@@ -49,25 +50,6 @@ BACKLOG_ROWS = 50
 REFRESH_SECONDS = 60.0
 BACKLOG_REFRESH_SECONDS = 600.0
 COST_SHARE = 20
-QUEUE_COLUMNS = ("trace_id", "service_name", "start_time", "reasons", "root_cause", "question", "thumbs_down")
-
-CAUSES_SQL = """
-SELECT date_trunc('hour', start_time) AS hour, service_name, root_cause, count(*) AS traces
-FROM live_attribution
-WHERE ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
-  AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
-  AND ($service IS NULL OR service_name = $service)
-GROUP BY ALL
-ORDER BY hour, service_name, root_cause
-"""
-LATEST_SQL = "SELECT max(start_time) FROM traces WHERE case_id IS NULL AND settled_at IS NOT NULL"
-ITEM_SQL = {
-    "live": "SELECT * FROM live_attribution WHERE trace_id = $t",
-    "feedback": "SELECT * FROM trace_feedback WHERE trace_id = $t",
-    "promoted": "SELECT case_id, cause, suggested_cause, promoted_by, promoted_at FROM gold_promotions "
-    "WHERE trace_id = $t",
-    "case": "SELECT case_id, root_cause FROM attribution WHERE trace_id = $t",
-}
 
 
 def _rows(result: Any) -> list[dict[str, Any]]:
@@ -81,24 +63,10 @@ def as_datetime(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value)).replace(tzinfo=None)
 
 
-def _backlog_sql() -> str:
-    """The triage queue counted by service and reason (the bundled query as a subquery, capped)."""
-    return (
-        "SELECT service_name, reason, count(*) AS traces FROM (\n"
-        + load_query("triage").sql
-        + "\n) q, unnest(q.reasons) AS r(reason) GROUP BY ALL ORDER BY service_name, reason"
-    )
-
-
-def _page_triage_sql() -> str:
-    """The bundled triage query, keeping only the columns the page shows (the answers and evidence
-    of up to ``BACKLOG_CAP`` rows are not fetched); the query's own order is kept."""
-    return f"SELECT {', '.join(QUEUE_COLUMNS)} FROM (\n{load_query('triage').sql}\n) q"
-
-
 def backlog_counts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Triage rows counted by service and reason, in the order ``_backlog_sql`` gives (NULLs last):
-    the page's backlog from the same rows as its queue, not from a second run of the query."""
+    """Triage rows counted by service and reason, in the order ``store_live.triage_backlog`` gives
+    (NULLs last): the page's backlog from the same rows as its queue, not from a second run of the
+    query."""
     counts = Counter((r["service_name"], reason) for r in rows for reason in r["reasons"])
 
     def key(item: tuple[tuple[Any, Any], int]) -> tuple[bool, str, bool, str]:
@@ -119,7 +87,7 @@ def window(
         if since is None and until is not None:
             since = until - timedelta(hours=DEFAULT_HOURS)
         return since, until
-    latest = as_datetime(run_select(con, LATEST_SQL, {}, row_cap=1).rows[0][0])
+    latest = as_datetime(store_live.latest(con))
     if latest is None:
         return None, None
     end = latest.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
@@ -133,7 +101,6 @@ def live_page(
     since, until = window(con, since, until)
     params = {"since": since, "until": until, "service": service}
     health = load_query("online_health")
-    triage = load_query("triage")
     # every read below is of traces started since `since`: the views read only their verdicts
     with window_reads(con, since) as cut:
         bound = health.bind({**params, "received_since": cut.received_since})
@@ -142,11 +109,11 @@ def live_page(
             "until": until,
             "service": service,
             "health": _rows(run_select(con, health.sql, bound, row_cap=50_000)),
-            "causes": _rows(run_select(con, CAUSES_SQL, params, row_cap=50_000)),
+            "causes": _rows(store_live.causes(con, since, until, service, row_cap=50_000)),
         }
         # the queue is run once: the backlog counts its rows, the queue is its first rows
-        bind = triage.bind({"service": service, "since": since, "limit": BACKLOG_CAP})
-        rows = _rows(run_select(con, _page_triage_sql(), bind, row_cap=BACKLOG_CAP))
+        asked = {"service": service, "since": since, "limit": BACKLOG_CAP}
+        rows = _rows(store_live.triage_queue(con, asked, row_cap=BACKLOG_CAP))
     out["backlog"] = backlog_counts(rows)
     out["queue"] = rows[:BACKLOG_ROWS]
     out["backlog_capped"] = len(rows) >= BACKLOG_CAP
@@ -157,8 +124,8 @@ def triage_item(con: Any, trace_id: str) -> dict[str, Any]:
     """What one triage screen shows beside the trace view: the suspected cause and its evidence,
     the feedback, and whether the trace was promoted or joins a case already."""
     out: dict[str, Any] = {}
-    for key, text in ITEM_SQL.items():
-        rows = _rows(run_select(con, text, {"t": trace_id}, row_cap=1))
+    for key, result in store_live.triage_item(con, trace_id).items():
+        rows = _rows(result)
         out[key] = rows[0] if rows else None
     return out
 
@@ -246,7 +213,7 @@ def hour_values(con: Any, now: datetime) -> dict[str, dict[Labels, float]]:
     with window_reads(con, start) as cut:  # the two hours' verdicts only
         bound = health.bind({**params, "received_since": cut.received_since})
         health_rows = _rows(run_select(con, health.sql, bound, row_cap=100_000))
-        cause_rows = _rows(run_select(con, CAUSES_SQL, params, row_cap=100_000))
+        cause_rows = _rows(store_live.causes(con, start, None, None, row_cap=100_000))
     for row in health_rows:
         label = which(row["hour"])
         if label is None:
@@ -269,8 +236,7 @@ def backlog_values(con: Any) -> dict[str, dict[Labels, float]]:
     """The whole triage backlog per service and reason: every live trace's verdicts are read, which
     is why it is counted on an interval of its own."""
     series: dict[Labels, float] = {}
-    bind = load_query("triage").bind({"limit": BACKLOG_CAP})
-    for row in _rows(run_select(con, _backlog_sql(), bind, row_cap=100_000)):
+    for row in _rows(store_live.triage_backlog(con, {"limit": BACKLOG_CAP}, row_cap=100_000)):
         series[(("reason", str(row["reason"])), ("service", str(row["service_name"])))] = float(row["traces"])
     return {BACKLOG_GAUGE: series}
 

@@ -24,8 +24,8 @@ from collector.store.reader import jsonable
 from evaluators.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
-    from evaluators.base import KnowledgeBase
     from evaluators.builtin._registry_index import RegistryIndex
+    from evaluators.eval_input import KnowledgeBase
     from ragfault.ui import _SharedReferences
 
 IDLE_SECONDS = 600.0

@@ -9,9 +9,10 @@ from datetime import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators.base import EvalInput, KnowledgeBase, StepDoc, StepInfo, TraceView
 from evaluators.builtin.live_evidence import SPEC, Config
+from evaluators.eval_input import EvalInput, KnowledgeBase
 from evaluators.gold import GoldCase, KBDocument
+from evaluators.trace_view import StepDoc, StepInfo, TraceView
 from tests.attribution.data import GOLD, KB
 
 KNOWLEDGE = KnowledgeBase([KBDocument(**d) for d in KB])

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from evaluators.base import KnowledgeBase
 from evaluators.builtin._registry_index import RegistryIndex, is_current, registry_index, terms_of
+from evaluators.eval_input import KnowledgeBase
 from evaluators.gold import KBDocument
 from tests.attribution.data import KB, QUERY
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from collector.normalize import doclists, documents, normalize_span
-from collector.normalize.common import json_docs, tool_docs
+from collector.normalize.docvalues import json_docs, tool_docs
 
 DOCS = [
     ("refund-window", "Refunds are accepted within 30 days of delivery for unused items.", 0.91),

@@ -12,7 +12,9 @@ import json
 import pytest
 
 from collector.normalize import normalize_span
-from collector.normalize.common import as_float, as_int, as_str_list, json_docs, unwrap_text
+from collector.normalize.docvalues import json_docs
+from collector.normalize.messages import unwrap_text
+from collector.normalize.values import as_float, as_int, as_str_list
 
 
 def docs_of(step, stage):
@@ -641,7 +643,8 @@ def test_unwrap_text(raw, text):
 
 
 def _general_docs(attrs, prefix, stage):
-    from collector.normalize.common import DEFAULT_SOURCE_KEYS, indexed, make_doc
+    from collector.normalize.docvalues import DEFAULT_SOURCE_KEYS, make_doc
+    from collector.normalize.values import indexed
 
     return [
         make_doc(stage, i, s.get("document.id"), s.get("document.content"), s.get("document.score"),
@@ -677,7 +680,8 @@ def _doc_attrs(seed: int) -> dict:
 
 @pytest.mark.parametrize("seed", range(300))
 def test_fast_document_reading_matches_the_general_reading(seed):
-    from collector.normalize.common import DEFAULT_SOURCE_KEYS, key_blob, openinference_docs
+    from collector.normalize.docvalues import DEFAULT_SOURCE_KEYS, openinference_docs
+    from collector.normalize.values import key_blob
 
     attrs = _doc_attrs(seed)
     want = _general_docs(attrs, "retrieval.documents.", "candidate")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from collector.normalize import normalize_span
-from collector.normalize.common import metadata_score
+from collector.normalize.docvalues import metadata_score
 
 LC_DOCS = [
     {"page_content": "Refunds within 30 days.", "metadata": {"doc_id": "refund", "relevance_score": 0.91}},

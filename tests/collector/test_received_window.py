@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from collector.batch import flatten
 from collector.settle import load_trace_parts
-from collector.store.duck import Store
+from collector.span_rows import flatten
+from collector.store import Store
 from collector.store.reader import received_window, window_sql
 from collector.store.schema import batch_to_arrow, migrations
 from evaluators.runner import fetch_tables

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from collector.batch import ArrowBatch, flatten
-from collector.store.duck import Store
+from collector.batch import ArrowBatch
+from collector.span_rows import flatten
+from collector.store import Store
 from collector.store.schema import batch_to_arrow
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
 
@@ -167,10 +168,10 @@ def test_a_trace_the_writer_no_longer_remembers_is_still_merged(tmp_path: Path) 
     """New traces are inserted without ON CONFLICT when the writer has not seen their ids lately.
     A trace it forgot (aged out, or stored before a restart) makes that insert fail; the batch is
     then written through the merging path, and the totals stay right."""
-    from collector.store.duck import _KnownTraces
+    from collector.store.file.ingest import KnownTraces
 
     store = Store(tmp_path / "forget.duckdb")
-    store._known = _KnownTraces(size=1)  # remembers one trace id at a time
+    store._known = KnownTraces(size=1)  # remembers one trace id at a time
     a, b, c = rag_trace(), rag_trace(), rag_trace()
     store.write_spans(store.con, arrow(a[:1]))
     store.write_spans(store.con, arrow(b[:1]))
@@ -195,11 +196,11 @@ def test_trace_rows_agree_with_their_spans_however_the_spans_arrive(tmp_path: Pa
 
     from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
-    from collector.store.duck import _KnownTraces
+    from collector.store.file.ingest import KnownTraces
 
     rng = random.Random(11)
     store = Store(tmp_path / "random.duckdb")
-    store._known = _KnownTraces(size=7)
+    store._known = KnownTraces(size=7)
     try:
         spans = []
         for _ in range(60):

@@ -9,9 +9,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector.batch import ArrowBatch, flatten
+from collector.batch import ArrowBatch
 from collector.metrics import Metrics
-from collector.store.duck import Store
+from collector.span_rows import flatten
+from collector.store import Store
 from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
 from tests.clock import ManualClock
@@ -135,7 +136,7 @@ def test_the_servers_checkpoint_thresholds_are_its_settings(tmp_path: Path) -> N
     from collector.config import build_settings
     from collector.errors import ConfigError
     from collector.runtime import Runtime
-    from collector.store.duck import BUSY_CHECKPOINT_BYTES, IDLE_CHECKPOINT_BYTES
+    from collector.store.file.checkpoint import BUSY_CHECKPOINT_BYTES, IDLE_CHECKPOINT_BYTES
 
     defaults = build_settings()
     assert (defaults.checkpoint_wal_bytes, defaults.idle_checkpoint_wal_bytes) == (

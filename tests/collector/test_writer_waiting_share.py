@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from collector.batch import flatten
 from collector.errors import RetryableError
 from collector.metrics import Metrics
 from collector.normalize import DEFAULT_SOURCE_KEYS
+from collector.span_rows import flatten
+from collector.store import Store
 from collector.store.base import Con
-from collector.store.duck import Store
 from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
 from tests.collector.otlp_build import rag_spans, request

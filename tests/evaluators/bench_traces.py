@@ -9,8 +9,8 @@ import random
 import time
 
 from bench.evaluate import export_requests, make_kb
-from collector.batch import flatten
 from collector.normalize import DEFAULT_SOURCE_KEYS
+from collector.span_rows import flatten
 from evaluators.loading import store_gold, store_kb
 from ragfault.local import LocalStore
 

@@ -8,9 +8,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from collector.normalize import DEFAULT_SOURCE_KEYS
-from collector.normalize.common import Stage, make_doc
-from evaluators.base import EvalInput, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
+from collector.normalize.docvalues import make_doc
+from collector.normalize.step import Stage
+from evaluators.eval_input import EvalInput, KnowledgeBase
 from evaluators.gold import GoldCase, KBDocument
+from evaluators.metric import Metric
+from evaluators.trace_view import StepDoc, StepInfo, TraceView
 
 T0 = datetime(2026, 9, 15, 12, 0, 0)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators.base import KnowledgeBase
 from evaluators.content_index import GRAM, STEP, ContentIndex, first_by_scan
+from evaluators.eval_input import KnowledgeBase
 from evaluators.gold import KBDocument
 
 # few letters, so that registry texts share many pieces and contain one another often

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evaluators.base import NoConfig
 from evaluators.builtin import context
+from evaluators.spec import NoConfig
 from tests.evaluators.evidence_builders import case, inp, kb, one, rag
 
 CFG = NoConfig()

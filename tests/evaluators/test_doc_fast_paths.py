@@ -20,13 +20,16 @@ from typing import Any
 import orjson
 
 from evaluators import lexical
-from evaluators.base import EvalInput, KnowledgeBase, Metric, NoConfig, StepDoc, not_applicable, ratio
 from evaluators.builtin import follows_stale, freshness
 from evaluators.builtin._docs import distinct, doc_name, judged_once
 from evaluators.config import EvaluationSettings, evaluator_configs
+from evaluators.eval_input import EvalInput, KnowledgeBase
 from evaluators.gold import AnyOf, Evidence
+from evaluators.metric import Metric, not_applicable, ratio
 from evaluators.registry import discover
 from evaluators.running import Runner
+from evaluators.spec import NoConfig
+from evaluators.trace_view import StepDoc
 from tests.evaluators.evidence_builders import case, inp, kb, rag
 
 VALUES = ("7 days", "30 days", "14 days", "$20", "$25", "5 GB", "10 GB", "3 hours", "90 days")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collector.batch import flatten
+from collector.span_rows import flatten
 from collector.store.schema import batch_to_arrow
 from evaluators.runner import load_views
 from ragfault.local import LocalStore

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.base import NoConfig
 from evaluators.builtin import duplicates
+from evaluators.spec import NoConfig
 from tests.evaluators.evidence_builders import inp, one, rag
 
 

@@ -12,8 +12,8 @@ import math
 import random
 from typing import Any
 
-from evaluators.base import EvalInput
 from evaluators.builtin import retrieval
+from evaluators.eval_input import EvalInput
 from tests.evaluators.evidence_builders import case, inp, rag
 
 WORDS = ("refund", "within", "30", "days", "purchase", "members", "export", "data", "7", "licence")

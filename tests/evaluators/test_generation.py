@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from evaluators.base import EvalInput, KnowledgeBase, Metric, StepDoc, StepInfo, TraceView
 from evaluators.builtin import answer_support, citations, fact_coverage, refusal, retrieval_decision
+from evaluators.eval_input import EvalInput, KnowledgeBase
 from evaluators.gold import GoldCase, KBDocument, parse_jsonl
+from evaluators.metric import Metric
+from evaluators.trace_view import StepDoc, StepInfo, TraceView
 
 T0 = datetime(2026, 9, 30, 12, 0, 0)
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime, timedelta
 
-from evaluators.base import EvalInput, KnowledgeBase, StepDoc, StepInfo, TraceView
 from evaluators.builtin import retrieval, retrieval_decision
+from evaluators.eval_input import EvalInput, KnowledgeBase
 from evaluators.gold import Evidence, GoldCase
+from evaluators.trace_view import StepDoc, StepInfo, TraceView
 
 T0 = datetime(2026, 1, 1)
 

@@ -17,11 +17,13 @@ import pytest
 from bench.evaluate import build_db
 from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.store import Store
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig
 from evaluators.config import EvaluationSettings, evaluator_configs
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric
 from evaluators.pool import EvalPool
 from evaluators.registry import discover
 from evaluators.runner import Runner, StoreRunner
+from evaluators.spec import EvaluatorSpec, NoConfig
 from ragfault.local import LocalStore
 from tests.waiting import wait_until
 

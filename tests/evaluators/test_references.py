@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from evaluators.base import TraceView
 from evaluators.loading import store_gold
 from evaluators.runner import References
+from evaluators.trace_view import TraceView
 from ragfault.local import LocalStore
 
 CASES: list[dict[str, Any]] = [

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig
+from evaluators.eval_input import EvalInput
+from evaluators.metric import Metric
 from evaluators.runner import EVAL_COLUMNS, Runner, build_tables
+from evaluators.spec import EvaluatorSpec, NoConfig
 from tests.evaluators.evidence_builders import case, inp, rag
 
 NOW = datetime(2026, 11, 1, 12, 0, 0)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.batch import flatten
+from collector.span_rows import flatten
 from collector.store.schema import batch_to_arrow
 from evaluators.config import EvaluationSettings, evaluator_configs
 from evaluators.registry import discover

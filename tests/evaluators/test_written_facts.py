@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from collector.batch import flatten
+from collector.span_rows import flatten
 from collector.store.schema import batch_to_arrow
 from collector.store.verdicts import TraceTables
 from evaluators.config import EvaluationSettings, evaluator_configs
@@ -19,7 +19,8 @@ from evaluators.feedback import read_annotations, store_feedback
 from evaluators.registry import discover
 from evaluators.runner import Runner, StoreRunner, utcnow
 from evaluators.running import EvalTables
-from evaluators.sampling import SamplingRule, SamplingSettings, load_facts, written_facts
+from evaluators.sampling import load_facts, written_facts
+from evaluators.sampling_settings import SamplingRule, SamplingSettings
 from ragfault.local import LocalStore
 from tests.collector.otlp_build import new_span_id, new_trace_id, rag_spans, request, span
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from evaluators.base import EvalInput, EvaluatorSpec, Metric, NoConfig
+from evaluators.eval_input import EvalInput
 from evaluators.judge.service import _Prefetched
+from evaluators.metric import Metric
 from evaluators.runner import Runner
+from evaluators.spec import EvaluatorSpec, NoConfig
 from tests.evaluators.evidence_builders import inp, rag
 
 CALLS: list[str] = []

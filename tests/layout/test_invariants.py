@@ -19,16 +19,11 @@ from tests.layout import scan
 # Modules outside the store that hold a raw DuckDB connection (``import duckdb``, the store's ``Con``
 # alias imported, ``DuckDBPyConnection`` named): the store as a typed interface with an opaque
 # handle removes them. Value: how many such places the module has.
-DUCKDB_HANDLES: dict[str, int] = {
-    "ragfault/dbfile.py": 3,  # probes a --db file before a command opens it
-}
+DUCKDB_HANDLES: dict[str, int] = {}
 
 # String constants outside the store that are SQL statements (``scan.is_sql``): statements belong in
 # the store's files, run through its typed operations. Value: how many the module holds.
-SQL_LITERALS: dict[str, int] = {
-    "ragfault/dbfile.py": 8,  # probing and stamping a --db file
-    "ragfault/ui/live.py": 8,  # the live page's reads (the one triage run of the page: to move into the store)
-}
+SQL_LITERALS: dict[str, int] = {}
 
 # Parameters named ``runtime`` typed ``Any``: a service locator components patch attributes onto.
 # Components are given a typed context (``collector.components.Context``) instead: none is left.
@@ -37,30 +32,12 @@ ANY_RUNTIME: dict[str, int] = {}
 MAX_LINES = 400
 # Modules over MAX_LINES, to be split by concern (none is generated or data: such a module would be
 # listed in DATA_MODULES instead, which may be any length).
-OVERSIZED: dict[str, str] = {
-    "collector/batch.py": "span batches: decoding, columns and their checks in one module",
-    "collector/normalize/common.py": "the readers' shared helpers",
-    "collector/signals.py": "logs and metrics receivers beside their storage",
-    "collector/store/duck.py": "the DuckDB file store: connection, writes and maintenance",
-    "collector/store/lake.py": "the DuckLake store: attach, writes and maintenance",
-    "collector/store/ui_facts.py": "the UI's fact reads",
-    "evaluators/base.py": "the evaluator API: spec, views and results together",
-    "evaluators/builtin/live_evidence.py": "live evidence: inputs, checks and rows",
-    "evaluators/sampling.py": "the sampler's settings, facts and decisions",
-    "evaluators/scheduler.py": "the evaluation service: its loop, rounds, backlog and the judge hand-off",
-}
+OVERSIZED: dict[str, str] = {}
 DATA_MODULES: dict[str, str] = {}
 
 # SQL files whose declared parameters (``-- params:``) differ from the ones their body uses: a
 # statement is complete in its file, every window and filter a parameter it uses.
-SQL_PARAMS: dict[str, str] = {
-    "store ui/dash_quadrant": "window and run filters appended by Python",
-    "store ui/dash_root_causes": "window and run filters appended by Python",
-    "store ui/dash_trend": "window and run filters appended by Python",
-    "store ui/traces_count": "the trace list's filters appended by Python",
-    "store ui/traces_page": "the trace list's filters appended by Python",
-    "store ui/traces_search": "the trace list's filters appended by Python",
-}
+SQL_PARAMS: dict[str, str] = {}
 
 
 def _outside_store() -> list[str]:

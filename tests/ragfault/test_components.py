@@ -13,7 +13,9 @@ import pytest
 
 from collector.components import GROUP, Component, for_store, installed
 from collector.errors import ConfigError
+from collector.receivers.otlp_grpc import GrpcReceiver
 from collector.retention import RetentionService
+from collector.settle import Settler
 from evaluators.scheduler import EvaluationService
 from ragfault.server import ServerThread
 from ragfault.settings import load_settings
@@ -24,7 +26,19 @@ from tests.ragfault import component_probe
 from tests.ragfault.component_probe import Probe
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILT_IN = ["retention", "coverage", "evaluation", "judge", "experiments", "ui", "live_gauges"]
+# the settler first, the gRPC receiver last (tests/collector/test_core_components.py)
+BUILT_IN = [
+    "settler",
+    "retention",
+    "coverage",
+    "evaluation",
+    "judge",
+    "experiments",
+    "ui",
+    "live_gauges",
+    "grpc",
+]
+WITH_PROBE = [*BUILT_IN[:-1], "probe", "grpc"]  # a third party's (order 200) starts before the receiver
 
 
 def distribution(root: Path, entries: dict[str, str]) -> Path:
@@ -55,15 +69,15 @@ def test_the_entry_points_are_the_ones_pyproject_declares() -> None:
 
 def test_the_default_server_has_every_built_in_component(tmp_path: Path) -> None:
     assert [c.name for c in for_store(installed(), "duckdb")] == BUILT_IN
-    # a lake runs its own retention (by a lease), the rest the same
+    # a lake runs its own retention (by a lease) and its maintenance, the rest the same
     lake = [c.name for c in for_store(installed(), "ducklake")]
-    assert lake == ["lake_retention", *BUILT_IN[1:]]
+    assert lake == ["settler", "lake_maintenance", "lake_retention", *BUILT_IN[2:]]
     srv = ServerThread(make_settings(tmp_path)).start()
     try:
         rt = srv.runtime
         assert [c.name for c in rt.components] == BUILT_IN
         kinds = [type(e) for e in rt.extensions]
-        assert kinds == [RetentionService, EvaluationService, FactsKeeper, LiveGauges]
+        assert kinds == [Settler, RetentionService, EvaluationService, FactsKeeper, LiveGauges, GrpcReceiver]
         for kind in kinds:  # each found by its type, the one that runs
             assert rt.find(kind) is rt.extensions[kinds.index(kind)]
         paths = set(srv.app.openapi()["paths"])  # every component's routes are the app's
@@ -83,19 +97,19 @@ def test_a_third_party_component_installed_by_an_entry_point_runs_with_the_serve
     monkeypatch.syspath_prepend(
         str(distribution(tmp_path / "site", {"probe": "tests.ragfault.component_probe:COMPONENT"}))
     )
-    assert [c.name for c in installed()] == ["lake_retention", *BUILT_IN, "probe"]  # order 200: last
+    assert [c.name for c in installed()] == ["settler", "lake_maintenance", "lake_retention", *WITH_PROBE[1:]]
     cfg = tmp_path / "ragfault.toml"
     cfg.write_text('[probe]\ngreeting = "hola"\n', encoding="utf-8")
     srv = start_server(config_file=str(cfg))
     rt = srv.runtime
-    assert [c.name for c in rt.components] == [*BUILT_IN, "probe"]
+    assert [c.name for c in rt.components] == WITH_PROBE
     (built, ctx), (started, evaluation) = events
     # the typed context is the server's: the same store and writer the core runs
     assert built == "built" and ctx is rt and ctx.store is rt.store and ctx.writer is rt.writer
     # it started after the components before it in order, and found the running scheduler by type
     assert started == "start" and evaluation is rt.find(EvaluationService) is not None
     probe = rt.find(Probe)
-    assert probe is not None and rt.extensions[-1] is probe
+    assert probe is not None and rt.extensions[-2:] == [probe, rt.find(GrpcReceiver)]
     assert probe.settings.greeting == "hola"  # its own table of the config file
     r = srv.http.get("/api/v1/probe")
     assert r.status_code == 200, r.text

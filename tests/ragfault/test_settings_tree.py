@@ -59,7 +59,7 @@ def test_components_take_their_tables_from_the_tree_passed_down(tmp_path: Path) 
 
     from collector.retention import RetentionService, RetentionSettings
     from evaluators.config import EvaluationSettings
-    from evaluators.sampling import SamplingSettings
+    from evaluators.sampling_settings import SamplingSettings
     from ragfault.server import ServerThread
     from ragfault.settings import Settings
     from tests.conftest import make_settings

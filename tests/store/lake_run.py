@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
-from collector.store.lake import EXTENSIONS, _package_file
+from collector.store.lake.attach import EXTENSIONS, package_file
 from tests.store import lake_venv
 
 NODE = "tests/store/test_lake_venv.py::test_the_lake_tests_pass_with_the_pinned_lake_set"
@@ -149,4 +149,4 @@ RUN = LakeRun()
 
 def needed() -> bool:
     """True when this environment lacks the lake set (another DuckDB), so the set runs in the pinned one."""
-    return not all(_package_file(package, name) for package, name in EXTENSIONS)
+    return not all(package_file(package, name) for package, name in EXTENSIONS)

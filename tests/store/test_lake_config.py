@@ -8,7 +8,7 @@ import pytest
 
 from collector.config import build_settings
 from collector.errors import ConfigError
-from collector.store.lake import _redact, catalog_conninfo
+from collector.store.lake.attach import catalog_conninfo, redact
 from ragfault.cli import main
 
 
@@ -30,8 +30,8 @@ def test_anything_else_is_refused_with_the_expected_form(url: str) -> None:
 
 
 def test_passwords_stay_out_of_messages() -> None:
-    assert _redact("postgresql://u:secret@h:1/db") == "postgresql://u:***@h:1/db"
-    assert _redact("postgresql://u@h:1/db") == "postgresql://u@h:1/db"
+    assert redact("postgresql://u:secret@h:1/db") == "postgresql://u:***@h:1/db"
+    assert redact("postgresql://u@h:1/db") == "postgresql://u@h:1/db"
 
 
 def test_the_store_table_of_the_config_file(tmp_path: Path) -> None:

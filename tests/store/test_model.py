@@ -16,11 +16,13 @@ import pytest
 from collector import batch
 from collector.assemble import DOC_FIELDS, StepView
 from collector.model import DOCUMENT, SPAN, STEP, TABLES, VERDICT, VERDICT_HISTORY, Table
-from collector.store import Store, lake, lake_schema, schema, verdicts
+from collector.store import Store, schema, verdicts
+from collector.store.lake import schema as lake_schema
+from collector.store.lake import tables as lake_tables
 from collector.store.schema import migrations
 from collector.store.sqlfiles import statement
-from evaluators.base import StepDoc, StepInfo
 from evaluators.running import EVAL_SCHEMA
+from evaluators.trace_view import StepDoc, StepInfo
 
 
 def stored_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, bool]]:
@@ -100,7 +102,7 @@ def test_the_ingest_lists_and_schemas_are_the_models() -> None:
 
 
 def test_the_lakes_raw_tables_and_appended_verdicts_are_declared_from_the_model() -> None:
-    declared = lake.span_table_columns()
+    declared = lake_tables.span_table_columns()
     for table in (SPAN, STEP, DOCUMENT):
         assert declared[table.name] == [(c.name, c.duck, not c.nullable) for c in table.columns]
     made = lake_schema.tables()

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collector.store.duck import ROW_GROUP_ROWS, Store, sibling
+from collector.store import Store
+from collector.store.file.connect import ROW_GROUP_ROWS, sibling
 
 
 def _groups(con, table: str) -> list[int]:

@@ -1,5 +1,5 @@
 """The statements the file and the lake each have their own of, side by side: the file updates its
-rows in place, the lake appends rows that its views read (``lake_work``), so the two cannot be one
+rows in place, the lake appends rows that its views read (``collector.store.lake.work``), so the two cannot be one
 statement; what decides which rows they touch is the same, and this test holds it so.
 
 Each pair names the conditions both must contain (compared without table names or aliases and
@@ -21,31 +21,31 @@ BY_ID = "k.doc_id = coalesce(doc_id, chunk_id)"
 
 # file statement, lake statement, the conditions both hold
 PAIRS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("verdicts/pending", "lake/pending", (WAITING, "ORDER BY settled_at", "LIMIT $n")),
-    ("verdicts/requeue", "lake/requeue", (SETTLED_OF,)),
+    ("verdicts/pending", "lake/work/pending", (WAITING, "ORDER BY settled_at", "LIMIT $n")),
+    ("verdicts/requeue", "lake/work/requeue", (SETTLED_OF,)),
     (
         "feedback/requeue_evaluated",
-        "lake/requeue_evaluated",
+        "lake/work/requeue_evaluated",
         (f"{SETTLED_OF} AND evaluated_spans IS NOT NULL",),
     ),
-    ("references/reassemble", "lake/reassemble", (SETTLED_OF,)),
-    ("settle/registry_text", "lake/registry_texts", (*TEXTLESS, BY_ID)),
+    ("references/reassemble", "lake/work/reassemble", (SETTLED_OF,)),
+    ("settle/registry_text", "lake/work/registry_texts", (*TEXTLESS, BY_ID)),
     (
         "references/refill_textless",
-        "lake/textless_traces",
+        "lake/work/textless_traces",
         (*TEXTLESS, BY_ID, "k.doc_id IN (SELECT doc_id FROM _kb)", "IN (SELECT trace_id FROM"),
     ),
     (
         "verdicts/mark_evaluated",
-        "lake/mark_evaluated",
+        "lake/work/mark_evaluated",
         (
             "coalesce(eval_generation, 0) + 1",
             "$now",
             "CASE WHEN $judged THEN evaluated_spans ELSE assembled_spans END",
         ),
     ),
-    ("verdicts/evaluated_spans", "lake/evaluated_spans", ("_sdone",)),
-    ("verdicts/insert_verdicts", "lake/insert_verdicts", ("SELECT * FROM _evals",)),
+    ("verdicts/evaluated_spans", "lake/work/evaluated_spans", ("_sdone",)),
+    ("verdicts/insert_verdicts", "lake/work/insert_verdicts", ("SELECT * FROM _evals",)),
 ]
 
 # the names a statement's rows go by: the file's tables, the lake's views and state, their aliases
@@ -71,7 +71,7 @@ def test_the_file_and_the_lake_statement_share_their_conditions(
 
 
 def test_both_verdict_inserts_take_the_columns_a_batch_writes() -> None:
-    for key in ("verdicts/insert_verdicts", "lake/insert_verdicts"):
+    for key in ("verdicts/insert_verdicts", "lake/work/insert_verdicts"):
         listed = re.search(r"INSERT INTO \w+ \(([^)]*)\)", all_statements()[key].sql)
         assert listed is not None, key
         assert tuple(c.strip() for c in listed.group(1).split(",")) == EVAL_COLUMNS, key
@@ -79,6 +79,6 @@ def test_both_verdict_inserts_take_the_columns_a_batch_writes() -> None:
 
 def test_a_changed_condition_is_caught() -> None:
     """The comparison sees a change of one side (here the waiting condition of the lake's pending)."""
-    lake = all_statements()["lake/pending"].sql.replace("evaluated_spans <> assembled_spans", "true")
+    lake = all_statements()["lake/work/pending"].sql.replace("evaluated_spans <> assembled_spans", "true")
     assert normal(WAITING) in normal(all_statements()["verdicts/pending"].sql)
     assert normal(WAITING) not in normal(lake)

@@ -312,7 +312,7 @@ def test_a_traces_rows_are_replaced_in_the_order_kept(drop: list[int]) -> None:
     their new rows appended: the rows a filter would keep, in the same order."""
     import pyarrow as pa
 
-    from collector.store.ui_facts import _replace
+    from collector.store.ui_facts_tables import replace_rows
 
     ids = [f"t{i}" for i in range(10)]
     old = pa.concat_tables(
@@ -320,7 +320,7 @@ def test_a_traces_rows_are_replaced_in_the_order_kept(drop: list[int]) -> None:
     )
     gone = pa.array([ids[i] for i in drop], pa.string())
     new = pa.table({"trace_id": [ids[i] for i in drop], "v": [100 + i for i in drop]})
-    out = _replace(old, gone, new)
+    out = replace_rows(old, gone, new)
     kept = [(t, v) for v, t in enumerate(ids) if v not in drop]
     assert list(zip(out.column("trace_id").to_pylist(), out.column("v").to_pylist(), strict=True)) == [
         *kept,

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from collector.store.live_window import window_reads
+from collector.store.templates import filled
 from queries import load_query
-from ragfault.ui.live import BACKLOG_REFRESH_SECONDS, CAUSES_SQL, REFRESH_SECONDS, LiveGauges, _backlog_sql
+from ragfault.ui.live import BACKLOG_REFRESH_SECONDS, REFRESH_SECONDS, LiveGauges
 from tests.clock import ManualClock
 from tests.live.conftest import DOCS, LiveServer
 from tests.tracegen import rag_trace
@@ -51,6 +52,11 @@ def two_ages(tmp_path: Path) -> Iterator[tuple[LiveServer, dict[str, str], dict[
         srv.stop()
 
 
+def _backlog_sql() -> str:
+    """The backlog's statement as the store runs it: the bundled triage query counted."""
+    return filled("live", "triage_backlog", body=load_query("triage").sql)
+
+
 def _rows(srv: LiveServer, text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     r = srv.http.post("/api/v1/sql", json={"sql": text, "params": params})
     assert r.status_code == 200, r.text
@@ -69,7 +75,7 @@ def test_live_page_figures_are_the_bundled_queries_over_the_whole_store(
     health = load_query("online_health")
     assert page["health"] == _rows(srv, health.sql, health.bind(params))
     assert sum(h["traces"] for h in page["health"]) == 3  # the later three only
-    assert page["causes"] == _rows(srv, CAUSES_SQL, params)
+    assert page["causes"] == _rows(srv, filled("live", "causes"), params)
     assert {(c["service_name"], c["root_cause"]) for c in page["causes"]} >= {("shop", "unsupported_claims")}
     triage = load_query("triage")
     backlog = _rows(srv, _backlog_sql(), triage.bind({"since": between, "limit": 100_000}))

@@ -76,6 +76,60 @@ def test_the_count_follows_each_filter(con: Any) -> None:
         assert len(page.rows) == want, params
 
 
+def test_the_filters_that_join_another_table_combine_with_the_rest(con: Any) -> None:
+    """A filter that joins another table (the list then runs its ``_joined`` statements) with the row
+    filters and with the others of its kind: the count, the page and a text search each match what
+    the conditions select, and the filters not given select nothing away."""
+    from ragfault.ui.api import traces
+
+    con.execute(
+        "INSERT INTO feedback (feedback_id, trace_id, kind, value, source, negative, created_at) "
+        "SELECT 'f' || trace_id, trace_id, 'thumbs', 0, 'api', true, now() FROM traces ORDER BY trace_id LIMIT 3"
+    )
+    service = con.execute("SELECT service_name FROM traces ORDER BY trace_id LIMIT 1").fetchall()[0][0]
+    cause = con.execute(
+        "SELECT root_cause FROM attribution GROUP BY 1 ORDER BY count(*) DESC LIMIT 1"
+    ).fetchall()[0][0]
+    live = (
+        "settled_at IS NOT NULL AND case_id IS NULL AND NOT EXISTS "
+        "(SELECT 1 FROM evaluations e WHERE e.trace_id = traces.trace_id AND e.case_id IS NOT NULL)"
+    )
+    negative = "trace_id IN (SELECT trace_id FROM feedback WHERE negative)"
+    cases = [
+        ({"negative_feedback": True, "service": service}, f"{negative} AND service_name = '{service}'"),
+        ({"negative_feedback": False}, f"NOT ({negative})"),
+        ({"feedback": True, "negative_feedback": True}, negative),
+        ({"root_cause": cause, "feedback": False}, f"trace_id IN (SELECT trace_id FROM attribution WHERE root_cause = '{cause}') AND trace_id NOT IN (SELECT trace_id FROM feedback)"),
+        ({"live": False}, f"NOT ({live})"),
+        ({"live": True}, live),
+        ({"live_cause": cause}, f"trace_id IN (SELECT trace_id FROM live_attribution WHERE root_cause = '{cause}')"),
+    ]  # fmt: skip
+    counted = 0
+    for params, where in cases:
+        want = [
+            r[0]
+            for r in con.execute(
+                f"SELECT trace_id FROM traces WHERE {where} ORDER BY start_time DESC, trace_id"
+            ).fetchall()
+        ]
+        assert store_ui.traces_count(con, {**NONE, **params}) == len(want), params
+        page = store_ui.traces_page(con, {**NONE, **params}, "start_time", True, 200, 0, len(want))
+        assert [r[0] for r in page.rows] == want[:200], params
+        counted += len(want)
+    assert counted > 0
+    # a text search with a joined filter: the thumbs-down traces whose texts hold a word of the first's
+    word = con.execute(
+        "SELECT split_part(query_text, ' ', 1) FROM traces ORDER BY trace_id LIMIT 1"
+    ).fetchall()[0][0]
+    want = con.execute(
+        f"SELECT count(*) FROM traces WHERE {negative} AND (contains(lower(query_text), lower($w)) "
+        "OR contains(lower(answer_text), lower($w)))",
+        {"w": word},
+    ).fetchall()[0][0]
+    found = traces(con, {**NONE, "q": word, "negative_feedback": True}, "start_time", True, 50, 0)
+    assert found["total"] == len(found["rows"]) == want > 0
+
+
 def test_a_text_search_pages_and_counts_in_one_reading(con: Any) -> None:
     from ragfault.ui.api import traces
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evaluators.base import KnowledgeBase
+from evaluators.eval_input import KnowledgeBase
 from evaluators.gold import KBDocument
 from evaluators.scheduler import EvaluationService
 from ragfault.ui.registry import RegistrySearch

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from collector.store.lake import EXTENSIONS, _package_file
+from collector.store.lake.attach import EXTENSIONS, package_file
 
 BACKENDS = ("duckdb", "ducklake")
 
@@ -29,20 +29,20 @@ def requires(store: Any, operation: str) -> None:
 
 
 def lake_set() -> bool:
-    return all(_package_file(package, name) for package, name in EXTENSIONS)
+    return all(package_file(package, name) for package, name in EXTENSIONS)
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    """An empty, writable store of each backend (``duck.Store`` or ``lake.LakeStore``)."""
+    """An empty, writable store of each backend (``file.store.Store`` or ``lake.store.LakeStore``)."""
     if request.param == "duckdb":
-        from collector.store.duck import Store
+        from collector.store import Store
 
         store: Any = Store(tmp_path / "contract.duckdb")
     else:
         if not lake_set():
             pytest.skip("needs the lake extra (DuckDB 1.5.5 + extension packages): run in .lake-venv")
-        from collector.store.lake import LakeStore
+        from collector.store.lake.store import LakeStore
 
         lake = request.getfixturevalue("lake")
         store = LakeStore(lake.catalog, lake.data_path, extension_repository=False)  # offline: the packages

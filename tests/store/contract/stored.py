@@ -19,7 +19,7 @@ def is_lake(store: Any) -> bool:
 
 def needs_tables(store: Any, operation: str, *tables: str) -> None:
     """Skip, naming the operation, when this backend has not got the tables it works on yet. On a
-    lake, a view the lake builds over its raw tables (``traces``, ``evaluations``: lake_schema)
+    lake, a view the lake builds over its raw tables (``traces``, ``evaluations``: lake.schema)
     stands for the file's table."""
     con = store.cursor()
     try:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from collector.batch import flatten
 from collector.settle import Settler
+from collector.span_rows import flatten
 from collector.store.schema import batch_to_arrow
 from tests.collector.otlp_build import new_span_id, request, span
 from tests.store.contract.build import spans_batch
@@ -28,8 +28,8 @@ WHOLE, LATE, TWICE, OPEN = ("0b" * 16, "0c" * 16, "0d" * 16, "0e" * 16)
 def both(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[list[Any]]:
     if not lake_set():
         pytest.skip("needs the lake extra (DuckDB 1.5.5 + extension packages): run in .lake-venv")
-    from collector.store.duck import Store
-    from collector.store.lake import LakeStore
+    from collector.store import Store
+    from collector.store.lake.store import LakeStore
 
     lake = request.getfixturevalue("lake")
     stores: list[Any] = [

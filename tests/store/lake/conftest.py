@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from collector.store.lake import EXTENSIONS, _package_file
+from collector.store.lake.attach import EXTENSIONS, package_file
 
 
 def _lake_set() -> bool:
-    return all(_package_file(package, name) for package, name in EXTENSIONS)
+    return all(package_file(package, name) for package, name in EXTENSIONS)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

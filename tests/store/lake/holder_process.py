@@ -2,7 +2,7 @@
 ``python -m tests.store.lake.holder_process CATALOG DATA_PATH KIND [TRACE_ID ...]``.
 
 KIND ``settle``, ``evaluate`` or ``judge``: a lake store opened on the lake claims those traces for
-that kind of work (``lake_claims.claim``, as a round or a verdict write does). KIND ``lease``: the
+that kind of work (``lake.claims.claim``, as a round or a verdict write does). KIND ``lease``: the
 lake's maintenance lease is claimed (``CatalogLeases``), for an hour. Then it prints ``held
 HOLDER`` and blocks on its standard input, holding what it claimed, until it is killed."""
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from collector.store import lake_claims
-from collector.store.lake import LakeStore
+from collector.store.lake import claims as lake_claims
+from collector.store.lake.store import LakeStore
 from collector.store.lease import CatalogLeases
 from collector.store.maintenance import LEASE
 

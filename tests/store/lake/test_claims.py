@@ -1,4 +1,4 @@
-"""Settling and evaluation claimed per trace across collectors (``collector.store.lake_claims``): two
+"""Settling and evaluation claimed per trace across collectors (``collector.store.lake.claims``): two
 stores on one lake (two holders, as two collector processes are) never settle or evaluate the same
 trace at once, a trace settled or evaluated by one is not done again by the other, the claims of a
 collector that is gone are free at once, and those of one alive but stuck once they expire (expiry
@@ -16,8 +16,9 @@ import pytest
 
 from collector.batch import ArrowBatch
 from collector.settle import Settler
-from collector.store import lake_claims, settling, verdicts
-from collector.store.lake import LakeStore
+from collector.store import settling, verdicts
+from collector.store.lake import claims as lake_claims
+from collector.store.lake.store import LakeStore
 from tests.pg import Postgres
 from tests.store.conftest import Lake
 from tests.store.contract.build import spans_batch

@@ -9,8 +9,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector.store.lake import LAKE, RAW_TABLES, LakeStore
-from collector.store.lake_schema import SIGNAL_TABLES, STATE_TABLES
+from collector.store.lake.attach import LAKE
+from collector.store.lake.schema import SIGNAL_TABLES, STATE_TABLES
+from collector.store.lake.store import LakeStore
+from collector.store.lake.tables import RAW_TABLES
 from tests.collector.test_store_write import arrow, rag_trace
 from tests.store.conftest import Lake
 

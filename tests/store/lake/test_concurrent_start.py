@@ -1,5 +1,5 @@
 """Collectors that start at the same moment on a new catalog all come up: every table and catalog
-object of the lake is made idempotently (``collector.store.lake_ddl``), in the catalog's PostgreSQL
+object of the lake is made idempotently (``collector.store.lake.ddl``), in the catalog's PostgreSQL
 (the leases, the claims, the holders) and in the lake itself."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from collector.store import lake_claims, lake_holders, lease
+from collector.store import lease
+from collector.store.lake import claims as lake_claims
+from collector.store.lake import holders as lake_holders
 from collector.store.lease import CatalogLeases
 from tests.pg import Postgres
 from tests.store.conftest import Lake

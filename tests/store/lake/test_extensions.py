@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from collector.errors import ConfigError
-from collector.store.lake import EXTENSIONS, _package_file, load_extensions
+from collector.store.lake.attach import EXTENSIONS, load_extensions, package_file
 
 
 def instance(tmp_path: Path) -> duckdb.DuckDBPyConnection:
@@ -33,7 +33,7 @@ def loaded(con: duckdb.DuckDBPyConnection) -> dict[str, bool]:
 def copy_files(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for package, name in EXTENSIONS:
-        found = _package_file(package, name)
+        found = package_file(package, name)
         assert found is not None
         shutil.copy(found, directory / found.name)
 
@@ -57,7 +57,7 @@ def test_without_a_repository_the_installed_packages_are_loaded(tmp_path: Path) 
     con = instance(tmp_path)
     origin = load_extensions(con, repository=str(tmp_path / "no-repo"), packages=True)
     for package, name in EXTENSIONS:
-        assert origin[name] == str(_package_file(package, name))
+        assert origin[name] == str(package_file(package, name))
         assert f"{package}/extensions/v{duckdb.__version__}/" in origin[name]
     assert loaded(con) == {"postgres_scanner": True, "ducklake": True}
     # and the lake's ATTACH works with what was loaded

@@ -1,7 +1,7 @@
 """A collector killed with SIGKILL while it holds lake work: the survivor does that work within 10 s
 of the kill, exactly once (issue 47). The holder is a real process (``holder_process``) that claims
 a trace to settle, evaluate or write the judge's verdicts of, or the maintenance lease, and is then
-killed outright; its claims end with its connection to the catalog (``lake_holders``), so no time
+killed outright; its claims end with its connection to the catalog (``lake.holders``), so no time
 has to pass and no expiry is moved. Where the survivor's loop must come round, its clock is the
 test's (``tests/clock.py``)."""
 
@@ -21,8 +21,10 @@ import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from collector.store import lake_claims, lake_holders, verdicts
-from collector.store.lake import LakeStore
+from collector.store import verdicts
+from collector.store.lake import claims as lake_claims
+from collector.store.lake import holders as lake_holders
+from collector.store.lake.store import LakeStore
 from collector.store.lease import CatalogLeases
 from collector.store.maintenance import LEASE, Maintainer
 from queries import load_query

@@ -1,4 +1,4 @@
-"""The holder's own PostgreSQL session (``collector.store.lake_session``, psycopg) against a real server
+"""The holder's own PostgreSQL session (``collector.store.lake.session``, psycopg) against a real server
 with the authentication methods a catalog is run with: SCRAM-SHA-256 (PostgreSQL's default), MD5,
 trust; values come back as the server's text, a wrong password is a clear error, a statement's error
 is the server's message, and the advisory lock ends with the session."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.store.lake_session import Session, SessionError
+from collector.store.lake.session import Session, SessionError
 from tests.pg import Postgres
 
 PASSWORD = "s3cret 'pass'"

@@ -10,8 +10,9 @@ import pytest
 
 from collector.batch import ArrowBatch
 from collector.errors import ConfigError, QueryRefused
-from collector.store.duck import Store
-from collector.store.lake import RAW_TABLES, LakeStore
+from collector.store import Store
+from collector.store.lake.store import LakeStore
+from collector.store.lake.tables import RAW_TABLES
 from collector.store.reader import run_select
 from tests.collector.test_store_write import arrow, rag_trace
 from tests.store.conftest import Lake

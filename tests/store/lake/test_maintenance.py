@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.store.lake import LakeStore
+from collector.store.lake.store import LakeStore
 from collector.store.lease import CatalogLeases
 from collector.store.maintenance import LEASE, Maintainer, maintain
 from tests.collector.test_store_write import arrow, rag_trace

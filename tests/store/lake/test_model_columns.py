@@ -6,7 +6,8 @@ model's columns and types, as the single file has (tests/store/test_model.py).""
 from __future__ import annotations
 
 from collector.model import DOCUMENT, SPAN, STEP, VERDICT, VERDICT_HISTORY, Table
-from collector.store.lake import RAW_TABLES, LakeStore
+from collector.store.lake.store import LakeStore
+from collector.store.lake.tables import RAW_TABLES
 from tests.store.conftest import Lake
 
 

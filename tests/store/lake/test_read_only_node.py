@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from collector.store.lake import LakeStore
+from collector.store.lake.store import LakeStore
 from tests.collector.test_store_write import arrow, rag_trace
 from tests.store.conftest import Lake
 

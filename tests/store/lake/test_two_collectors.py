@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from collector.store.lake import LakeStore
+from collector.store.lake.store import LakeStore
 from tests import served
 from tests.store.conftest import Lake
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from collector.errors import QueryRefused
-from collector.store.lake import LakeStore
+from collector.store.lake.store import LakeStore
 from collector.store.reader import run_select
 from tests.store.conftest import Lake
 

@@ -1,7 +1,7 @@
 -- name: requeue_evaluated
 -- description: Mark settled traces that were evaluated already waiting for evaluation again (new
 --   negative feedback); returns the ids marked.
---   Pair: lake/requeue_evaluated (tests/store/test_statement_pairs.py holds their shared conditions equal).
+--   Pair: lake/work/requeue_evaluated (tests/store/test_statement_pairs.py holds their shared conditions equal).
 -- params: $t VARCHAR[]
 -- returns: trace_id
 UPDATE traces SET evaluated_spans = NULL

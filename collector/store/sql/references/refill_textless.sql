@@ -4,7 +4,7 @@
 --   does for the registry it finds (content_source = 'registry'); returns the trace of each document
 --   filled. A trace not settled yet takes the text when it settles. It scans step_documents: a load of
 --   documents is rare next to the spans.
---   Pair: lake/textless_traces (tests/store/test_statement_pairs.py holds their shared conditions equal).
+--   Pair: lake/work/textless_traces (tests/store/test_statement_pairs.py holds their shared conditions equal).
 -- params: none
 -- returns: trace_id
 UPDATE step_documents SET content = k.content, content_source = 'registry'

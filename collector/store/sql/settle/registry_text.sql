@@ -2,7 +2,7 @@
 -- description: Documents of the settling traces (_asm) sent without text take their text from the
 --   knowledge-base registry by id (content_source = 'registry'), for the evaluators. $lo, $hi as in
 --   trace_steps, on step_documents.received_at.
---   Pair: lake/registry_texts (tests/store/test_statement_pairs.py holds their shared conditions equal).
+--   Pair: lake/work/registry_texts (tests/store/test_statement_pairs.py holds their shared conditions equal).
 -- params: $lo TIMESTAMP = NULL, $hi TIMESTAMP = NULL
 -- returns: nothing
 UPDATE step_documents SET content = k.content, content_source = 'registry'

@@ -4,7 +4,7 @@
 --   unknown: migration 007). A cheap-tier batch takes the traces off the cheap tier's queue; a judge
 --   batch ($judged) leaves it as it is: the cheap tier may not have evaluated the latest assembly.
 --   $lo, $hi: the range of their first_received_at read with the ids (NULL: the whole table); $outside: the traces outside it instead (reader.traces_in_range).
---   Pair: lake/mark_evaluated (tests/store/test_statement_pairs.py holds their shared conditions equal).
+--   Pair: lake/work/mark_evaluated (tests/store/test_statement_pairs.py holds their shared conditions equal).
 -- params: $now TIMESTAMP, $judged BOOLEAN, $lo TIMESTAMP = NULL, $hi TIMESTAMP = NULL,
 --   $outside BOOLEAN = false
 -- returns: count

@@ -4,7 +4,7 @@
 --   The waiting rows are found and ordered on the narrow columns first, and only theirs are read whole:
 --   the one-pass form read every trace's id to filter and sort them, five to seven times the CPU with one
 --   to three million traces (bench/README.md, 2026-12-03).
---   Pair: lake/pending (tests/store/test_statement_pairs.py holds their shared conditions equal).
+--   Pair: lake/work/pending (tests/store/test_statement_pairs.py holds their shared conditions equal).
 -- params: $n INTEGER
 -- returns: trace_id, assembled_spans, first_received_at
 WITH waiting AS (

@@ -1,7 +1,7 @@
 -- name: requeue
 -- description: Mark settled traces waiting for the cheap tier again (reloaded gold cases, feedback, a
 --   refilled knowledge base); returns the ids marked.
---   Pair: lake/requeue (tests/store/test_statement_pairs.py holds their shared conditions equal).
+--   Pair: lake/work/requeue (tests/store/test_statement_pairs.py holds their shared conditions equal).
 -- params: $t VARCHAR[]
 -- returns: trace_id
 UPDATE traces SET evaluated_spans = NULL
