@@ -34,8 +34,8 @@ from bench.evaluate import export_requests, make_kb  # noqa: E402  (the same tra
 
 
 def _requests(size: int, traces: int, seed: int) -> list:
+    from collector.ingest.span_rows import flatten
     from collector.normalize import DEFAULT_SOURCE_KEYS
-    from collector.span_rows import flatten
     from collector.store.schema import batch_to_arrow
 
     rng = random.Random(seed)

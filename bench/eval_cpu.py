@@ -49,13 +49,13 @@ def child(tree: str, db: str, batch: int, warm: int) -> dict[str, Any]:
     import pyarrow as pa
 
     import evaluators
-    from collector.gcpolicy import collect_rarely
-    from evaluators.config import EvaluationSettings, evaluator_configs
-    from evaluators.references import References
-    from evaluators.registry import discover
-    from evaluators.running import Runner, build_tables, gc_paused
-    from evaluators.views import fetch_with_window, make_inputs, views_from_tables
+    from evaluators.service.config import EvaluationSettings, evaluator_configs
+    from evaluators.service.references import References
+    from evaluators.service.registry import discover
+    from evaluators.service.running import Runner, build_tables, gc_paused
+    from evaluators.service.views import fetch_with_window, make_inputs, views_from_tables
     from ragfault.local import LocalStore
+    from ragfault_core.gcpolicy import collect_rarely
 
     assert Path(evaluators.__file__).resolve().is_relative_to(Path(tree).resolve()), evaluators.__file__
     local = LocalStore(db)

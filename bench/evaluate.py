@@ -11,7 +11,7 @@ a gold case (1-2 evidence units with quotes, 1-2 required facts); the registry h
 documents, some superseded or restricted. Half of everything is English, half Chinese.
 
 The database is built without the network path: export requests are flattened
-(``collector.span_rows.flatten``) and written with ``Store.write_spans``, then assembled
+(``collector.ingest.span_rows.flatten``) and written with ``Store.write_spans``, then assembled
 (``LocalStore.settle_all``); gold cases and the registry go in with ``store_gold`` / ``store_kb``.
 None of that is timed. Every figure is taken on traces the process has not evaluated before: the
 lexical checker keeps what it works out by text, and a trace evaluated twice would find its answer's
@@ -26,7 +26,7 @@ three, each part timed on its own third, in batches of 500 as ``ragfault evaluat
 - **per evaluator**: each evaluator's ``fn`` timed separately in run order (evaluators share per-trace
   caches — the evidence matching, normalized text — so the first one that needs a cache pays for it);
 - **whole path with N workers** (``--workers``, default 2): ``StoreRunner.evaluate_many`` with an
-  ``evaluators.pool.EvalPool`` of N worker processes, as ``ragfault evaluate --workers N`` runs it, on
+  ``evaluators.service.pool.EvalPool`` of N worker processes, as ``ragfault evaluate --workers N`` runs it, on
   another fresh copy of the database and every trace; the pool is started before the clock starts
   (its start-up is reported apart);
 - **server** (``--live``, e.g. ``0,2``): ``ragfault serve`` draining the whole backlog with its own
@@ -73,17 +73,17 @@ from opentelemetry.proto.common.v1.common_pb2 import KeyValue  # noqa: E402
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status  # noqa: E402
 
 from bench.ingest import _kv, llm_attrs  # noqa: E402  (one OTLP attribute builder for both benches)
+from collector.ingest.span_rows import flatten  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
-from collector.span_rows import flatten  # noqa: E402
-from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
-from evaluators.loading import store_gold, store_kb  # noqa: E402
-from evaluators.pool import EvalPool  # noqa: E402
-from evaluators.registry import discover  # noqa: E402
-from evaluators.runner import Runner, StoreRunner  # noqa: E402
+from evaluators.service.config import EvaluationSettings, evaluator_configs  # noqa: E402
+from evaluators.service.loading import store_gold, store_kb  # noqa: E402
+from evaluators.service.pool import EvalPool  # noqa: E402
+from evaluators.service.registry import discover  # noqa: E402
+from evaluators.service.runner import Runner, StoreRunner  # noqa: E402
 from ragfault.local import LocalStore  # noqa: E402
 
 try:  # the runner pauses the cyclic garbage collector during a batch; so do the part timings
-    from evaluators.runner import gc_paused  # noqa: E402
+    from evaluators.service.runner import gc_paused  # noqa: E402
 except ImportError:  # an older runner
     from contextlib import nullcontext as gc_paused  # noqa: E402
 

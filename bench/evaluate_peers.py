@@ -78,9 +78,9 @@ def store_runner_for(local: Any, only: str | None = None) -> Any:
     registry read, as a server holds it."""
     sys.path.insert(0, str(ROOT))
     from collector.normalize import DEFAULT_SOURCE_KEYS
-    from evaluators.config import EvaluationSettings, evaluator_configs
-    from evaluators.registry import discover
-    from evaluators.runner import Runner, StoreRunner
+    from evaluators.service.config import EvaluationSettings, evaluator_configs
+    from evaluators.service.registry import discover
+    from evaluators.service.runner import Runner, StoreRunner
 
     specs = discover()
     if only:
@@ -155,7 +155,7 @@ def split(items: list[Any]) -> tuple[list[Any], list[Any]]:
 def part_ragfault(db: str, only: str | None) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     from bench.evaluate import trace_ids
-    from evaluators.runner import gc_paused
+    from evaluators.service.runner import gc_paused
     from ragfault.local import LocalStore
 
     local = LocalStore(db)

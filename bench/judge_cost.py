@@ -14,15 +14,15 @@ import json
 import sys
 from pathlib import Path
 
-from evaluators.config import EvaluationSettings, evaluator_configs
 from evaluators.eval_input import EvalInput, KnowledgeBase
 from evaluators.gold import GoldCase, KBDocument
 from evaluators.judge.client import JudgeClient
 from evaluators.judge.judge import Judge
 from evaluators.judge.settings import JudgeSettings
 from evaluators.lexical import split_claims
-from evaluators.registry import discover
-from evaluators.runner import Runner
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.registry import discover
+from evaluators.service.runner import Runner
 from evaluators.trace_view import StepDoc, StepInfo, TraceView
 from tests.judge.fakellm import FakeLLM
 

@@ -38,8 +38,8 @@ sys.path.insert(0, str(HERE.parent))
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
 
 from bench.ingest import build_requests  # noqa: E402
-from collector.batch import ArrowBatch  # noqa: E402
-from collector.span_rows import flatten  # noqa: E402
+from collector.ingest.batch import ArrowBatch  # noqa: E402
+from collector.ingest.span_rows import flatten  # noqa: E402
 from collector.store.schema import batch_to_arrow  # noqa: E402
 
 

@@ -36,8 +36,8 @@ HERE = Path(__file__).resolve().parent
 if not os.environ.get("PYTHONPATH"):
     sys.path.insert(0, str(HERE.parent))
 
-from collector.settle import Settler  # noqa: E402
-from collector.span_rows import flatten  # noqa: E402
+from collector.ingest.span_rows import flatten  # noqa: E402
+from collector.settling.settle import Settler  # noqa: E402
 from collector.store import settling  # noqa: E402
 from collector.store.lake.store import LakeStore  # noqa: E402
 from collector.store.schema import batch_to_arrow  # noqa: E402

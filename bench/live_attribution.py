@@ -53,9 +53,9 @@ sys.path.insert(0, str(HERE.parent))
 from bench.evaluate import build_db, make_kb, trace_ids  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
 from evaluators.builtin._registry_index import RegistryIndex, terms_of  # noqa: E402
-from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
-from evaluators.registry import discover  # noqa: E402
-from evaluators.runner import Runner, StoreRunner, gc_paused  # noqa: E402
+from evaluators.service.config import EvaluationSettings, evaluator_configs  # noqa: E402
+from evaluators.service.registry import discover  # noqa: E402
+from evaluators.service.runner import Runner, StoreRunner, gc_paused  # noqa: E402
 
 LIVE = ("permission_violation", "no_retrieval", "stale_context", "candidate_miss", "dropped_before_context",
         "over_refusal", "unsupported_claims", "invalid_citation")  # fmt: skip

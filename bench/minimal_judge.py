@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pyarrow as pa
 
-from collector.config import load_toml
+from ragfault_core.settings import load_toml
 
 
 class MinimalJudge:

@@ -3,7 +3,7 @@
 
 ``spans`` stores each span's resource and scope attributes in its own row (``resource_attributes``),
 so a request of many spans under one large resource writes the same JSON many times. Memory at ingest
-is bounded whatever the copies (the build counts them before it makes them: ``collector/build.py``);
+is bounded whatever the copies (the build counts them before it makes them: ``collector/ingest/build.py``);
 this bench measures what they cost on disk, where DuckDB compresses a column segment by segment
 (dictionary and FSST compression of repeated strings), to decide whether a table of resources
 (stored once a request, ``spans`` as a view) is worth its cost.
@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
 
-from collector.span_rows import flatten  # noqa: E402
+from collector.ingest.span_rows import flatten  # noqa: E402
 from collector.store import Store  # noqa: E402
 from collector.store.schema import batch_to_arrow  # noqa: E402
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """CPU time of the judge sampler's facts for a written batch: read back from the tables after the
 write (``collector.store.sampling.fact_rows``: the traces' rows, empty retrievals, the flagged
-verdicts, feedback) against taken from the batch's own rows (``evaluators.sampling.written_facts``,
+verdicts, feedback) against taken from the batch's own rows (``evaluators.service.sampling.written_facts``,
 then feedback and root attributes read back), and whether both give the same facts.
 
 A database of ``--traces`` RAG-shaped traces (``bench/evaluate.py``'s, a gold case each) is built;
@@ -30,11 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.evaluate import build_db  # noqa: E402
-from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
-from evaluators.registry import discover  # noqa: E402
-from evaluators.runner import Runner, StoreRunner, utcnow  # noqa: E402
-from evaluators.sampling import load_facts, written_facts  # noqa: E402
-from evaluators.sampling_settings import SamplingSettings  # noqa: E402
+from evaluators.service.config import EvaluationSettings, evaluator_configs  # noqa: E402
+from evaluators.service.registry import discover  # noqa: E402
+from evaluators.service.runner import Runner, StoreRunner, utcnow  # noqa: E402
+from evaluators.service.sampling import load_facts, written_facts  # noqa: E402
+from evaluators.service.sampling_settings import SamplingSettings  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,7 @@ build writes and settles ~210-550 traces a second, so 1,000,000 take 30-80 minut
 
 **Build** (not timed against the goals; its own times are reported). ``--templates`` distinct traces
 (default 2,000) of a realistic mix are generated as OTLP export requests and flattened once
-(``collector.span_rows.flatten``, ``batch_to_arrow``): RAG traces (bench/evaluate.py's four spans, 20
+(``collector.ingest.span_rows.flatten``, ``batch_to_arrow``): RAG traces (bench/evaluate.py's four spans, 20
 candidates reranked to 5) and agent traces (an agent, two LLM calls, a tool call and a retrieval),
 four services, 5 % with a gold case (two evaluation runs, ``eval-a`` and ``eval-b``, alternating),
 the rest live traffic (runs ``prod-v1``/``prod-v2``), and human feedback (an OpenInference
@@ -73,17 +73,17 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status  # noqa: E402
 
 from bench.evaluate import make_kb, rag_trace  # noqa: E402
 from bench.ingest import _kv, llm_attrs, ragfault_bin  # noqa: E402
-from collector.batch import ArrowBatch  # noqa: E402
+from collector.ingest.batch import ArrowBatch  # noqa: E402
+from collector.ingest.span_rows import flatten  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
-from collector.span_rows import flatten  # noqa: E402
 from collector.store.schema import batch_to_arrow  # noqa: E402
-from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
-from evaluators.feedback import read_annotations, store_feedback  # noqa: E402
-from evaluators.loading import store_gold, store_kb  # noqa: E402
-from evaluators.pool import EvalPool  # noqa: E402
-from evaluators.registry import discover  # noqa: E402
-from evaluators.runner import Runner, StoreRunner  # noqa: E402
-from evaluators.sampling_settings import SamplingSettings  # noqa: E402
+from evaluators.service.config import EvaluationSettings, evaluator_configs  # noqa: E402
+from evaluators.service.feedback import read_annotations, store_feedback  # noqa: E402
+from evaluators.service.loading import store_gold, store_kb  # noqa: E402
+from evaluators.service.pool import EvalPool  # noqa: E402
+from evaluators.service.registry import discover  # noqa: E402
+from evaluators.service.runner import Runner, StoreRunner  # noqa: E402
+from evaluators.service.sampling_settings import SamplingSettings  # noqa: E402
 from queries import all_queries  # noqa: E402
 from ragfault.local import LocalStore  # noqa: E402
 

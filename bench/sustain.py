@@ -674,21 +674,21 @@ def run_stages(args: argparse.Namespace) -> dict[str, float]:
 
 
 def _stage_run(args: argparse.Namespace) -> dict[str, float]:
-    import collector.settle as settle_mod
-    import evaluators.store_runner as sr_mod
-    from collector.gcpolicy import collect_rarely
+    import collector.settling.settle as settle_mod
+    import evaluators.service.store_runner as sr_mod
+    from collector.ingest.span_rows import flatten
     from collector.normalize import DEFAULT_SOURCE_KEYS
-    from collector.span_rows import flatten
     from collector.store import settling as settling_mod
     from collector.store import verdicts
     from collector.store.file.checkpoint import IDLE_CHECKPOINT_BYTES
-    from evaluators.config import EvaluationSettings, evaluator_configs
-    from evaluators.eval_log import LogBuffer, write_log
-    from evaluators.loading import store_gold, store_kb
-    from evaluators.references import References
-    from evaluators.registry import discover
-    from evaluators.running import Runner
+    from evaluators.service.config import EvaluationSettings, evaluator_configs
+    from evaluators.service.eval_log import LogBuffer, write_log
+    from evaluators.service.loading import store_gold, store_kb
+    from evaluators.service.references import References
+    from evaluators.service.registry import discover
+    from evaluators.service.running import Runner
     from ragfault.local import LocalStore
+    from ragfault_core.gcpolicy import collect_rarely
 
     thresholds = gc.get_threshold()
     rng = random.Random(args.seed)

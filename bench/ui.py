@@ -49,10 +49,10 @@ import httpx  # noqa: E402
 from bench.evaluate import build_db, trace_ids  # noqa: E402
 from collector.config import ServerSettings  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
-from evaluators.config import EvaluationSettings, evaluator_configs  # noqa: E402
-from evaluators.pool import EvalPool  # noqa: E402
-from evaluators.registry import discover  # noqa: E402
-from evaluators.runner import Runner, StoreRunner  # noqa: E402
+from evaluators.service.config import EvaluationSettings, evaluator_configs  # noqa: E402
+from evaluators.service.pool import EvalPool  # noqa: E402
+from evaluators.service.registry import discover  # noqa: E402
+from evaluators.service.runner import Runner, StoreRunner  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHROMIUM = "/usr/bin/chromium"

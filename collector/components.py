@@ -6,10 +6,10 @@ writes the store, and only the writer commits, one connection for the process; t
 part of the app, and the gRPC one both decode through the pipeline), so each context holds them,
 built before any component and stopped after all of them. Everything else is a ``Component``: a
 name, the config table it reads, the HTTP routers it adds and a factory of the background part
-it starts and stops. The built-in ones are the settler (``collector.settle_service``), the lake's
+it starts and stops. The built-in ones are the settler (``collector.settling.settle_service``), the lake's
 maintenance, retention, coverage, the evaluation scheduler, the judge API, experiments, the web
 UI, the live gauges and the OTLP/gRPC receiver. The server's list is the ``ragfault.components``
-entry-point group, found as evaluators are (``evaluators.registry``), so a package installed
+entry-point group, found as evaluators are (``evaluators.service.registry``), so a package installed
 beside ragfault adds one without touching the server.
 
 ``order`` says where a component starts: the settler (1) and the lake's maintenance (2) right
@@ -30,16 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from collector.entrypoints import load_group
-from collector.errors import ConfigError
+from ragfault_core.entrypoints import load_group
+from ragfault_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
     from collector.config import ServerSettings
+    from collector.ingest.pipeline import Pipeline
     from collector.metrics import Metrics
-    from collector.pipeline import Pipeline
-    from collector.settle import Settler
+    from collector.settling.settle import Settler
     from collector.store import Store
     from collector.store.lake.store import LakeStore
     from collector.store.writer import Writer

@@ -3,7 +3,7 @@
 Every column a table holds is written here with its Arrow type (what ingest and evaluation build),
 its DuckDB type (what the store's DDL says), whether it may be NULL, whether it is stored
 ZSTD-compressed, whether ingest writes it, and what it means. The ingest column lists
-(``collector.batch``), the Arrow schemas (``collector.store.schema``), the lake's raw tables
+(``collector.ingest.batch``), the Arrow schemas (``collector.store.schema``), the lake's raw tables
 (``collector.store.lake.tables``, ``lake.schema``), the evaluators' verdict schema and the column tables of
 docs/sql-reference.md are derived from these tables instead of listing the fields again.
 
@@ -60,7 +60,7 @@ class Table:
 
     @property
     def ingest_names(self) -> tuple[str, ...]:
-        """The columns ingest writes, in order (the row tuples ``collector.span_rows.flatten`` builds)."""
+        """The columns ingest writes, in order (the row tuples ``collector.ingest.span_rows.flatten`` builds)."""
         return tuple(c.name for c in self.columns if c.ingest)
 
     def arrow_schema(self, *, ingest_only: bool = False) -> pa.Schema:

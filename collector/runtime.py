@@ -13,18 +13,20 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from collector.components import Component, Service, for_store, installed
-from collector.config import ServerSettings, settings_table
-from collector.decode_pool import default_duckdb_threads, default_workers
+from collector.config import ServerSettings
+from collector.ingest.decode_pool import default_duckdb_threads
+from collector.ingest.pipeline import Pipeline
 from collector.metrics import Metrics
 from collector.normalize.mapping import compile_mappings, load_convention_settings
-from collector.pipeline import Pipeline
 from collector.receivers.otlp_grpc import COMPONENT as GRPC
 from collector.receivers.otlp_grpc import GrpcReceiver
-from collector.settle import Settler
+from collector.settling.settle import Settler
 from collector.store import Store
 from collector.store.content import ContentSources
 from collector.store.lake.store import LakeStore
 from collector.store.writer import Writer
+from ragfault_core.processes import default_workers
+from ragfault_core.settings import settings_table
 
 log = logging.getLogger("ragfault")
 

@@ -23,8 +23,8 @@ from pydantic import (
     model_validator,
 )
 
-from collector.errors import PermanentError
-from collector.textnorm import normalize
+from ragfault_core.errors import PermanentError
+from ragfault_core.textnorm import normalize
 
 
 class Evidence(BaseModel):

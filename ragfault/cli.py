@@ -7,7 +7,7 @@ import argparse
 import importlib
 import sys
 
-from collector.errors import ConfigError, RagfaultError
+from ragfault_core.errors import ConfigError, RagfaultError
 
 COMMANDS = [
     "serve",

@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from collector.errors import ConfigError, QueryRefused
+from ragfault_core.errors import ConfigError, QueryRefused
 
 if TYPE_CHECKING:
     from collector.store import Store

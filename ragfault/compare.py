@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from collector.errors import PermanentError
 from queries import load_query
 from ragfault import stats
+from ragfault_core.errors import PermanentError
 
 QueryFn = Callable[[str, dict[str, Any]], dict[str, Any]]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collector.errors import ConfigError
+from ragfault_core.errors import ConfigError
 
 # a DuckDB file's main header: an 8-byte checksum, then the magic bytes
 _MAGIC = b"DUCK"

@@ -53,9 +53,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from collector.config import explain
-from collector.errors import ConfigError
 from ragfault.gate_metrics import MACRO, RATES, RECALL_AT, SUFFIXES, metric_of
+from ragfault_core.errors import ConfigError
+from ragfault_core.settings import explain
 
 __all__ = [
     "DELTA", "EXPERIMENT", "MACRO", "RATES", "RECALL_AT", "SLICE_COLUMNS", "Outcome", "Rule", "Rules", "load_rules",

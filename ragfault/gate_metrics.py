@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from collector.errors import ConfigError
 from queries.taxonomy import attribution_order, cause_names
+from ragfault_core.errors import ConfigError
 
 Rows = list[dict[str, Any]]
 

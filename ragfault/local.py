@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from collector.errors import ConfigError
-from collector.settle import Settler
+from collector.settling.settle import Settler
 from collector.store import Store
 from collector.store.base import Tx
+from ragfault_core.errors import ConfigError
 
 
 class LocalStore:

@@ -83,7 +83,7 @@ def build(
 def check_filters(run: QueryFn, *, run_id: str | None = None, dataset: str | None = None) -> None:
     """Refuse a run or dataset nothing is stored under (a mistyped name would print empty tables as
     if it were a run that did nothing), naming the ones there are."""
-    from collector.errors import ConfigError
+    from ragfault_core.errors import ConfigError
 
     for value, what, names in (
         (run_id, "run", store_report.runs),

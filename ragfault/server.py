@@ -11,15 +11,15 @@ from typing import Any
 
 import uvicorn
 
-from collector.app import create_app
+from collector.api.app import create_app
 from collector.components import Component
 from collector.config import ServerSettings
-from collector.connections import uvicorn_options
-from collector.errors import ConfigError, StoreUnavailable
-from collector.gcpolicy import collect_rarely
-from collector.mallocpolicy import keep_freed_memory
+from collector.receivers.connections import uvicorn_options
 from collector.runtime import Runtime
 from ragfault.settings import Settings, tree_for
+from ragfault_core.errors import ConfigError, StoreUnavailable
+from ragfault_core.gcpolicy import collect_rarely
+from ragfault_core.mallocpolicy import keep_freed_memory
 
 log = logging.getLogger("ragfault")
 

@@ -20,14 +20,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collector.components import installed
-from collector.config import ServerSettings, build_settings, explain, load_toml
-from collector.errors import ConfigError
+from collector.config import ServerSettings, build_settings
+from collector.maintenance.retention import RetentionSettings
 from collector.normalize.mapping import ConventionSettings
-from collector.retention import RetentionSettings
-from evaluators.config import EvaluationSettings
 from evaluators.judge.settings import JudgeSettings
-from evaluators.sampling_settings import SamplingSettings
+from evaluators.service.config import EvaluationSettings
+from evaluators.service.sampling_settings import SamplingSettings
 from ragfault.experiments.config import ExperimentSettings
+from ragfault_core.errors import ConfigError
+from ragfault_core.settings import explain, load_toml
 
 
 class Settings(BaseModel):

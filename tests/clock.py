@@ -1,4 +1,4 @@
-"""A clock tests move by hand (``evaluators.clock.Clock``): time passes only when ``advance`` says so."""
+"""A clock tests move by hand (``ragfault_core.clock.Clock``): time passes only when ``advance`` says so."""
 
 from __future__ import annotations
 

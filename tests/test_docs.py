@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from collector.config import ServerSettings
 from collector.store import Store
 from evaluators.gold import Evidence, GoldCase, KBDocument
-from evaluators.registry import discover
+from evaluators.service.registry import discover
 from queries import all_queries, load_query
 from ragfault.cli import COMMANDS, build_parser
 from ragfault.settings import _MODELS as TABLE_MODELS

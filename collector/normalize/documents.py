@@ -22,7 +22,7 @@ a whole, by what their values look like across the items:
 
 A list of search results — an id or a link with a title or a snippet, and no text field of the usual
 names — is no document list here (``is_listing``): the search stages read it as results a deep-search
-agent may still open (``collector.search_stages``), and evidence only listed was not read.
+agent may still open (``collector.settling.search_stages``), and evidence only listed was not read.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ ID_FIELDS = ("id", "doc_id", "document_id", "chunk_id", "id_", "node_id", "uuid"
 SCORE_FIELDS = ("score", "relevance_score", "similarity", "_score")
 META_FIELDS = ("metadata", "meta")
 
-# a search tool's results (``collector.search_stages``): listed, not yet read
+# a search tool's results (``collector.settling.search_stages``): listed, not yet read
 LISTING_ID_FIELDS = ("id", "doc_id", "document_id", "result_id", "docid")
 LISTING_URL_FIELDS = ("url", "link", "href", "uri", "source_url")
 LISTING_TITLE_FIELDS = ("title", "name", "headline")
@@ -172,7 +172,7 @@ def _score_field(bodies: list[dict[str, Any]], keys: list[str], taken: set[str |
 
 
 def is_listing(bodies: list[dict[str, Any]]) -> bool:
-    """Search results (``collector.search_stages``): an id or a link and a title or a snippet, and no
+    """Search results (``collector.settling.search_stages``): an id or a link and a title or a snippet, and no
     text under the names a retrieved document's text goes by."""
     if any(first(b, LISTING_TEXT_FIELDS) is not None for b in bodies):
         return False

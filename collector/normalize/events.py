@@ -23,11 +23,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from collector.ingest.otlp_values import attributes as proto_attributes
 from collector.normalize import doclists, structural
 from collector.normalize.genai_events import CONTENT_EVENTS
 from collector.normalize.shape import INFRASTRUCTURE, side
 from collector.normalize.step import Step
-from collector.otlp_values import attributes as proto_attributes
 
 _SKIP_EVENTS = frozenset({"exception", *CONTENT_EVENTS})
 _SKIP_KEYS = (*INFRASTRUCTURE, "exception.", "event.name", "log.", "error.")

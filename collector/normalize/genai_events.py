@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from collector.ingest.otlp_values import attributes as proto_attributes
 from collector.normalize.values import parse_json
-from collector.otlp_values import attributes as proto_attributes
 
 OPERATION_DETAILS = "gen_ai.client.inference.operation.details"
 MESSAGE_EVENTS = {

@@ -33,10 +33,10 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from collector.errors import ConfigError
 from collector.normalize import doclists, documents, structural
 from collector.normalize.docvalues import make_doc
 from collector.normalize.step import Doc, Stage, Step, StepType
+from ragfault_core.errors import ConfigError
 
 _SEGMENT = re.compile(r"\.?([^.\[\]$]+)|\[(\d+)\]")
 
@@ -151,7 +151,7 @@ class ConventionSettings(BaseModel):
 
 def load_convention_settings(config_file: str | Path | None) -> ConventionSettings:
     """The ``[conventions]`` table of a config file (a runtime made without a settings tree)."""
-    from collector.config import explain, load_toml
+    from ragfault_core.settings import explain, load_toml
 
     data = load_toml(config_file).get("conventions", {})
     try:

@@ -12,7 +12,7 @@ from typing import Any, Literal, NamedTuple, get_args
 StepType = Literal["retrieval", "rerank", "llm", "tool", "agent", "chain", "embedding", "other"]
 # Where a document was seen, as a span reports it (docs/architecture.md, Evidence and matching): the values of ``step_documents.stage``
 # that readers write. Settling derives ``context`` from the answering prompt, and ``surfaced`` /
-# ``opened`` for search agents (``collector.search_stages``).
+# ``opened`` for search agents (``collector.settling.search_stages``).
 Stage = Literal["candidate", "reranked", "context", "rerank_input"]
 # Which reader read a span: the values of ``steps.convention`` (``structural``: no convention reader
 # claimed the span, and ``collector.normalize.shape`` read it by the shape of its payloads; ``mapping``:

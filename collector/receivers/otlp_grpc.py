@@ -29,13 +29,13 @@ from typing import Any
 import grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from collector.auth import check_token
 from collector.components import Component, Context
 from collector.config import ServerSettings
-from collector.errors import GRPC_UNAVAILABLE, RagfaultError, Unauthorized, status_of
+from collector.ingest.pipeline import Pipeline
 from collector.metrics import Metrics
-from collector.pipeline import Pipeline
 from collector.receivers.payload import LOGS, METRICS, PROTOBUF, signal_response
+from ragfault_core.auth import check_token
+from ragfault_core.errors import GRPC_UNAVAILABLE, RagfaultError, Unauthorized, status_of
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"

@@ -16,13 +16,11 @@ from typing import cast
 import anyio
 from fastapi import APIRouter, Request, Response
 
-from collector.auth import check_token
-from collector.build import TRACES
 from collector.config import ServerSettings
-from collector.errors import PayloadTooLarge, PermanentError, RagfaultError, RetryableError, status_of
-from collector.inflight import ByteBudget
+from collector.ingest.build import TRACES
+from collector.ingest.pipeline import Pipeline
 from collector.metrics import Metrics
-from collector.pipeline import Pipeline
+from collector.receivers.inflight import ByteBudget
 from collector.receivers.payload import (
     JSON,
     LOGS,
@@ -33,6 +31,8 @@ from collector.receivers.payload import (
     encode_status,
     inflated_size,
 )
+from ragfault_core.auth import check_token
+from ragfault_core.errors import PayloadTooLarge, PermanentError, RagfaultError, RetryableError, status_of
 
 __all__ = ["check_bearer", "make_router"]
 
@@ -44,7 +44,7 @@ class BodyTimeout(PermanentError):
 
 
 def check_bearer(request: Request, token: str | None) -> None:
-    """``collector.auth.check_token`` over every Authorization header of ``request``."""
+    """``ragfault_core.auth.check_token`` over every Authorization header of ``request``."""
     check_token(request.headers.getlist("authorization"), token)
 
 

@@ -28,7 +28,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from collector.errors import PayloadTooLarge, PermanentError, UnsupportedMediaType
+from ragfault_core.errors import PayloadTooLarge, PermanentError, UnsupportedMediaType
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"

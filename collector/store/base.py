@@ -7,7 +7,7 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 import duckdb
 
-from collector.batch import ArrowBatch, SpanBatch
+from collector.ingest.batch import ArrowBatch, SpanBatch
 
 Con = duckdb.DuckDBPyConnection
 """The backend's own connection, for code inside ``collector/store/`` only: a writer job's connection

@@ -1,5 +1,5 @@
 """GenAI content events on the store: the log records of settling traces that carry a model call's
-messages, the spans they belong to, the text they fill into steps (``collector.content_events``
+messages, the spans they belong to, the text they fill into steps (``collector.settling.content_events``
 reads them into steps), and which new ones re-open a settled trace (``admitted_events``, at
 ingest). The statements are ``sql/content/*.sql``."""
 

@@ -1,5 +1,5 @@
 """Export's operations on the store: the per-trace tables, the traces a selection names, and the rows
-of some traces as Arrow record batches (``collector.export`` writes them to Parquet; the statements
+of some traces as Arrow record batches (``collector.api.export`` writes them to Parquet; the statements
 are ``sql/export/*.sql``)."""
 
 from __future__ import annotations

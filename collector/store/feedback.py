@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from collector.span_rows import FEEDBACK_EVENT, FEEDBACK_KEYS
+from collector.ingest.span_rows import FEEDBACK_EVENT, FEEDBACK_KEYS
 from collector.store.backend import is_lake
 from collector.store.base import Con, operation
 from collector.store.lake import work as lake_work

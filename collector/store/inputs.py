@@ -8,7 +8,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from collector.batch import ArrowBatch
+from collector.ingest.batch import ArrowBatch
 from collector.store.schema import DOC_SCHEMA, SPAN_SCHEMA, STEP_SCHEMA, TRACE_SCHEMA
 
 CONFLICT_RETRIES = 6  # a batch that keeps conflicting with concurrent writers fails retryably (503)

@@ -9,8 +9,16 @@ from datetime import datetime
 from typing import Any
 
 from collector.store.base import Con, operation
+from collector.store.file.connect import sibling
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
+
+
+@operation
+def cache_handle(tx: Con) -> Con:
+    """A connection of the judge cache's own, to the instance and database ``tx`` uses: its reads
+    and writes never wait for the judge runner's cursor."""
+    return sibling(tx)
 
 
 @operation

@@ -1,4 +1,4 @@
-"""Promotions of live traces to gold cases (``evaluators.promote``, ``ragfault gold promote``): the
+"""Promotions of live traces to gold cases (``evaluators.service.promote``, ``ragfault gold promote``): the
 trace a promotion reads, its record in ``gold_promotions``, what attribution finds after it, and the
 promoted cases as the gold files hold them. Statements in ``sql/promote/``; the gold case itself is
 written by ``references.upsert_gold``."""

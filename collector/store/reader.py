@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
-from collector.errors import QueryRefused, QueryResultTooLarge, QueryTimeout
 from collector.store import sqlguard
 from collector.store.base import QueryFn
 from collector.store.tx import rollback
+from ragfault_core.errors import QueryRefused, QueryResultTooLarge, QueryTimeout
 
 ALLOWED = {duckdb.StatementType.SELECT}
 BATCH_ROWS = 256  # rows fetched from DuckDB at a time

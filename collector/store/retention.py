@@ -1,6 +1,6 @@
 """Retention's operations on the store: the services with traces, the traces past a service's limits,
 the deletion of whole traces, and of metric points and traceless log records by their own age
-(``collector.retention`` holds the policy; the statements are ``sql/retention/*.sql``)."""
+(``collector.maintenance.retention`` holds the policy; the statements are ``sql/retention/*.sql``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the sampler reads about a batch of traces once their cheap tier ran (``evaluators.sampling``
+"""What the sampler reads about a batch of traces once their cheap tier ran (``evaluators.service.sampling``
 decides from it). The statements are ``sql/sampling/*.sql``."""
 
 from __future__ import annotations

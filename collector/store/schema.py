@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from collector.batch import SPAN_COLUMNS, ArrowBatch, SpanBatch
+from collector.ingest.batch import SPAN_COLUMNS, ArrowBatch, SpanBatch
 from collector.model import DOCUMENT, SPAN, STEP
 from collector.store import sqlfiles
 from collector.store.tx import transaction

@@ -1,5 +1,5 @@
 """Settling's operations on the store: which traces are ready, what waits, the parts of a trace that
-assembly reads, and the write of a settled trace (``collector.settle`` decides, this reads and writes).
+assembly reads, and the write of a settled trace (``collector.settling.settle`` decides, this reads and writes).
 
 Every function takes the handle it runs on (``Tx`` to callers): the settle loop's cursor for reads, the writer
 job's connection for ``write_settled``. The statements are ``sql/settle/*.sql``.
@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collector.assemble import STAGE_PRIORITY, DocView, StepView
+from collector.settling.assemble import STAGE_PRIORITY, DocView, StepView
 from collector.store.backend import is_lake
 from collector.store.base import Con, operation
 from collector.store.content import Fill, write_fills

@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 from duckdb.sqltypes import DuckDBPyType
 
-from collector.errors import QueryRefused
+from ragfault_core.errors import QueryRefused
 
 # Table functions that only compute or read the catalog's names and types.
 TABLE_FUNCTIONS = frozenset(

@@ -1,7 +1,7 @@
 """One trace as the API gives it (``GET /api/v1/traces/{id}``): its row, its steps and their
 documents, each a bounded read on the caller's cursor (statements in ``sql/traces/``); and the
 probe and setting of DuckDB's worker threads that the SQL API lowers while a user's query runs
-(``collector.api``)."""
+(``collector.api.routes``)."""
 
 from __future__ import annotations
 

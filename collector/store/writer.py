@@ -28,12 +28,12 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from collector.batch import ArrowBatch, SpanBatch
-from collector.errors import RetryableError
+from collector.ingest.batch import ArrowBatch, SpanBatch
 from collector.metrics import Metrics
 from collector.store.base import Con, SpanStore
 from collector.store.file import checkpoint
 from collector.store.schema import batch_to_arrow
+from ragfault_core.errors import RetryableError
 
 log = logging.getLogger("ragfault.writer")
 T = TypeVar("T")

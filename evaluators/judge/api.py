@@ -13,10 +13,10 @@ import anyio
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from collector.api import protected_router
+from collector.api.routes import protected_router
 from collector.components import Component, Context
-from collector.errors import ConfigError, PermanentError
 from evaluators.judge.calibration import accept, calibration_report, parse_labels, store_labels
+from ragfault_core.errors import ConfigError, PermanentError
 
 
 class AcceptRequest(BaseModel):

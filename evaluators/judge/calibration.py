@@ -24,11 +24,11 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from collector.errors import PermanentError
 from collector.store import judging
 from collector.store.base import Tx
-from collector.textnorm import normalize
-from evaluators.runner import WriteFn
+from evaluators.service.runner import WriteFn
+from ragfault_core.errors import PermanentError
+from ragfault_core.textnorm import normalize
 
 MIN_AGREEMENT = 0.9
 MAX_ACCURACY_DROP = 0.05

@@ -30,8 +30,8 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from evaluators.clock import Clock, SystemClock
 from evaluators.judge.settings import JudgeSettings
+from ragfault_core.clock import Clock, SystemClock
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -121,7 +121,7 @@ def load_prompt(task: str, version: str) -> tuple[str, str]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        from collector.errors import ConfigError
+        from ragfault_core.errors import ConfigError
 
         raise ConfigError(
             f"no prompt file prompts/{task}_{version}.txt for judge prompt_version {version}"

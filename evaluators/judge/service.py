@@ -22,18 +22,17 @@ import httpx
 
 from collector.store import judging
 from collector.store.base import Tx
-from collector.store.file.connect import sibling
-from collector.textnorm import normalize
-from evaluators.clock import Clock
-from evaluators.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
 from evaluators.eval_input import EvalInput
 from evaluators.judge.client import Budget, CallRecord, JudgeClient
 from evaluators.judge.judge import Judge, JudgeCache
 from evaluators.judge.settings import JudgeSettings, load_judge_settings
 from evaluators.metric import Metric
-from evaluators.registry import discover
-from evaluators.runner import Runner, StoreRunner, WriteFn, utcnow
+from evaluators.service.config import EvaluationSettings, evaluator_configs, load_evaluation_settings
+from evaluators.service.registry import discover
+from evaluators.service.runner import Runner, StoreRunner, WriteFn, utcnow
 from evaluators.spec import EvaluatorSpec
+from ragfault_core.clock import Clock
+from ragfault_core.textnorm import normalize
 
 log = logging.getLogger("ragfault.judge")
 
@@ -173,7 +172,7 @@ class JudgeRunner:
             transport=transport,
             clock=clock,
         )
-        self.cache = JudgeCache(sibling(cursor))
+        self.cache = JudgeCache(judging.cache_handle(cursor))
         self.judge = Judge(settings, self.client, self.cache)
         self.cursor = cursor
         self.store_runner = _JudgeStoreRunner(

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from collector.config import explain, load_toml
-from collector.errors import ConfigError
+from ragfault_core.errors import ConfigError
+from ragfault_core.settings import explain, load_toml
 
 
 class JudgeSettings(BaseModel):

@@ -28,7 +28,7 @@ def load(service: str | None, since: str | None, db: str | None, server: str | N
     url, path = target(server, db)
     if url is not None:
         return get(url, "/api/v1/coverage", {"service": service, "since": since})
-    from collector.coverage import coverage
+    from collector.api.coverage import coverage
 
     store = open_read_only(path)
     try:
@@ -38,7 +38,7 @@ def load(service: str | None, since: str | None, db: str | None, server: str | N
 
 
 def run(args: argparse.Namespace) -> int:
-    from collector.coverage import render
+    from collector.api.coverage import render
 
     rep = load(args.service, args.since, args.db, args.server)
     print(

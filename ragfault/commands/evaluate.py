@@ -56,11 +56,11 @@ def run(args: argparse.Namespace) -> int:
 
     require_database(db)  # before the engine is imported: a mistyped name is refused at once
     from collector.config import build_settings
-    from evaluators.config import evaluator_configs, load_evaluation_settings
-    from evaluators.pool import EvalPool, default_workers
-    from evaluators.registry import discover
-    from evaluators.runner import Runner, StoreRunner
-    from evaluators.service import select_traces_received
+    from evaluators.service.component import select_traces_received
+    from evaluators.service.config import evaluator_configs, load_evaluation_settings
+    from evaluators.service.pool import EvalPool, default_workers
+    from evaluators.service.registry import discover
+    from evaluators.service.runner import Runner, StoreRunner
     from ragfault.local import LocalStore
 
     settings = load_evaluation_settings(args.config)

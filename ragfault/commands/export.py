@@ -41,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from collector.retention import ExportRequest, load_retention_settings, run_export
+    from collector.maintenance.retention import ExportRequest, load_retention_settings, run_export
 
     out_dir = str(Path(args.out_dir).resolve())
     req = ExportRequest(
@@ -53,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
         result = post(url, "/api/v1/export", req.model_dump_json().encode(), timeout=3600)
     else:
         if args.delete_after:  # it writes: the same checks as every command that writes
-            from collector.errors import ConfigError
             from collector.store import Store
             from ragfault.dbfile import check_writable
+            from ragfault_core.errors import ConfigError
 
             require_database(db)
             check_writable(db, held=HELD)

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any, get_args
 
-from collector.errors import PermanentError
 from ragfault.client import DB_HELP, SERVER_HELP, post, require_database, sql, target
+from ragfault_core.errors import PermanentError
 
 EXPECTED = ("answer", "refuse", "correct_premise", "clarify")
-# evaluators.promote.DEFAULT_DATASET, spelled here: building the parser imports none of the engine
+# evaluators.service.promote.DEFAULT_DATASET, spelled here: building the parser imports none of the engine
 DEFAULT_DATASET = "production"
 
 
@@ -65,7 +65,7 @@ def parse_evidence(values: list[str]) -> list[dict[str, str]]:
 
 def _suggested(args: argparse.Namespace, trace_id: str) -> str:
     from collector.store.promote import suggested_cause
-    from evaluators.promote import Cause
+    from evaluators.service.promote import Cause
 
     def run(statement: str, params: dict[str, Any]) -> dict[str, Any]:
         return sql(statement, params, db=args.db, server=args.server)
@@ -100,11 +100,11 @@ def request_of(args: argparse.Namespace) -> dict[str, Any]:
 
 def _promote_on_file(db: str, config: str | None, body: dict[str, Any]) -> dict[str, Any]:
     from collector.config import build_settings
-    from evaluators import loading
-    from evaluators.config import evaluator_configs, load_evaluation_settings
-    from evaluators.promote import PromoteRequest, promote
-    from evaluators.registry import discover
-    from evaluators.runner import Runner, StoreRunner, utcnow
+    from evaluators.service import loading
+    from evaluators.service.config import evaluator_configs, load_evaluation_settings
+    from evaluators.service.promote import PromoteRequest, promote
+    from evaluators.service.registry import discover
+    from evaluators.service.runner import Runner, StoreRunner, utcnow
     from ragfault.local import LocalStore
 
     req = PromoteRequest.model_validate(body)

@@ -109,10 +109,10 @@ def _local(args: argparse.Namespace, db: str) -> dict[str, Any]:
     local = LocalStore(db)
     try:
         if args.rescore:
-            from collector.errors import ConfigError
-            from evaluators.config import load_evaluation_settings
             from evaluators.judge.service import build_judge_runner
             from evaluators.judge.settings import load_judge_settings
+            from evaluators.service.config import load_evaluation_settings
+            from ragfault_core.errors import ConfigError
 
             settings = load_judge_settings(args.config)
             runner = (

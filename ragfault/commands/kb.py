@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from collector.errors import ConfigError, PermanentError
+from ragfault_core.errors import ConfigError, PermanentError
 
 if TYPE_CHECKING:
     from evaluators.gold import GoldCase, KBDocument

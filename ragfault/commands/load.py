@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     require_database(db)  # before the engine is imported: a mistyped name is refused at once
-    from evaluators.loading import store_gold, store_kb
+    from evaluators.service.loading import store_gold, store_kb
     from ragfault.local import LocalStore
 
     local = LocalStore(db)

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from collector.errors import ConfigError
 from ragfault.client import DB_HELP, SERVER_HELP, sql
 from ragfault.output import render
+from ragfault_core.errors import ConfigError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -8,7 +8,7 @@ import anyio
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from collector.api import protected_router
+from collector.api.routes import protected_router
 from collector.components import Component, Context
 from collector.store import experiments as store_experiments
 from collector.store.reader import run_select

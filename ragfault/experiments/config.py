@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from collector.config import load_toml
-from collector.errors import ConfigError
+from ragfault_core.errors import ConfigError
+from ragfault_core.settings import load_toml
 
 Reliance = Literal["strong", "supplementary"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.errors import ConfigError
 from ragfault.compare import Side, metric_row
 from ragfault.gate import EXPERIMENT, Outcome, Rule, _in_slice
+from ragfault_core.errors import ConfigError
 
 
 def measure_delta(

@@ -19,10 +19,10 @@ import anyio
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from collector.api.web import html_page
 from collector.components import Component, Context
 from collector.receivers.otlp_http import check_bearer
 from collector.store.reader import jsonable
-from collector.web import html_page
 from ragfault.ui.api import FactsKeeper
 from ragfault.ui.api import router as api_router
 from ragfault.ui.live import router as live_router
@@ -53,7 +53,7 @@ class _SharedReferences:
     def kb_of(self, con: Any) -> Any:
         from collector.store import references
         from evaluators.eval_input import KnowledgeBase
-        from evaluators.references import kb_documents
+        from evaluators.service.references import kb_documents
 
         with self.lock:
             stamp = tuple(references.stamp(con)[2:])  # the documents' count and latest load
@@ -64,7 +64,7 @@ class _SharedReferences:
     def references_for(self, con: Any, view: Any) -> Any:
         """The references a trace view joins: the knowledge base and the gold cases of this trace."""
         from collector.store.sqlfiles import sql
-        from evaluators.references import References, gold_entries
+        from evaluators.service.references import References, gold_entries
         from evaluators.text import normalize
 
         # the store's own statements: no user SQL to guard (run_select's checks cost more than the read)
@@ -86,7 +86,7 @@ def trace_view(ctx: Context, trace_id: str, shared: _SharedReferences | None = N
     from collector.store.lake import claims as lake_claims
     from evaluators.builtin.freshness import staleness
     from evaluators.builtin.permission import acl_of
-    from evaluators.runner import load_views
+    from evaluators.service.runner import load_views
 
     con = ctx.store.cursor()
     try:

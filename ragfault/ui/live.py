@@ -35,9 +35,9 @@ from collector.receivers.otlp_http import check_bearer
 from collector.store import live as store_live
 from collector.store.live_window import window_reads
 from collector.store.reader import jsonable, run_select
-from evaluators.clock import Clock, SystemClock
 from queries import load_query
 from queries.taxonomy import live_order
+from ragfault_core.clock import Clock, SystemClock
 
 log = logging.getLogger("ragfault.ui.live")
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from collector.components import Context
 from collector.store.reader import jsonable
-from evaluators.clock import Clock, SystemClock
+from ragfault_core.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
     from evaluators.builtin._registry_index import RegistryIndex
@@ -93,7 +93,7 @@ class RegistrySearch:
 def evaluators_registry(ctx: Context, stamp: tuple[Any, ...] | None) -> KnowledgeBase | None:
     """The registry of the server's evaluator when it read the one stored now (``stamp``: the
     documents' count and latest load), else None."""
-    from evaluators.scheduler import EvaluationService
+    from evaluators.service.scheduler import EvaluationService
 
     svc = ctx.find(EvaluationService)
     if svc is None or stamp is None:

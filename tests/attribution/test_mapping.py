@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from opentelemetry.trace import Tracer
 
-from collector.errors import ConfigError
 from ragfault.settings import load_settings
+from ragfault_core.errors import ConfigError
 from tests.attribution.conftest import serve, wait_evaluated
 from tests.attribution.data import GOLD, KB, PLANTS, QUERY, Plant, docs, jsonl
 from tests.attribution.test_convention_blind import emit

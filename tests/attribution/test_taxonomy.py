@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from collector.store.sqlfiles import statement
-from evaluators.promote import PromoteRequest
+from evaluators.service.promote import PromoteRequest
 from queries import load_query
 from queries.taxonomy import (
     CAUSES,

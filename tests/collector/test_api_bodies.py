@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from collector.bodies import ApiBodyLimits
 from collector.config import ServerSettings, build_settings
-from collector.errors import ConfigError
+from collector.receivers.bodies import ApiBodyLimits
+from ragfault_core.errors import ConfigError
 from tests.served import Collector
 
 MiB = 1 << 20

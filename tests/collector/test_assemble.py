@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from collector.assemble import DocView, StepView, answering_llm, assemble
+from collector.settling.assemble import DocView, StepView, answering_llm, assemble
 
 T0 = datetime(2026, 1, 1, 12, 0, 0)
 

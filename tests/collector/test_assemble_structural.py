@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from collector.assemble import answer_prompt, assemble
+from collector.settling.assemble import answer_prompt, assemble
 from tests.collector.test_assemble import doc, step
 
 PROMPT = "Context information is below.\nRefunds within 30 days.\nQuery: How long?\nAnswer:"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from collector.config import ServerSettings, build_settings
-from collector.errors import ConfigError
 from ragfault.cli import main
+from ragfault_core.errors import ConfigError
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ import pytest
 from opentelemetry._logs import LogRecord
 from opentelemetry.trace import NonRecordingSpan, SpanContext, set_span_in_context
 
-from collector.settle import ResettleLimit, utcnow
+from collector.settling.settle import ResettleLimit, utcnow
 from tests.clock import ManualClock
 from tests.collector.test_content_events import ANSWER, DOCS, details_record, send_logs, send_trace
 from tests.conftest import Server, StartServer

@@ -13,18 +13,18 @@ from typing import Any
 import pytest
 
 from collector.components import Component, Context, installed, undeclared_built_ins
-from collector.errors import ConfigError
+from collector.maintenance.retention import RetentionService
 from collector.receivers.otlp_grpc import COMPONENT as GRPC
 from collector.receivers.otlp_grpc import GrpcReceiver
-from collector.retention import RetentionService
 from collector.runtime import Runtime
-from collector.settle import Settler
-from collector.settle_service import COMPONENT as SETTLER
+from collector.settling.settle import Settler
+from collector.settling.settle_service import COMPONENT as SETTLER
 from collector.store.maintenance import maintainer
-from evaluators.scheduler import EvaluationService
+from evaluators.service.scheduler import EvaluationService
 from ragfault.server import ServerThread
 from ragfault.ui.api import FactsKeeper
 from ragfault.ui.live import LiveGauges
+from ragfault_core.errors import ConfigError
 from tests.conftest import make_settings
 from tests.otel_helpers import grpc_provider, http_provider
 from tests.served import api_client
@@ -215,11 +215,11 @@ def test_lake_maintenance_runs_on_a_lake_only(tmp_path: Path) -> None:
 def test_a_stale_install_that_lacks_a_declared_component_fails_at_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    loaded = ["collector.settle_service:COMPONENT", "collector.receivers.otlp_grpc:COMPONENT"]
+    loaded = ["collector.settling.settle_service:COMPONENT", "collector.receivers.otlp_grpc:COMPONENT"]
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text(
         '[project.entry-points."ragfault.components"]\n'
-        'settler = "collector.settle_service:COMPONENT"\n'
+        'settler = "collector.settling.settle_service:COMPONENT"\n'
         'grpc = "collector.receivers.otlp_grpc:COMPONENT"\n'
         'newer = "collector.newer:COMPONENT"\n',
         encoding="utf-8",

@@ -14,9 +14,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from collector.build import BuildOptions
-from collector.decode_pool import DecodePool, decode_to_arrow
-from collector.errors import PayloadTooLarge, PermanentError, RetryableError
+from collector.ingest.build import BuildOptions
+from collector.ingest.decode_pool import DecodePool, decode_to_arrow
+from ragfault_core.errors import PayloadTooLarge, PermanentError, RetryableError
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
 from tests.conftest import Server, StartServer
 from tests.waiting import wait_until
@@ -81,7 +81,7 @@ def test_pool_gives_the_same_tables_as_in_process_decoding(pool: DecodePool) -> 
 def test_a_large_batch_comes_back_through_a_spool_file_that_is_gone_after(pool: DecodePool) -> None:
     """A batch over ``SPOOL_MIN_BYTES`` is written to a file by the worker and mapped by the server,
     the same tables as in-process decoding, and no file is left in the spool directory."""
-    from collector.decode_pool import SPOOL_MIN_BYTES
+    from collector.ingest.decode_pool import SPOOL_MIN_BYTES
 
     tid = new_trace_id()
     body = request([span(tid, attrs={"blob": "x" * (1 << 20)}) for _ in range(20)]).SerializeToString()
@@ -108,7 +108,7 @@ def test_logs_and_metrics_decode_in_the_pool(pool: DecodePool) -> None:
 def test_a_killed_servers_spool_directory_is_removed_by_the_next(tmp_path: Path) -> None:
     import tempfile
 
-    from collector.decode_pool import SPOOL_PREFIX
+    from collector.ingest.decode_pool import SPOOL_PREFIX
 
     gone = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
@@ -229,7 +229,7 @@ def test_workers_exit_when_the_server_is_killed(tmp_path: Path) -> None:
     script.write_text(
         textwrap.dedent("""
         import sys, time
-        from collector.decode_pool import DecodePool
+        from collector.ingest.decode_pool import DecodePool
         if __name__ == "__main__":  # the workers import this module again
             p = DecodePool(2)
             p.start()

@@ -25,10 +25,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from collector.errors import PermanentError
+from collector.ingest.span_rows import flatten
 from collector.receivers.payload import decode
-from collector.span_rows import flatten
 from collector.store import Store
+from ragfault_core.errors import PermanentError
 from tests.conftest import Server, StartServer
 
 FUZZ = settings(

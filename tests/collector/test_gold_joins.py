@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from collector.gold_joins import FIX_INSIDE, FIX_NONE
+from collector.api.gold_joins import FIX_INSIDE, FIX_NONE
 from tests.attribution.conftest import serve, wait_evaluated
 from tests.conftest import Server
 from tests.otel_helpers import http_provider

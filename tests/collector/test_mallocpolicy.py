@@ -1,4 +1,4 @@
-"""The server's malloc thresholds (``collector.mallocpolicy``): set in a fresh process on glibc, left
+"""The server's malloc thresholds (``ragfault_core.mallocpolicy``): set in a fresh process on glibc, left
 to the operator when ``GLIBC_TUNABLES`` sets a malloc tunable."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 PROBE = (
     "import logging, sys; logging.basicConfig(level=logging.INFO); "
-    "from collector.mallocpolicy import keep_freed_memory; print(keep_freed_memory())"
+    "from ragfault_core.mallocpolicy import keep_freed_memory; print(keep_freed_memory())"
 )
 
 

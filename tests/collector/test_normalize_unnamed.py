@@ -24,9 +24,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collector.assemble import plain_text
 from collector.normalize import doclists, normalize_span, pyrepr, structural
 from collector.normalize.messages import json_messages_text
+from collector.settling.assemble import plain_text
 from tests.collector.test_normalize_structural import WRAPPERS, Wrap, _texts
 
 DOCS = [

@@ -94,7 +94,7 @@ def test_non_finite_doubles_are_stored_exactly(server: Server) -> None:
     )[0]
     assert row[:6] == [True, True, True, "DOUBLE", 1.5, True]
     # the stored text reads back with the values it was given
-    from collector.jsonvalue import loads
+    from ragfault_core.jsonvalue import loads
 
     back = loads(row[6])
     assert math.isnan(back["x.nan"]) and back["x.inf"] == math.inf and back["x.ninf"] == -math.inf

@@ -1,5 +1,5 @@
-"""One token check and one status mapping for every transport (collector/auth.py,
-collector/errors.py): the same ``authorization`` values are accepted or refused alike by OTLP/HTTP,
+"""One token check and one status mapping for every transport (ragfault_core/auth.py,
+ragfault_core/errors.py): the same ``authorization`` values are accepted or refused alike by OTLP/HTTP,
 OTLP/gRPC, the API and ``/metrics``, and the same bad payload gets the same status and message over
 HTTP and gRPC."""
 
@@ -13,8 +13,8 @@ import pytest
 from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 
-from collector.auth import check_token
-from collector.errors import GRPC_INVALID_ARGUMENT, PermanentError, Unauthorized, status_of
+from ragfault_core.auth import check_token
+from ragfault_core.errors import GRPC_INVALID_ARGUMENT, PermanentError, Unauthorized, status_of
 from tests.collector.otlp_build import new_trace_id, raw_export, request, span
 from tests.conftest import Server
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.procpool import WorkerPool
+from ragfault_core.procpool import WorkerPool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,13 +24,13 @@ from concurrent.futures.process import BrokenProcessPool
 
 def pool_and_executor(kind):
     if kind == "decode":
-        from collector.decode_pool import DecodePool
+        from collector.ingest.decode_pool import DecodePool
         pool = DecodePool(1)
     else:
-        from evaluators.config import EvaluationSettings, evaluator_configs
-        from evaluators.pool import EvalPool
-        from evaluators.registry import discover
-        from evaluators.runner import Runner
+        from evaluators.service.config import EvaluationSettings, evaluator_configs
+        from evaluators.service.pool import EvalPool
+        from evaluators.service.registry import discover
+        from evaluators.service.runner import Runner
         specs = discover()
         pool = EvalPool(1, Runner(specs, evaluator_configs(EvaluationSettings(), specs)))
     pool.start()

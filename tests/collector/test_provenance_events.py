@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from opentelemetry._logs import LogRecord
 
-from collector.coverage import render
+from collector.api.coverage import render
 from tests.attribution.conftest import wait_evaluated
 from tests.collector.test_content_events import send_logs
 from tests.conftest import Server, StartServer, make_settings

@@ -11,12 +11,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from collector.settle import load_trace_parts
-from collector.span_rows import flatten
+from collector.ingest.span_rows import flatten
+from collector.settling.settle import load_trace_parts
 from collector.store import Store
 from collector.store.reader import received_window, window_sql
 from collector.store.schema import batch_to_arrow, migrations
-from evaluators.runner import fetch_tables
+from evaluators.service.runner import fetch_tables
 from ragfault.local import LocalStore
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
 

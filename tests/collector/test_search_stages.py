@@ -1,4 +1,4 @@
-"""The surfaced and opened stages read from tool steps (``collector.search_stages``)."""
+"""The surfaced and opened stages read from tool steps (``collector.settling.search_stages``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collector.assemble import StepView
-from collector.search_stages import argument_names, opened_text, search_results, search_stages
+from collector.settling.assemble import StepView
+from collector.settling.search_stages import argument_names, opened_text, search_results, search_stages
 
 T0 = datetime(2026, 9, 1, 10, 0, 0)
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from collector.metrics import Metrics
-from collector.settle import Settler
+from collector.settling.settle import Settler
 from collector.store import Store
 
 NOW = datetime(

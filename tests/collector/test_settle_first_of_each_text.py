@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collector.assemble import DOC_FIELDS, STAGE_PRIORITY
-from collector.settle import load_trace_parts
+from collector.settling.assemble import DOC_FIELDS, STAGE_PRIORITY
+from collector.settling.settle import load_trace_parts
 from collector.store import Store
 
 TEXTS = [

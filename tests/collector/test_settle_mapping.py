@@ -1,4 +1,4 @@
-"""A span read again when its trace settles (its log records joined, ``collector.content_events``) is
+"""A span read again when its trace settles (its log records joined, ``collector.settling.content_events``) is
 read with the server's own ``[[conventions.mapping]]`` entries and source keys, as ingest read it:
 what a mapping filled at ingest is not read differently by the structural layer at settle. Real
 server started from a config file, real SDK exporters for spans and logs, a real DuckDB file."""

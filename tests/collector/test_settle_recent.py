@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from collector import settle
-from collector.settle import Settler
+from collector.settling import settle
+from collector.settling.settle import Settler
 from collector.store import Store
 
 WALL = datetime(2026, 3, 2, 12, 0, 0)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from collector.batch import ArrowBatch
-from collector.span_rows import flatten
+from collector.ingest.batch import ArrowBatch
+from collector.ingest.span_rows import flatten
 from collector.store import Store
 from collector.store.schema import batch_to_arrow
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span

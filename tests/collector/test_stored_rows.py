@@ -19,8 +19,8 @@ from typing import Any
 import duckdb
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
-from collector.span_rows import flatten
+from collector.ingest.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
+from collector.ingest.span_rows import flatten
 from collector.store import Store
 from collector.store.schema import batch_to_arrow
 from tests.collector.otlp_build import kv, new_span_id, new_trace_id, request, span

@@ -1,4 +1,4 @@
-"""The fast comparison form (``collector.textnorm.normalize``) equals the reference normalization everywhere."""
+"""The fast comparison form (``ragfault_core.textnorm.normalize``) equals the reference normalization everywhere."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import unicodedata
 
 import pytest
 
-from collector.textnorm import _SIMPLE_RANGES, normalize, normalize_doc
-from collector.textnorm import reference_normalize as reference
+from ragfault_core.textnorm import _SIMPLE_RANGES, normalize, normalize_doc
+from ragfault_core.textnorm import reference_normalize as reference
 
 SAMPLES = [
     "",

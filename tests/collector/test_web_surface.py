@@ -1,4 +1,4 @@
-"""The web surface (collector/web.py): what a page in the user's browser can and cannot do to a
+"""The web surface (collector/api/web.py): what a page in the user's browser can and cannot do to a
 server on 127.0.0.1, and the headers every answer carries."""
 
 from __future__ import annotations

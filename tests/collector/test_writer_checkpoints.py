@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector.batch import ArrowBatch
+from collector.ingest.batch import ArrowBatch
+from collector.ingest.span_rows import flatten
 from collector.metrics import Metrics
-from collector.span_rows import flatten
 from collector.store import Store
 from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
@@ -134,9 +134,9 @@ def test_the_servers_checkpoint_thresholds_are_its_settings(tmp_path: Path) -> N
     """``[server] checkpoint_wal_bytes`` and ``idle_checkpoint_wal_bytes`` are the writer's busy and
     idle thresholds; by default the store's own, and under 1 MiB a clear error at start."""
     from collector.config import build_settings
-    from collector.errors import ConfigError
     from collector.runtime import Runtime
     from collector.store.file.checkpoint import BUSY_CHECKPOINT_BYTES, IDLE_CHECKPOINT_BYTES
+    from ragfault_core.errors import ConfigError
 
     defaults = build_settings()
     assert (defaults.checkpoint_wal_bytes, defaults.idle_checkpoint_wal_bytes) == (

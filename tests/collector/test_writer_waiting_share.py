@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from collector.errors import RetryableError
+from collector.ingest.span_rows import flatten
 from collector.metrics import Metrics
 from collector.normalize import DEFAULT_SOURCE_KEYS
-from collector.span_rows import flatten
 from collector.store import Store
 from collector.store.base import Con
 from collector.store.schema import batch_to_arrow
 from collector.store.writer import Writer
+from ragfault_core.errors import RetryableError
 from tests.collector.otlp_build import rag_spans, request
 
 

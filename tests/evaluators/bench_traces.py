@@ -9,9 +9,9 @@ import random
 import time
 
 from bench.evaluate import export_requests, make_kb
+from collector.ingest.span_rows import flatten
 from collector.normalize import DEFAULT_SOURCE_KEYS
-from collector.span_rows import flatten
-from evaluators.loading import store_gold, store_kb
+from evaluators.service.loading import store_gold, store_kb
 from ragfault.local import LocalStore
 
 

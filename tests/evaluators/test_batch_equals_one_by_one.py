@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from collector.normalize import DEFAULT_SOURCE_KEYS
-from collector.settle import Settler
-from evaluators.config import EvaluationSettings, evaluator_configs
-from evaluators.registry import discover
-from evaluators.runner import Runner, StoreRunner
+from collector.settling.settle import Settler
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.registry import discover
+from evaluators.service.runner import Runner, StoreRunner
 from ragfault.local import LocalStore
 from tests.evaluators.bench_traces import store_bench_traces
 

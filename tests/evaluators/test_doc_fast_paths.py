@@ -22,12 +22,12 @@ import orjson
 from evaluators import lexical
 from evaluators.builtin import follows_stale, freshness
 from evaluators.builtin._docs import distinct, doc_name, judged_once
-from evaluators.config import EvaluationSettings, evaluator_configs
 from evaluators.eval_input import EvalInput, KnowledgeBase
 from evaluators.gold import AnyOf, Evidence
 from evaluators.metric import Metric, not_applicable, ratio
-from evaluators.registry import discover
-from evaluators.running import Runner
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.registry import discover
+from evaluators.service.running import Runner
 from evaluators.spec import NoConfig
 from evaluators.trace_view import StepDoc
 from tests.evaluators.evidence_builders import case, inp, kb, rag

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collector.span_rows import flatten
+from collector.ingest.span_rows import flatten
 from collector.store.schema import batch_to_arrow
-from evaluators.runner import load_views
+from evaluators.service.runner import load_views
 from ragfault.local import LocalStore
 from tests.collector.otlp_build import new_span_id, new_trace_id, request, span
 

@@ -154,7 +154,7 @@ def _batch(trace_ids: list[str], evaluators: list[str], tag: str) -> Any:
 
     import pyarrow as pa
 
-    from evaluators.runner import EVAL_SCHEMA, LOG_SCHEMA, EvalTables
+    from evaluators.service.runner import EVAL_SCHEMA, LOG_SCHEMA, EvalTables
 
     now = datetime(2026, 1, 1)
     rows = [(t, e) for t in trace_ids for e in evaluators]
@@ -177,7 +177,7 @@ def _batch(trace_ids: list[str], evaluators: list[str], tag: str) -> Any:
 def test_history_moves_exactly_the_earlier_verdicts(tmp_path: Any) -> None:
     """A batch of traces never evaluated skips the history move; a batch mixing new traces and
     traces evaluated before moves the earlier rows of the evaluators that ran, and only those."""
-    from evaluators.runner import write_job
+    from evaluators.service.runner import write_job
     from ragfault.local import LocalStore
 
     local = LocalStore(str(tmp_path / "h.duckdb"))

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from collector.span_rows import carries_feedback, flatten
+from collector.ingest.span_rows import carries_feedback, flatten
 from collector.store import Store
 from collector.store.schema import batch_to_arrow
-from evaluators.feedback import read_annotations
-from evaluators.sampling_settings import SamplingSettings
+from evaluators.service.feedback import read_annotations
+from evaluators.service.sampling_settings import SamplingSettings
 from tests.collector.otlp_build import new_trace_id, request, span
 
 

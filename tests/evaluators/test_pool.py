@@ -1,4 +1,4 @@
-"""Evaluation in worker processes (evaluators/pool.py) writes exactly the rows of in-process
+"""Evaluation in worker processes (evaluators/service/pool.py) writes exactly the rows of in-process
 evaluation, and a worker that dies loses no batch."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import pytest
 from bench.evaluate import build_db
 from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.store import Store
-from evaluators.config import EvaluationSettings, evaluator_configs
 from evaluators.eval_input import EvalInput
 from evaluators.metric import Metric
-from evaluators.pool import EvalPool
-from evaluators.registry import discover
-from evaluators.runner import Runner, StoreRunner
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.pool import EvalPool
+from evaluators.service.registry import discover
+from evaluators.service.runner import Runner, StoreRunner
 from evaluators.spec import EvaluatorSpec, NoConfig
 from ragfault.local import LocalStore
 from tests.waiting import wait_until
@@ -178,10 +178,10 @@ def test_cli_evaluates_with_workers(base_db: Path, tmp_path: Path) -> None:
 
 CHILD = """
 import sys, time
-from evaluators.config import EvaluationSettings, evaluator_configs
-from evaluators.pool import EvalPool
-from evaluators.registry import discover
-from evaluators.runner import Runner
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.pool import EvalPool
+from evaluators.service.registry import discover
+from evaluators.service.runner import Runner
 
 specs = discover()
 pool = EvalPool(2, Runner(specs, evaluator_configs(EvaluationSettings(), specs)))
@@ -222,7 +222,7 @@ def test_workers_exit_when_their_owner_is_killed() -> None:
 
 def test_workers_run_at_a_lower_cpu_priority_than_their_owner() -> None:
     """In a server, storing spans goes first: evaluation workers are niced."""
-    from evaluators.pool import WORKER_NICE, _pid
+    from evaluators.service.pool import WORKER_NICE, _pid
 
     specs = discover()
     runner = Runner(specs, evaluator_configs(EvaluationSettings(), specs))
@@ -237,8 +237,8 @@ def test_workers_run_at_a_lower_cpu_priority_than_their_owner() -> None:
 def test_workers_collect_garbage_rarely() -> None:
     """A worker's cyclic collector runs at the decode workers' thresholds, not Python's default
     (every 700 allocations, which walked each batch's unpickled rows several times)."""
-    from collector.gcpolicy import THRESHOLDS
-    from evaluators.pool import _gc_thresholds
+    from evaluators.service.pool import _gc_thresholds
+    from ragfault_core.gcpolicy import THRESHOLDS
 
     specs = discover()
     runner = Runner(specs, evaluator_configs(EvaluationSettings(), specs))

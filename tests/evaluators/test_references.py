@@ -1,4 +1,4 @@
-"""Gold cases as the evaluators get them (``evaluators.runner.References``): joined by case id or by
+"""Gold cases as the evaluators get them (``evaluators.service.runner.References``): joined by case id or by
 normalized query, the same after travelling to a worker process, and validated only when a trace
 joins them (a stored row that no longer validates spoils no other case)."""
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from evaluators.loading import store_gold
-from evaluators.runner import References
+from evaluators.service.loading import store_gold
+from evaluators.service.runner import References
 from evaluators.trace_view import TraceView
 from ragfault.local import LocalStore
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from evaluators.eval_input import EvalInput
 from evaluators.metric import Metric
-from evaluators.runner import EVAL_COLUMNS, Runner, build_tables
+from evaluators.service.runner import EVAL_COLUMNS, Runner, build_tables
 from evaluators.spec import EvaluatorSpec, NoConfig
 from tests.evaluators.evidence_builders import case, inp, rag
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 import evaluators.base as sdk
-from evaluators.registry import discover
+from evaluators.service.registry import discover
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ def test_every_sdk_name_is_exported_from_base_as_its_home_defines_it() -> None:
 
 
 def test_what_a_worker_receives_unpickles_in_a_fresh_interpreter() -> None:
-    """The pool pickles the specs to its workers and the rows back (``evaluators.pool``); a class
+    """The pool pickles the specs to its workers and the rows back (``evaluators.service.pool``); a class
     pickles by its module path, which must import in a process that imported nothing before."""
     spec = discover()["live_evidence"]
     doc = sdk.StepDoc("s1", "candidate", 0, "d1", None, "text", 0.5, {"k": "v"}, "span")

@@ -14,14 +14,21 @@ from pathlib import Path
 
 import pytest
 
-from collector.span_rows import flatten
+from collector.ingest.span_rows import flatten
 from collector.store.schema import batch_to_arrow
-from evaluators.config import EvaluationSettings, evaluator_configs
-from evaluators.feedback import read_annotations
-from evaluators.registry import discover
-from evaluators.runner import Runner, StoreRunner, evaluate_tables, fetch_with_window, utcnow, write_job
-from evaluators.sampling import load_facts
-from evaluators.sampling_settings import SamplingSettings
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.feedback import read_annotations
+from evaluators.service.registry import discover
+from evaluators.service.runner import (
+    Runner,
+    StoreRunner,
+    evaluate_tables,
+    fetch_with_window,
+    utcnow,
+    write_job,
+)
+from evaluators.service.sampling import load_facts
+from evaluators.service.sampling_settings import SamplingSettings
 from ragfault.local import LocalStore
 from tests.collector.otlp_build import new_trace_id, rag_spans, request, span
 

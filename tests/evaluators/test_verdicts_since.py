@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from collector.span_rows import flatten
+from collector.ingest.span_rows import flatten
 from collector.store.schema import batch_to_arrow
-from evaluators.config import EvaluationSettings, evaluator_configs
-from evaluators.registry import discover
-from evaluators.runner import Runner, StoreRunner, evaluate_tables, fetch_with_window, write_job
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.registry import discover
+from evaluators.service.runner import Runner, StoreRunner, evaluate_tables, fetch_with_window, write_job
 from ragfault.local import LocalStore
 from tests.collector.otlp_build import new_trace_id, rag_spans, request
 

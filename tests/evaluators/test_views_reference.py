@@ -15,12 +15,12 @@ import pytest
 
 from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.store.verdicts import TraceTables
-from evaluators.config import EvaluationSettings, evaluator_configs
-from evaluators.references import References, _loads
-from evaluators.registry import discover
-from evaluators.running import Runner, build_tables, evaluate_tables
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.references import References, _loads
+from evaluators.service.registry import discover
+from evaluators.service.running import Runner, build_tables, evaluate_tables
+from evaluators.service.views import _pylist, fetch_tables, make_inputs, views_from_tables
 from evaluators.trace_view import StepDoc, StepInfo, TraceView
-from evaluators.views import _pylist, fetch_tables, make_inputs, views_from_tables
 from ragfault.local import LocalStore
 from tests.evaluators.bench_traces import store_bench_traces
 

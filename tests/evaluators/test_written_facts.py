@@ -1,5 +1,5 @@
 """The judge sampler's facts of a written batch, taken from the rows the batch was evaluated from and
-the rows written for it (``evaluators.sampling.written_facts``), are the facts it reads back from the
+the rows written for it (``evaluators.service.sampling.written_facts``), are the facts it reads back from the
 tables after the write: the scheduler decides the judge tier from the former, reading only feedback
 and root attributes."""
 
@@ -11,16 +11,16 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from collector.span_rows import flatten
+from collector.ingest.span_rows import flatten
 from collector.store.schema import batch_to_arrow
 from collector.store.verdicts import TraceTables
-from evaluators.config import EvaluationSettings, evaluator_configs
-from evaluators.feedback import read_annotations, store_feedback
-from evaluators.registry import discover
-from evaluators.runner import Runner, StoreRunner, utcnow
-from evaluators.running import EvalTables
-from evaluators.sampling import load_facts, written_facts
-from evaluators.sampling_settings import SamplingRule, SamplingSettings
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.feedback import read_annotations, store_feedback
+from evaluators.service.registry import discover
+from evaluators.service.runner import Runner, StoreRunner, utcnow
+from evaluators.service.running import EvalTables
+from evaluators.service.sampling import load_facts, written_facts
+from evaluators.service.sampling_settings import SamplingRule, SamplingSettings
 from ragfault.local import LocalStore
 from tests.collector.otlp_build import new_span_id, new_trace_id, rag_spans, request, span
 

@@ -1,7 +1,7 @@
 """LlamaIndex + OpenLLMetry with a custom *completion* LLM (issue 40): the model task that produced the
 answer records only its output; the prompt sits in an inner task's ``{"args": ["Context information
 is below..."], "kwargs": {...}}``. The answering call's input is the nearest recorded prompt, inner
-spans included (``collector.assemble.answer_prompt``): the context is derived from it, evaluators read
+spans included (``collector.settling.assemble.answer_prompt``): the context is derived from it, evaluators read
 it, and the three questions come out right (before, nothing showed what the model saw)."""
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from collector.store import Store
-from collector.textnorm import normalize
 from ragfault.cli import main
+from ragfault_core.textnorm import normalize
 from tests.conftest import free_port
 
 HUMAN = ["S", "S", "S", "S", "S", "U", "U", "U", "C", "C"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from evaluators.eval_input import EvalInput
 from evaluators.judge.service import _Prefetched
 from evaluators.metric import Metric
-from evaluators.runner import Runner
+from evaluators.service.runner import Runner
 from evaluators.spec import EvaluatorSpec, NoConfig
 from tests.evaluators.evidence_builders import inp, rag
 

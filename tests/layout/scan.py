@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("collector", "evaluators", "queries", "ragfault")
+PACKAGES = ("collector", "evaluators", "queries", "ragfault", "ragfault_core")
 STORE = "collector/store/"
 
 # The statements a string constant opens with to count as SQL (after leading ``--`` comment lines and

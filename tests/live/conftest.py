@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
-from evaluators.scheduler import EvaluationService
+from evaluators.service.scheduler import EvaluationService
 from tests.conftest import Server, make_settings
 from tests.otel_helpers import http_provider
 from tests.served import api_client
@@ -28,7 +28,7 @@ DOCS = [{"id": "policy", "content": "Refunds are accepted within 30 days of purc
 
 
 class LiveServer(Server):
-    """``clock``: the evaluation scheduler's clock (``evaluators.clock``; the system's by default)."""
+    """``clock``: the evaluation scheduler's clock (``ragfault_core.clock``; the system's by default)."""
 
     def __init__(self, tmp_path: Path, toml: str, clock: Any = None, **overrides: Any) -> None:
         cfg = tmp_path / "ragfault.toml"
@@ -75,7 +75,7 @@ class LiveServer(Server):
 
     def settle(self) -> int:
         """Assemble every unassembled trace now, with a settler of its own (the server's is busy in its thread)."""
-        from collector.settle import Settler
+        from collector.settling.settle import Settler
 
         cursor = self.runtime.store.cursor()
         settler = Settler(

@@ -198,7 +198,7 @@ def test_promotion_refuses_what_cannot_become_a_case(live, capsys: pytest.Captur
 
 
 def test_the_cli_names_the_dataset_promote_writes() -> None:
-    from evaluators.promote import DEFAULT_DATASET
+    from evaluators.service.promote import DEFAULT_DATASET
     from ragfault.commands import gold
 
     assert gold.DEFAULT_DATASET == DEFAULT_DATASET

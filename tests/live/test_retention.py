@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 
-from collector.retention import RetentionService, utcnow
+from collector.maintenance.retention import RetentionService, utcnow
 from tests.live.conftest import DOCS, GOLD
 from tests.tracegen import rag_trace
 

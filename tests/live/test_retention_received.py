@@ -24,7 +24,7 @@ from opentelemetry.sdk.metrics.export import (
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-from collector.retention import RetentionService, utcnow
+from collector.maintenance.retention import RetentionService, utcnow
 from tests.live.conftest import DOCS, GOLD
 from tests.tracegen import rag_trace
 

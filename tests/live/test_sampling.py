@@ -10,8 +10,8 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from evaluators.sampling_decision import TraceFacts, bucket, decide, is_negative
-from evaluators.sampling_settings import SamplingRule, SamplingSettings
+from evaluators.service.sampling_decision import TraceFacts, bucket, decide, is_negative
+from evaluators.service.sampling_settings import SamplingRule, SamplingSettings
 
 N = 10_000
 
@@ -44,7 +44,7 @@ def test_same_decision_in_another_process() -> None:
     ids = trace_ids(200, seed=3)
     here = [round(bucket(t, "s1"), 12) for t in ids]
     code = (
-        "import sys, json; from evaluators.sampling_decision import bucket; "
+        "import sys, json; from evaluators.service.sampling_decision import bucket; "
         "print(json.dumps([round(bucket(t, 's1'), 12) for t in json.load(sys.stdin)]))"
     )
     import json

@@ -5,7 +5,7 @@ from __future__ import annotations
 from opentelemetry import trace as otel_trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from evaluators.scheduler import EvaluationService
+from evaluators.service.scheduler import EvaluationService
 from tests.clock import ManualClock
 from tests.live.conftest import DOCS, GOLD
 from tests.tracegen import rag_trace
@@ -127,7 +127,7 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
     """More than one batch waiting: the server hands the batches to its worker pool. Evaluating the
     same traces again in the server process (the API) gives the same verdicts. Idle workers stop
     after POOL_IDLE_SECONDS, not before."""
-    from evaluators import scheduler
+    from evaluators.service import scheduler
 
     clock = ManualClock()
     srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", clock=clock, settle_seconds=600)
@@ -178,7 +178,7 @@ def test_a_long_backlog_is_evaluated_by_worker_processes_with_the_same_rows(live
 def test_a_backlog_of_several_groups_and_rounds_is_evaluated_and_logged_once(live, monkeypatch) -> None:
     """With workers, traces are picked a group at a time while the workers still evaluate the last
     group: none is picked twice or left out, and each gets its eval_log rows once."""
-    from evaluators import scheduler as service
+    from evaluators.service import scheduler as service
 
     monkeypatch.setattr(service, "GROUP_BATCHES", 1)  # groups of 2 batches of 2 traces
     monkeypatch.setattr(service, "ROUND_GROUPS", 2)  # rounds of 8 traces
@@ -202,8 +202,8 @@ def test_a_backlog_of_several_groups_and_rounds_is_evaluated_and_logged_once(liv
 def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_written(
     live, monkeypatch
 ) -> None:
-    from evaluators import scheduler as service
-    from evaluators.runner import StoreRunner
+    from evaluators.service import scheduler as service
+    from evaluators.service.runner import StoreRunner
 
     monkeypatch.setattr(service, "GROUP_BATCHES", 1)
     monkeypatch.setattr(service, "ROUND_GROUPS", 2)
@@ -237,7 +237,7 @@ def test_a_round_that_fails_logs_its_unwritten_traces_as_errors_and_keeps_the_wr
 
 
 def test_an_idle_loop_does_not_scan_for_waiting_traces_until_woken(live, monkeypatch) -> None:
-    from evaluators import scheduler
+    from evaluators.service import scheduler
 
     clock = ManualClock()
     srv = live(NO_SAMPLE, clock=clock)
@@ -269,7 +269,7 @@ def test_the_idle_poll_evaluates_what_waited_without_a_wake_up_and_says_so(live,
     for up to IDLE_POLL_SECONDS, and the poll that finds it logs that it happened."""
     import logging
 
-    from evaluators import scheduler
+    from evaluators.service import scheduler
 
     clock = ManualClock()
     srv = live(NO_SAMPLE, clock=clock)
@@ -327,7 +327,7 @@ def test_steady_traffic_goes_to_the_workers(live) -> None:
 
 
 def test_a_trickle_is_evaluated_in_the_server_process(live) -> None:
-    from evaluators import scheduler
+    from evaluators.service import scheduler
 
     clock = ManualClock()
     srv = live(NO_SAMPLE + "[evaluation]\nbatch_size = 2\nworkers = 1\n", clock=clock, settle_seconds=600)

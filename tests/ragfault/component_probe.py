@@ -13,8 +13,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
 from collector.components import Component, Context
-from collector.config import load_toml
-from evaluators.scheduler import EvaluationService
+from evaluators.service.scheduler import EvaluationService
+from ragfault_core.settings import load_toml
 
 EVENTS: list[tuple[str, Any]] = []
 

@@ -12,15 +12,15 @@ import httpx
 import pytest
 
 from collector.components import GROUP, Component, for_store, installed
-from collector.errors import ConfigError
+from collector.maintenance.retention import RetentionService
 from collector.receivers.otlp_grpc import GrpcReceiver
-from collector.retention import RetentionService
-from collector.settle import Settler
-from evaluators.scheduler import EvaluationService
+from collector.settling.settle import Settler
+from evaluators.service.scheduler import EvaluationService
 from ragfault.server import ServerThread
 from ragfault.settings import load_settings
 from ragfault.ui.api import FactsKeeper
 from ragfault.ui.live import LiveGauges
+from ragfault_core.errors import ConfigError
 from tests.conftest import StartServer, make_settings
 from tests.ragfault import component_probe
 from tests.ragfault.component_probe import Probe

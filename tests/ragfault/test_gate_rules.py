@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from collector.errors import ConfigError
 from ragfault.gate import Rule, measure
 from ragfault.gate_metrics import NAMED, PREFIXED, metric_of
+from ragfault_core.errors import ConfigError
 
 
 def row(case: str, cause: str, **kw: object) -> dict[str, object]:

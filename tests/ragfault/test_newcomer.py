@@ -54,8 +54,8 @@ def test_a_mistyped_bundled_query_lists_the_names(tmp_path: Path, capsys: pytest
 
 
 def test_gold_fields_are_strict_and_errors_say_field_value_and_what_is_allowed(tmp_path: Path) -> None:
-    from collector.errors import PermanentError
     from evaluators.gold import GoldCase, parse_jsonl
+    from ragfault_core.errors import PermanentError
 
     with pytest.raises(PermanentError) as info:
         parse_jsonl(json.dumps({"case_id": "c", "query": "q", "answerable": "yes"}), GoldCase, "case_id")
@@ -67,8 +67,8 @@ def test_gold_fields_are_strict_and_errors_say_field_value_and_what_is_allowed(t
 
 
 def test_an_unknown_gate_metric_lists_the_metrics(tmp_path: Path) -> None:
-    from collector.errors import ConfigError
     from ragfault.gate import load_rules
+    from ragfault_core.errors import ConfigError
 
     rules = tmp_path / "gate.toml"
     rules.write_text('[[rule]]\nmetric = "recal@5"\nmin = 0.5\n', encoding="utf-8")

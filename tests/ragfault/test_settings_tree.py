@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from collector.errors import ConfigError
 from ragfault.cli import main
 from ragfault.settings import TABLES, load_settings
+from ragfault_core.errors import ConfigError
 
 
 def write(tmp_path: Path, text: str) -> str:
@@ -57,9 +57,9 @@ def test_serve_refuses_a_bad_config_before_starting(
 def test_components_take_their_tables_from_the_tree_passed_down(tmp_path: Path) -> None:
     import httpx
 
-    from collector.retention import RetentionService, RetentionSettings
-    from evaluators.config import EvaluationSettings
-    from evaluators.sampling_settings import SamplingSettings
+    from collector.maintenance.retention import RetentionService, RetentionSettings
+    from evaluators.service.config import EvaluationSettings
+    from evaluators.service.sampling_settings import SamplingSettings
     from ragfault.server import ServerThread
     from ragfault.settings import Settings
     from tests.conftest import make_settings
@@ -89,7 +89,7 @@ def test_components_take_their_tables_from_the_tree_passed_down(tmp_path: Path) 
 def test_serving_reads_the_config_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tomllib
 
-    from collector.retention import RetentionService
+    from collector.maintenance.retention import RetentionService
     from ragfault.server import ServerThread
     from tests.conftest import free_port
 

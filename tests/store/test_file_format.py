@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from collector.span_rows import flatten
+from collector.ingest.span_rows import flatten
 from collector.store import Store
 from collector.store.schema import batch_to_arrow
 from tests.collector.otlp_build import kv, new_span_id, new_trace_id, request, span

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from collector.config import build_settings
-from collector.errors import ConfigError
 from collector.store.lake.attach import catalog_conninfo, redact
 from ragfault.cli import main
+from ragfault_core.errors import ConfigError
 
 
 def test_a_catalog_url_becomes_a_libpq_connection_string() -> None:

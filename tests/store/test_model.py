@@ -13,15 +13,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector import batch
-from collector.assemble import DOC_FIELDS, StepView
+from collector.ingest import batch
 from collector.model import DOCUMENT, SPAN, STEP, TABLES, VERDICT, VERDICT_HISTORY, Table
+from collector.settling.assemble import DOC_FIELDS, StepView
 from collector.store import Store, schema, verdicts
 from collector.store.lake import schema as lake_schema
 from collector.store.lake import tables as lake_tables
 from collector.store.schema import migrations
 from collector.store.sqlfiles import statement
-from evaluators.running import EVAL_SCHEMA
+from evaluators.service.running import EVAL_SCHEMA
 from evaluators.trace_view import StepDoc, StepInfo
 
 

@@ -14,12 +14,12 @@ from typing import Any
 import duckdb
 import pytest
 
-from collector.errors import ConfigError
 from collector.store import promote, references, report, verdicts
 from collector.store.base import QueryFn
 from collector.store.reader import cursor_query
 from collector.store.schema import holds_ragfault
 from ragfault.client import open_read_only, sql
+from ragfault_core.errors import ConfigError
 from tests.conftest import Server
 from tests.otel_helpers import http_provider
 from tests.tracegen import rag_trace

@@ -58,7 +58,7 @@ def add_judge_verdicts(runtime: Any, run_id: str = "demo-v1") -> None:
         con.close()
     import orjson
 
-    from collector.textnorm import normalize
+    from ragfault_core.textnorm import normalize
 
     t0 = datetime(2026, 1, 5, tzinfo=UTC).replace(tzinfo=None)
     verdicts = []

@@ -21,9 +21,9 @@ from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.store.reader import run_select
 from collector.store.retention import delete_traces
 from collector.store.ui_facts import Building, DashboardFacts, root_causes
-from evaluators.config import EvaluationSettings, evaluator_configs
-from evaluators.registry import discover
-from evaluators.runner import Runner, StoreRunner
+from evaluators.service.config import EvaluationSettings, evaluator_configs
+from evaluators.service.registry import discover
+from evaluators.service.runner import Runner, StoreRunner
 from queries import load_query
 from ragfault.local import LocalStore
 from ragfault.ui.api import BUNDLED, FAST, SECTIONS, dashboard, ui_query

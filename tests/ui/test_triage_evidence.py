@@ -12,7 +12,7 @@ import pytest
 
 from evaluators.eval_input import KnowledgeBase
 from evaluators.gold import KBDocument
-from evaluators.scheduler import EvaluationService
+from evaluators.service.scheduler import EvaluationService
 from ragfault.ui.registry import RegistrySearch
 from tests.clock import ManualClock
 from tests.live.test_promote import WRONG

@@ -12,8 +12,8 @@ from typing import Any
 
 import duckdb
 
-from collector.errors import ConfigError, StoreUnavailable
 from collector.store.base import operation
+from ragfault_core.errors import ConfigError, StoreUnavailable
 
 # Rows a row group of the file's tables holds (DuckDB's default is 122,880). The checkpoint that
 # completes a row group compresses all of it: with 122,880 rows of spans (about 30,000 four-span
@@ -66,7 +66,7 @@ def sandbox(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET enable_external_access = false")
     if has_operator_memory_limit():
         # the settings a connection may still change: the SQL API bounds each user query's memory,
-        # and keeps DuckDB to the calling threads while user queries run (``collector.api``)
+        # and keeps DuckDB to the calling threads while user queries run (``collector.api.routes``)
         con.execute("SET allowed_configs = ['operator_memory_limit', 'threads']")
     con.execute("SET lock_configuration = true")
 

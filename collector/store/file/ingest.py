@@ -13,9 +13,9 @@ import time
 import duckdb
 import pyarrow as pa
 
-from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
+from collector.ingest.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.normalize.genai_events import CONTENT_EVENTS
-from collector.signals import LOG_COLUMNS, POINT_COLUMNS
+from collector.receivers.signals import LOG_COLUMNS, POINT_COLUMNS
 from collector.store.content import ContentSources, admitted_events
 from collector.store.inputs import CONFLICT_RETRIES, Inputs
 from collector.store.schema import SUMMARY_COLUMNS, batch_to_arrow, trace_summary

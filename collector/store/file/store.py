@@ -14,8 +14,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from collector.batch import ArrowBatch, SpanBatch
-from collector.errors import StoreUnavailable
+from collector.ingest.batch import ArrowBatch, SpanBatch
 from collector.store.backend import opened
 from collector.store.base import Faults, instance_config
 from collector.store.content import ContentSources
@@ -26,6 +25,7 @@ from collector.store.file.ingest import KnownTraces
 from collector.store.inputs import Inputs
 from collector.store.schema import migrate
 from collector.store.sqlfiles import sql
+from ragfault_core.errors import StoreUnavailable
 
 
 class Store(Faults):

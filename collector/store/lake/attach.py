@@ -15,8 +15,8 @@ from urllib.parse import unquote, urlsplit
 
 import duckdb
 
-from collector.errors import ConfigError
 from collector.store.lake import ddl
+from ragfault_core.errors import ConfigError
 
 LAKE = "lake"  # the attached lake's name; every cursor uses it
 ATTACH_ATTEMPTS = 8

@@ -19,9 +19,9 @@ from collections.abc import Iterable
 import duckdb
 import pyarrow as pa
 
-from collector.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
+from collector.ingest.batch import DOC_COLUMNS, SPAN_COLUMNS, STEP_COLUMNS, ArrowBatch, SpanBatch
 from collector.normalize.genai_events import CONTENT_EVENTS
-from collector.signals import LOG_COLUMNS, POINT_COLUMNS
+from collector.receivers.signals import LOG_COLUMNS, POINT_COLUMNS
 from collector.store.content import ContentSources, admitted
 from collector.store.inputs import CONFLICT_RETRIES, Inputs
 from collector.store.lake.tables import DOC_KEY

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from collector.batch import ArrowBatch, SpanBatch
+from collector.ingest.batch import ArrowBatch, SpanBatch
 from collector.store.backend import opened
 from collector.store.base import Faults, instance_config
 from collector.store.content import ContentSources

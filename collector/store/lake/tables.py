@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import duckdb
 
-from collector.batch import DOC_COLUMNS
+from collector.ingest.batch import DOC_COLUMNS
 from collector.model import DOCUMENT, SPAN, STEP
 from collector.store.lake import ddl, schema
 from collector.store.lake.attach import LAKE

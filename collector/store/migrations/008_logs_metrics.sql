@@ -2,7 +2,7 @@
 -- GenAI content events re-open their trace; retrieval steps name their data source.
 --
 -- Neither a log record nor a data point has an id of its own. Each row's id is a hash of what
--- the exporter sent (collector.signals): a re-sent record hashes the same and is ignored, and two
+-- the exporter sent (collector.receivers.signals): a re-sent record hashes the same and is ignored, and two
 -- records that agree in every field (time to the nanosecond, body, attributes, resource, scope)
 -- are one record.
 

@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-from collector.batch import ArrowBatch
-from collector.log_records import flatten_logs
-from collector.metric_points import flatten_metrics
+from collector.ingest.batch import ArrowBatch
+from collector.ingest.span_rows import flatten
 from collector.normalize import DEFAULT_SOURCE_KEYS
-from collector.span_rows import flatten
+from collector.receivers.log_records import flatten_logs
+from collector.receivers.metric_points import flatten_metrics
 from collector.store.schema import batch_to_arrow
 from tests.collector.otlp_build import kv, new_span_id, rag_spans, request, span
 

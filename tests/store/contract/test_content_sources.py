@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from collector.settle import Settler
-from collector.span_rows import flatten
+from collector.ingest.span_rows import flatten
+from collector.settling.settle import Settler
 from collector.store.content import ContentSources
 from collector.store.schema import batch_to_arrow
 from tests.collector.otlp_build import new_span_id, request, span

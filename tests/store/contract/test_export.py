@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from collector.export import export_traces, read_export
+from collector.api.export import export_traces, read_export
 from collector.store import export
 from tests.store.contract.build import spans_batch
 from tests.store.contract.conftest import requires

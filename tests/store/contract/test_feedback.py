@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.feedback import to_table
+from evaluators.service.feedback import to_table
 from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables, rows
 
 
@@ -45,7 +45,7 @@ def test_feedback_is_stored_once_and_negative_feedback_requeues_an_evaluated_tra
 
 def test_annotated_spans_are_those_marked_or_carrying_a_marker(backend: Any) -> None:
     needs_tables(backend, "feedback.annotated_spans", "spans", "traces")
-    from collector.span_rows import FEEDBACK_KEYS
+    from collector.ingest.span_rows import FEEDBACK_KEYS
     from collector.store import feedback
 
     add_trace(backend, "a" * 32, spans=1)  # (on a lake, its root span: the trace's row comes from its spans)

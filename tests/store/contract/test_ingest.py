@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from collector.batch import ArrowBatch
+from collector.ingest.batch import ArrowBatch
 from tests.store.contract.build import logs_batch, points_batch, spans_batch
 from tests.store.contract.conftest import requires
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from collector.batch import ArrowBatch
-from collector.log_records import flatten_logs
-from collector.settle import Settler
-from collector.span_rows import flatten
+from collector.ingest.batch import ArrowBatch
+from collector.ingest.span_rows import flatten
+from collector.receivers.log_records import flatten_logs
+from collector.settling.settle import Settler
 from collector.store.schema import batch_to_arrow
 from tests.collector.otlp_build import kv, new_span_id, request, span
 from tests.store.contract.build import ns

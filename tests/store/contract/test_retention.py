@@ -10,9 +10,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from collector.batch import ArrowBatch
-from collector.export import read_export
-from collector.retention import RetentionSettings, ServiceRetention, apply_retention
+from collector.api.export import read_export
+from collector.ingest.batch import ArrowBatch
+from collector.maintenance.retention import RetentionSettings, ServiceRetention, apply_retention
 from collector.store import retention
 from tests.store.contract.build import logs_batch, points_batch, spans_batch
 from tests.store.contract.conftest import requires

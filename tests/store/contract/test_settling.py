@@ -8,8 +8,8 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from collector.settle import Settler
-from collector.span_rows import flatten
+from collector.ingest.span_rows import flatten
+from collector.settling.settle import Settler
 from collector.store import references, settling
 from collector.store.schema import batch_to_arrow
 from evaluators.gold import KBDocument, kb_row

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from collector.errors import QueryResultTooLarge
 from collector.store.reader import run_select
+from ragfault_core.errors import QueryResultTooLarge
 
 BOMBS = [
     "SELECT repeat('x', 1000000) AS s FROM range(3)",

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from collector.settle import Settler
-from collector.span_rows import flatten
+from collector.ingest.span_rows import flatten
+from collector.settling.settle import Settler
 from collector.store.schema import batch_to_arrow
 from tests.collector.otlp_build import new_span_id, request, span
 from tests.store.contract.build import spans_batch

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from collector.store import verdicts
-from evaluators.running import EVAL_SCHEMA, LOG_SCHEMA
+from evaluators.service.running import EVAL_SCHEMA, LOG_SCHEMA
 from tests.store.contract.stored import T0, add_trace, needs_tables, rows, scalar
 
 TABLES = ("traces", "steps", "step_documents", "evaluations", "evaluation_history", "eval_log")

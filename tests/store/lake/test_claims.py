@@ -14,8 +14,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from collector.batch import ArrowBatch
-from collector.settle import Settler
+from collector.ingest.batch import ArrowBatch
+from collector.settling.settle import Settler
 from collector.store import settling, verdicts
 from collector.store.lake import claims as lake_claims
 from collector.store.lake.store import LakeStore

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector.errors import ConfigError
 from collector.store.lake.attach import EXTENSIONS, load_extensions, package_file
+from ragfault_core.errors import ConfigError
 
 
 def instance(tmp_path: Path) -> duckdb.DuckDBPyConnection:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from collector.settle import Settler
+from collector.settling.settle import Settler
 from collector.store.maintenance import Maintainer
 from tests.conftest import Server, make_settings
 from tests.store.conftest import Lake

@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from collector.export import read_export
+from collector.api.export import read_export
 from collector.store.lake import claims as lake_claims
 from tests.attribution.conftest import wait_evaluated
 from tests.attribution.data import GOLD, KB, PLANTS, QUERY, docs, jsonl

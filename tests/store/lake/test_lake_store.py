@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from collector.batch import ArrowBatch
-from collector.errors import ConfigError, QueryRefused
+from collector.ingest.batch import ArrowBatch
 from collector.store import Store
 from collector.store.lake.store import LakeStore
 from collector.store.lake.tables import RAW_TABLES
 from collector.store.reader import run_select
+from ragfault_core.errors import ConfigError, QueryRefused
 from tests.collector.test_store_write import arrow, rag_trace
 from tests.store.conftest import Lake
 from tests.store.contract.build import logs_batch, points_batch

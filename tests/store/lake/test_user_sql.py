@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from collector.errors import QueryRefused
 from collector.store.lake.store import LakeStore
 from collector.store.reader import run_select
+from ragfault_core.errors import QueryRefused
 from tests.store.conftest import Lake
 
 

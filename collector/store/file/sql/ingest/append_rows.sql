@@ -3,7 +3,7 @@
 --   its table ({table}: spans, steps, step_documents), when every span of the batch is new (a span
 --   stored already raises ConstraintException, and the batch is written again deduplicating). No
 --   temporary view: DDL inside the ingest transaction costs a catalog change per commit. {columns}
---   is the table's ingest columns (collector.batch).
+--   is the table's ingest columns (collector.ingest.batch).
 -- params: none
 -- returns: nothing
 INSERT INTO {table} ({columns}) SELECT {columns} FROM {view}

@@ -1,6 +1,6 @@
 -- name: insert_new_steps
 -- description: The steps (_in_steps) of the spans insert_new_spans wrote (registered as _new), each
---   once. {columns} is collector.batch's STEP_COLUMNS.
+--   once. {columns} is collector.ingest.batch's STEP_COLUMNS.
 -- params: none
 -- returns: nothing
 INSERT OR IGNORE INTO steps ({columns}) SELECT {columns} FROM _in_steps

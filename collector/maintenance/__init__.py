@@ -1,0 +1,1 @@
+"""Maintenance: retention of the file store and of the lake (components)."""
