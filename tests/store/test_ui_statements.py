@@ -95,6 +95,12 @@ def _scanned(con: duckdb.DuckDBPyConnection, tmp: Path, text: str, params: dict[
         rows = con.execute(text, params).fetchall()
     finally:
         con.execute("PRAGMA disable_profiling")
+    if not out.exists():
+        # DuckDB 2 answers a count whose filters all fold away from the table's statistics: no plan
+        # runs, so no profile is written, and the plan it would show scans no table
+        plan = "\n".join(r[1] for r in con.execute("EXPLAIN " + text, params).fetchall())
+        assert "SCAN" not in plan.upper().replace("COLUMN DATA SCAN", ""), plan
+        return rows, 0
     profile = json.loads(out.read_text())
     scanned = (
         profile["query"]["total_rows_scanned"] if "query" in profile else profile["cumulative_rows_scanned"]
