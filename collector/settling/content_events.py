@@ -115,16 +115,16 @@ def load_fills(
             )
         )
     found: dict[Key, list[tuple[str | None, payloads.Payload]]] = {}
-    for trace_id, span_id, name, attrs, body, _t, service in others:
+    for trace_id, span_id, record_name, attrs, body, _t, service in others:
         parsed = _loads(attrs)
-        record = ("log", name or "", parsed if isinstance(parsed, dict) else {}, _loads(body))
+        record = ("log", record_name or "", parsed if isinstance(parsed, dict) else {}, _loads(body))
         found.setdefault((trace_id, span_id), []).append((service, record))
     spans = content.event_spans(con, {**events, **found})
     by_span = {(t, s.span_id): s for t, views in steps.items() for s in views}
     fills: list[Fill] = []
     documents: dict[str, list[DocView]] = {}
     refused = 0
-    for trace_id, span_id, attrs_json, events_json, span_service, name, scope in spans:
+    for trace_id, span_id, attrs_json, events_json, span_service, span_name, scope in spans:
         key = (trace_id, span_id)
         view = by_span.get(key)
         if view is None:
@@ -136,7 +136,7 @@ def load_fills(
         logged = [p for service, p in found.get(key, []) if sources.joins(service, span_service)]
         if not records and not logged:
             continue
-        span = _Span(_loads(attrs_json), _loads(events_json), name or "", scope)
+        span = _Span(_loads(attrs_json), _loads(events_json), span_name or "", scope)
         fill, docs = _fill(view, span, records, logged, options)
         if fill is not None:
             fills.append(Fill(trace_id, span_id, *fill))

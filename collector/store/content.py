@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 import pyarrow as pa
 
 from collector.store.base import Con, operation
 from collector.store.reader import Window, window_params
+from collector.store.rows import ContentEventRow, LogRecordRow, SpanEventsRow
 from collector.store.templates import filled
 
 AREA = "content"
@@ -63,13 +63,17 @@ class ContentSources:
 
 
 @operation
-def event_records(tx: Con, trace_ids: list[str], events: Iterable[str], window: Window = None) -> list[Any]:
+def event_records(
+    tx: Con, trace_ids: list[str], events: Iterable[str], window: Window = None
+) -> list[ContentEventRow]:
     """The log records named one of ``events`` of these traces that name their span, by trace, span
     and time: (trace_id, span_id, event_name, attributes, body, time_unix_nano, service_name)."""
     params = {**window_params(window), "events": sorted(events)}
     tx.register("_fill_ids", pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
     try:
-        return tx.execute(filled(AREA, "event_records"), params).fetchall()
+        return [
+            ContentEventRow._make(r) for r in tx.execute(filled(AREA, "event_records"), params).fetchall()
+        ]
     finally:
         tx.unregister("_fill_ids")
 
@@ -77,16 +81,16 @@ def event_records(tx: Con, trace_ids: list[str], events: Iterable[str], window: 
 @operation
 def span_records(
     tx: Con, trace_ids: list[str], content_events: list[str], window: Window = None
-) -> list[Any]:
+) -> list[LogRecordRow]:
     """The log records of these traces that name their span and are none of ``content_events``
     (the GenAI content events, read by ``event_records``)."""
     lo, hi = window if window is not None else (None, None)
     params = {"t": trace_ids, "events": content_events, "lo": lo, "hi": hi}
-    return tx.execute(filled(AREA, "span_records"), params).fetchall()
+    return [LogRecordRow._make(r) for r in tx.execute(filled(AREA, "span_records"), params).fetchall()]
 
 
 @operation
-def event_spans(tx: Con, keys: Iterable[tuple[str, str]]) -> list[Any]:
+def event_spans(tx: Con, keys: Iterable[tuple[str, str]]) -> list[SpanEventsRow]:
     """The stored spans with these (trace_id, span_id): (trace_id, span_id, attributes, events,
     service_name, name, scope_name)."""
     keys = list(keys)
@@ -98,7 +102,7 @@ def event_spans(tx: Con, keys: Iterable[tuple[str, str]]) -> list[Any]:
         }),
     )  # fmt: skip
     try:
-        return tx.execute(filled(AREA, "event_spans")).fetchall()
+        return [SpanEventsRow._make(r) for r in tx.execute(filled(AREA, "event_spans")).fetchall()]
     finally:
         tx.unregister("_fill_spans")
 

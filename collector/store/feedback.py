@@ -19,6 +19,7 @@ from collector.store.reader import (
     traces_in_range,
     window_params,
 )
+from collector.store.rows import AnnotatedSpan
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 from collector.store.verdicts import ids_table, registered
@@ -51,7 +52,7 @@ def insert(con: Con, rows: pa.Table, requeue: bool = True) -> tuple[int, list[st
 
 
 @operation
-def annotated_spans(con: Con, trace_ids: list[str], hint: Window = None) -> list[tuple[Any, ...]]:
+def annotated_spans(con: Con, trace_ids: list[str], hint: Window = None) -> list[AnnotatedSpan]:
     """(trace_id, span_id, parent_span_id, attributes, events, links) of the spans of these traces
     that carry feedback. ``hint``: the range of the traces' ``first_received_at`` read with their
     ids (``traces_in_range``)."""
@@ -70,7 +71,7 @@ def annotated_spans(con: Con, trace_ids: list[str], hint: Window = None) -> list
             sql("feedback", "annotated_spans"),
             {"keys": list(FEEDBACK_KEYS), "event": FEEDBACK_EVENT, **window_params(received_window(times))},
         ).fetchall()
-    return [tuple(r) for r in rows]
+    return [AnnotatedSpan._make(r) for r in rows]
 
 
 def trace_known(con: Con, trace_id: str) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 from collector.store.base import Con, operation
 from collector.store.file.connect import sibling
+from collector.store.rows import HumanLabel, JudgeVerdictRow, JudgeVersion
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 
@@ -108,23 +109,23 @@ def insert_labels(con: Con, rows: Sequence[tuple[Any, ...]]) -> None:
 
 
 @operation
-def human_labels(con: Con) -> list[tuple[Any, ...]]:
+def human_labels(con: Con) -> list[HumanLabel]:
     """(trace_id, metric, item, label, anchor) of every human label."""
-    return [tuple(r) for r in con.execute(sql("judging", "human_labels")).fetchall()]
+    return [HumanLabel._make(r) for r in con.execute(sql("judging", "human_labels")).fetchall()]
 
 
 @operation
-def latest_verdicts(con: Con, anchor_only: bool = False) -> list[tuple[Any, ...]]:
+def latest_verdicts(con: Con, anchor_only: bool = False) -> list[JudgeVerdictRow]:
     """(trace_id, metric, item, label, model, prompt_version, source): the latest verdict of each
     item per judge version (of the anchor verdicts only, with ``anchor_only``)."""
     rows = con.execute(sql("judging", "latest_verdicts"), {"anchor_only": anchor_only}).fetchall()
-    return [tuple(r) for r in rows]
+    return [JudgeVerdictRow._make(r) for r in rows]
 
 
 @operation
-def versions(con: Con) -> list[tuple[Any, ...]]:
+def versions(con: Con) -> list[JudgeVersion]:
     """(model, prompt_version, first_seen, anchors_scored_at, trusted) of each version, oldest first."""
-    return [tuple(r) for r in con.execute(sql("judging", "versions")).fetchall()]
+    return [JudgeVersion._make(r) for r in con.execute(sql("judging", "versions")).fetchall()]
 
 
 @operation

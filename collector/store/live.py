@@ -35,9 +35,10 @@ def causes(
 
 
 @operation
-def latest(con: Con) -> Any:
+def latest(con: Con) -> str | None:
     """When the latest live trace started (as ``run_select`` gives a time: ISO text), or None."""
-    return run_select(con, sql("live", "latest"), {}, row_cap=1).rows[0][0]
+    value = run_select(con, sql("live", "latest"), {}, row_cap=1).rows[0][0]
+    return None if value is None else str(value)
 
 
 @operation

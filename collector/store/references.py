@@ -14,6 +14,7 @@ import pyarrow as pa
 from collector.store.backend import is_lake
 from collector.store.base import Con, QueryFn, operation
 from collector.store.lake import work as lake_work
+from collector.store.rows import KBRow, LoadStamp
 from collector.store.sqlfiles import sql
 from collector.store.tx import transaction
 from collector.store.verdicts import registered
@@ -40,9 +41,9 @@ def _table(rows: list[dict[str, Any]], types: dict[str, pa.DataType]) -> pa.Tabl
 
 
 @operation
-def stamp(con: Con) -> tuple[Any, ...]:
+def stamp(con: Con) -> LoadStamp:
     """Counts and latest load times of gold cases and documents: it changes with every load."""
-    return tuple(
+    return LoadStamp._make(
         con.execute(sql("references", "stamp")).fetchall()[0]
     )  # fetchall: duckdb 2 keeps a fetchone() open
 
@@ -54,10 +55,10 @@ def gold_rows(con: Con) -> list[tuple[str, str, str, str]]:
 
 
 @operation
-def kb_rows(con: Con) -> list[tuple[Any, ...]]:
+def kb_rows(con: Con) -> list[KBRow]:
     """Every stored document: (doc_id, version, valid_from, valid_to, superseded_by, acl, title,
     content, metadata as JSON text)."""
-    return [tuple(r) for r in con.execute(sql("references", "kb_rows")).fetchall()]
+    return [KBRow._make(r) for r in con.execute(sql("references", "kb_rows")).fetchall()]
 
 
 @operation

@@ -18,6 +18,7 @@ the anchor items both scored — agreement between versions and each one's accur
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +26,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collector.store import judging
+from collector.store import rows as store_rows
 from collector.store.base import Tx
 from evaluators.service.runner import WriteFn
 from ragfault_core.errors import PermanentError
@@ -171,7 +173,7 @@ def calibration_report(
 
 def drift(
     con: Tx,
-    humans: list[tuple[Any, ...]],
+    humans: Sequence[store_rows.HumanLabel],
     anchor_judged: dict[tuple[str, str], dict[tuple[str, str, str], str]],
     model: str | None,
     prompt_version: str | None,

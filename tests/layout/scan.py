@@ -119,6 +119,18 @@ def duckdb_handles(module: ast.Module) -> int:
     return n
 
 
+def untyped_operations(module: ast.Module) -> int:
+    """Store operations (functions marked ``@operation``) whose return annotation mentions ``Any``:
+    a caller then reads positions of tuples the type checker knows nothing about."""
+    n = 0
+    for node in ast.walk(module):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+            isinstance(d, ast.Name) and d.id == "operation" for d in node.decorator_list
+        ):
+            n += _mentions_any(node.returns)
+    return n
+
+
 def _mentions_any(annotation: ast.expr | None) -> bool:
     if annotation is None:
         return False

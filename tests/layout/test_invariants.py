@@ -55,6 +55,13 @@ STORE_INLINE_SQL: dict[str, int] = {
     "collector/store/ui_facts_tables.py": 3,
 }
 
+# Store operations whose rows are not typed (their return annotation mentions ``Any``): the reads return
+# named tuples (``collector/store/rows.py``) or models instead. Value: how many the module has.
+UNTYPED_OPERATIONS: dict[str, int] = {
+    "collector/store/promote.py": 1,  # trace_row: a record of JSON values, by column name
+    "collector/store/sampling.py": 1,  # feedback_rows: the root's and resource's parsed attributes
+}
+
 MAX_LINES = 400
 # Modules over MAX_LINES, to be split by concern (none is generated or data: such a module would be
 # listed in DATA_MODULES instead, which may be any length).
@@ -87,6 +94,13 @@ def test_no_sql_literal_outside_the_store() -> None:
 def test_the_stores_statements_are_in_its_files() -> None:
     found = _found({m: scan.sql_literals(scan.tree(m)) for m in scan.modules() if m.startswith(scan.STORE)})
     assert not scan.compare(found, STORE_INLINE_SQL, "inline SQL statement(s) in the store")
+
+
+def test_store_operations_return_typed_rows() -> None:
+    found = _found(
+        {m: scan.untyped_operations(scan.tree(m)) for m in scan.modules() if m.startswith(scan.STORE)}
+    )
+    assert not scan.compare(found, UNTYPED_OPERATIONS, "store operation(s) returning untyped rows")
 
 
 def test_no_any_typed_runtime_parameter() -> None:
@@ -159,10 +173,15 @@ def f(runtime: Any, cursor: Con, handle: Tx) -> None:
 def g(runtime: Any | None = None, other: Any = None) -> None: ...
 def h(runtime: "Runtime") -> None: ...
 def k(con: duckdb.DuckDBPyConnection, cur: base.Con, opaque: base.Tx) -> None: ...
+@operation
+def rows(con: Con) -> list[tuple[Any, ...]]: ...
+@operation
+def typed(con: Con) -> list[Row]: ...
 '''
     module = ast.parse(code)
     assert scan.sql_literals(module) == 2
     assert scan.any_runtime_params(module) == 2
+    assert scan.untyped_operations(module) == 1
     assert scan.duckdb_handles(module) == 4
 
 
