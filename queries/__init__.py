@@ -11,10 +11,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collector.store.base import Tx
 
 HEADER_KEYS = ("name", "description", "grain", "params", "returns", "view")
 _PARAM_USE = re.compile(r"(?<![\w$])\$([A-Za-z_]\w*)")
@@ -104,10 +100,3 @@ def load_query(name: str) -> Query:
     if name not in queries:
         raise KeyError(f"no bundled query {name!r}; have {sorted(queries)}")
     return queries[name]
-
-
-def create_views(con: Tx) -> list[str]:
-    """(Re)create every view-declaring query on a store (``collector.store.views``)."""
-    from collector.store.views import create_views as create
-
-    return create(con)
