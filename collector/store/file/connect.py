@@ -12,7 +12,6 @@ from typing import Any
 
 import duckdb
 
-from collector.store.base import operation
 from ragfault_core.errors import ConfigError, StoreUnavailable
 
 # Rows a row group of the file's tables holds (DuckDB's default is 122,880). The checkpoint that
@@ -71,7 +70,6 @@ def sandbox(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET lock_configuration = true")
 
 
-@operation
 def sibling(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A new connection to ``con``'s instance, in the database ``con`` uses (a DuckDB cursor starts in
     the instance's first database, not in the one a ``USE`` chose)."""
