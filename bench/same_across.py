@@ -45,7 +45,7 @@ RUN = "demo-v1"
 _TIMES = (
     "received_at", "first_received_at", "last_received_at", "settled_at", "evaluated_at", "created_at",
     "start_time", "end_time", "duration_ms", "latency_ms", "updated_at", "at", "ts", "time_unix_nano",
-    "start_time_unix_nano", "end_time_unix_nano", "observed_time_unix_nano", "decided_at", "generation",
+    "start_time_unix_nano", "end_time_unix_nano", "observed_time_unix_nano", "decided_at",
 )  # fmt: skip
 
 
