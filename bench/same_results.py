@@ -6,7 +6,8 @@ columns, ``details`` only from the failed verdicts) because one wide pass over e
 seconds on a store of 100,000 traces (issue 43). ``bench/reference/`` keeps the one-pass formulation
 of every statement that was rewritten for that, as the definition the fast ones must equal. This
 script runs both on a store, read only: the reference views are made as temporary views on one
-connection, the bundled views (from ``queries/``, not whatever views the file holds) on another, and
+connection, the bundled views (from ``queries/``, not whatever views the file holds; a view a file store
+keeps as facts, ``attribution``, is the store's own statement reading them) on another, and
 every bundled query that reads a view or has a reference is run on both with its default parameters.
 The full outputs, each ordered by every column, must be equal value for value (strings byte for
 byte); the times are printed beside them (warm: the median of ``--repeat`` runs after one).
@@ -24,7 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,29 @@ def references() -> dict[str, Query]:
 def checked_names(bundled: dict[str, Query], refs: dict[str, Query]) -> list[str]:
     """Every bundled query that has a reference or reads one of the views (a view itself included)."""
     return sorted(n for n, q in bundled.items() if n in refs or any(v in q.sql for v in VIEWS))
+
+
+def has_facts(db: Path) -> bool:
+    """Whether the file keeps the facts its own views read (migration 027: ``attribution_facts``)."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        row = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'attribution_facts'"
+        ).fetchone()
+        return bool(row and row[0])
+    finally:
+        con.close()
+
+
+def bundled_side(db: Path) -> dict[str, Query]:
+    """What the store answers: the bundled statements, but a view a file store keeps as facts
+    (``collector.store.file.facts``) is that store's own statement of the view, reading the facts."""
+    bundled = all_queries()
+    if not has_facts(db):
+        return bundled
+    from collector.store.file.facts import view_bodies
+
+    return {**bundled, **{v: replace(bundled[v], sql=body) for v, body in view_bodies().items()}}
 
 
 def connect(db: Path, views: dict[str, Query]) -> duckdb.DuckDBPyConnection:
@@ -122,8 +146,7 @@ def cold(db: Path, name: str, side: str) -> float:
 
 def first_run(db: Path, name: str, side: str) -> float:
     """The body of :func:`cold`, run in the fresh process."""
-    bundled = all_queries()
-    views = {**bundled, **references()} if side == "reference" else bundled
+    views = {**all_queries(), **references()} if side == "reference" else bundled_side(db)
     con = connect(db, views)
     try:
         start = time.perf_counter()
@@ -147,9 +170,9 @@ def difference(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> str:
 
 def compare(db: Path, repeat: int = 0, only: set[str] | None = None) -> list[Outcome]:
     """Run every checked query on the reference and the bundled side of ``db``."""
-    bundled = all_queries()
+    bundled = bundled_side(db)
     refs = references()
-    ref_side = {**bundled, **refs}
+    ref_side = {**all_queries(), **refs}
     old = connect(db, ref_side)
     new = connect(db, bundled)
     out = []

@@ -227,7 +227,37 @@ VERDICT = Table(
     ),
 )
 
-TABLES: tuple[Table, ...] = (SPAN, STEP, DOCUMENT, VERDICT)
+
+def _score(name: str, doc: str) -> Column:
+    return Column(name, pa.float64(), "DOUBLE", doc)
+
+
+ATTRIBUTION = Table(
+    "attribution_facts",
+    "one row per evaluated trace with a gold case: what queries/attribution.sql computes from its verdicts",
+    (
+        _id("trace_id", "the trace"),
+        _text("case_id", "its gold case"),
+        _text("run_id", "its run"),
+        _id("root_cause", "the first failing layer in the attribution order, else ok"),
+        Column("failing_layers", _STR_LIST, "VARCHAR[]", "every failing layer, in order", nullable=False),
+        _json("evidence", "for each failing layer, the verdict details behind it", zstd=True),
+        _score("candidate_recall", "the trace's candidate recall"),
+        _score("context_recall", "its context recall"),
+        _score("context_retention", "its context retention"),
+        _score("answer_support", "its answer support"),
+        _score("fact_coverage", "its fact coverage"),
+        Column(
+            "missing_fields",
+            _STR_LIST,
+            "VARCHAR[]",
+            "what the trace lacks (empty when nothing)",
+            nullable=False,
+        ),
+    ),
+)
+
+TABLES: tuple[Table, ...] = (SPAN, STEP, DOCUMENT, VERDICT, ATTRIBUTION)
 """Every table defined here, in the order the docs list them."""
 
 VERDICT_HISTORY = "evaluation_history"

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from collector.model import VERDICT
 from collector.store.backend import is_lake
 from collector.store.base import Con, QueryFn, operation
+from collector.store.file import facts
 from collector.store.lake import work as lake_work
 from collector.store.reader import Window, received_window, traces_in_range, window_params
 from collector.store.sqlfiles import sql
@@ -200,6 +201,24 @@ def write_verdicts(
         con.execute(sql("verdicts", "insert_verdicts"))
         con.execute(sql("verdicts", "insert_log"))
         _mark_evaluated(con, now, n_done, window, lake_work.judge_batch(evals))
+        facts.refresh(con, _facts_since(earlier, evals, now))
+
+
+def _facts_since(earlier: Earlier, evals: pa.Table, now: datetime) -> datetime | None:
+    """A time none of the current verdicts of a batch's traces was written before: the least
+    ``verdicts_since`` of those evaluated before, and the new rows' own time (None: a trace evaluated
+    before does not say since when, so every row is read)."""
+    times = [now]
+    if evals.num_rows:
+        least = pc.min(evals.column("evaluated_at")).as_py()
+        if least is not None:
+            times.append(least)
+    if earlier.before:
+        bound = earlier.bound()
+        if bound is None:
+            return None
+        times.append(bound)
+    return min(times)
 
 
 @operation

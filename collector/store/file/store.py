@@ -58,9 +58,11 @@ class Store(Faults):
             if not read_only:
                 migrate(self.con)
                 pa.array(["warm-up"], type=pa.string())  # pyarrow's first conversion loads lazily (~0.4 s)
+                from collector.store.file import facts
                 from collector.store.views import create_views
 
-                create_views(self.con)
+                create_views(self.con, facts.view_bodies())
+                facts.fill_pending(self.con)
             sandbox(self.con)
         except duckdb.Error as exc:
             self.con.close()

@@ -1,0 +1,86 @@
+"""Facts a file store keeps per trace so that its views need not compute them from every verdict.
+
+``attribution_facts`` (migration 027) holds, for each trace with a gold case, the row
+``queries/attribution.sql`` computes from the trace's verdicts alone: root cause, failing layers,
+evidence, the metric values and the missing fields. ``refresh`` replaces the rows of a batch's traces
+inside the transaction that writes their verdicts (``verdicts.write_verdicts``): it reads those traces'
+current verdicts (from when their verdicts start, so older row groups are skipped) as a common table
+expression named ``evaluations`` in the one statement that computes the facts, and runs the bundled
+statement itself over it. So the facts are that statement's rows by construction, and a reader sees verdicts and facts
+change together. The file's ``attribution`` view (``sql/views/attribution.sql``) reads the facts and
+joins the gold case and the trace for the columns that do not come from the verdicts.
+
+A store migrated to 027 with verdicts already written computes the table in full when it next opens for
+writing (``fill_pending``); ``bench/same_results.py`` and ``tests/store/test_attribution_facts.py``
+check the view against the definition run over the verdicts.
+
+A lake keeps no facts: its views are the plain statements.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from collector.model import ATTRIBUTION, Table
+from collector.store.base import Con
+from collector.store.templates import filled
+from collector.store.tx import transaction
+
+AREA = "file/facts"
+
+
+def definition(table: Table) -> str:
+    """The bundled statement whose rows ``table`` keeps (``queries/<view>.sql``)."""
+    from queries import all_queries
+
+    return all_queries()[_VIEW_OF[table.name]].sql
+
+
+_VIEW_OF = {ATTRIBUTION.name: "attribution"}
+_NO_IDS = pa.table({"trace_id": pa.array([], pa.string())})
+FACTS: tuple[Table, ...] = (ATTRIBUTION,)
+"""Every facts table, with the view it stands for in ``_VIEW_OF``."""
+
+
+def view_bodies() -> dict[str, str]:
+    """The file store's own statement of each view backed by facts, by view name (the other views are the
+    bundled statements as they are)."""
+    return {_VIEW_OF[t.name]: filled("file/views", _VIEW_OF[t.name]) for t in FACTS}
+
+
+def _insert(con: Con, table: Table, params: dict[str, Any]) -> None:
+    columns = ", ".join(table.names)
+    text = filled(AREA, "insert_rows", table=table.name, columns=columns, body=definition(table))
+    con.execute(text, params)
+
+
+def refresh(con: Con, since: datetime | None) -> None:
+    """Compute again the facts of the traces registered as ``_done``, whose verdicts were just written in
+    this transaction. ``since``: a time none of their current verdicts was written before (None: unknown,
+    every row is read)."""
+    for table in FACTS:
+        con.execute(filled(AREA, "delete_rows", table=table.name))
+        _insert(con, table, {"all": False, "since": since})
+
+
+def fill_pending(con: Con) -> list[str]:
+    """Compute in full every facts table migration 027 (or a later one) left pending, each in its own
+    transaction; returns their names. A fill cut short is pending still, and runs again at the next open."""
+    pending = [r[0] for r in con.execute(filled(AREA, "pending")).fetchall()]
+    done = []
+    for table in FACTS:
+        if table.name not in pending:
+            continue
+        with transaction(con):
+            con.execute(filled(AREA, "clear", table=table.name))
+            con.register("_done", _NO_IDS)
+            try:
+                _insert(con, table, {"all": True, "since": None})
+            finally:
+                con.unregister("_done")
+            con.execute(filled(AREA, "filled"), {"name": table.name})
+        done.append(table.name)
+    return done

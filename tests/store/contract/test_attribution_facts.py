@@ -1,0 +1,126 @@
+"""The ``attribution`` view gives the rows of its definition (``queries/attribution.sql`` run over the
+verdicts) on every backend, however the verdicts got there: a first write, a later write of one evaluator
+only (the trace's other verdicts were written before), a write that clears a layer, and retention. A file
+store keeps the rows as facts written with the verdicts (``collector.store.file.facts``); a lake's view
+is the statement itself. On a file store, facts a migration left pending are computed when it opens."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pyarrow as pa
+
+from collector.store import retention, verdicts
+from evaluators.service.running import EVAL_SCHEMA, LOG_SCHEMA
+from queries import all_queries
+from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables, rows
+
+TABLES = ("traces", "evaluations", "evaluation_history", "eval_log", "gold_cases")
+A, B = "a" * 32, "b" * 32
+
+
+def _write(backend: Any, trace_ids: list[str], results: dict[str, bool], gen: int, now: datetime) -> None:
+    """One evaluator per metric in ``results`` ran on each trace (gold case ``c-<trace's first letter>``,
+    run ``r1``); its verdict passed or failed as given."""
+    evals: dict[str, list[Any]] = {f.name: [] for f in EVAL_SCHEMA}
+    ran: dict[str, list[str]] = {"trace_id": [], "evaluator": []}
+    for t in trace_ids:
+        for metric, passed in results.items():
+            row = dict(
+                trace_id=t, span_id=None, case_id=f"c-{t[0]}", run_id="r1", evaluator=metric,
+                evaluator_version="1", tier="cheap", metric=metric, value=1.0 if passed else 0.0,
+                numerator=1.0 if passed else 0.0, denominator=1.0, status="ok", reason=None, passed=passed,
+                label=None, details=None if passed else f'{{"metric": "{metric}", "gen": {gen}}}',
+                generation=gen, evaluated_at=now,
+            )  # fmt: skip
+            for k, v in row.items():
+                evals[k].append(v)
+            ran["trace_id"].append(t)
+            ran["evaluator"].append(metric)
+    n = len(trace_ids)
+    log = {
+        "trace_id": trace_ids, "tier": ["cheap"] * n, "evaluator": [None] * n, "decision": ["evaluated"] * n,
+        "reason": [None] * n, "generation": [gen] * n, "logged_at": [now] * n,
+    }  # fmt: skip
+    verdicts.write_verdicts(
+        backend.con,
+        pa.table([pa.array(evals[f.name], f.type) for f in EVAL_SCHEMA], schema=EVAL_SCHEMA),
+        pa.table([pa.array(log[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA),
+        pa.table(ran),
+        pa.table({"trace_id": pa.array(trace_ids, pa.string())}),
+        now,
+    )
+
+
+def _defined(backend: Any) -> list[tuple[Any, ...]]:
+    """What the definition gives over the verdicts as stored, by trace."""
+    return rows(backend, f"SELECT * FROM ({all_queries()['attribution'].sql}) ORDER BY trace_id")
+
+
+def _viewed(backend: Any) -> list[tuple[Any, ...]]:
+    return rows(backend, "SELECT * FROM attribution ORDER BY trace_id")
+
+
+def _causes(backend: Any) -> dict[str, tuple[str, list[str]]]:
+    return {
+        r[0]: (r[1], r[2])
+        for r in rows(backend, "SELECT trace_id, root_cause, failing_layers FROM attribution")
+    }
+
+
+def test_the_view_follows_every_write_of_verdicts_and_equals_its_definition(backend: Any) -> None:
+    needs_tables(backend, "verdicts.write_verdicts", *TABLES)
+    add_trace(backend, A, case_id="c-a", run_id="r1")
+    add_trace(backend, B, case_id="c-b", run_id="r1", at=T0 + timedelta(minutes=1))
+    first = T0 + timedelta(hours=1)
+    _write(backend, [A, B], {"candidate_recall": False, "context_retention": True}, 1, first)
+    assert _causes(backend) == {
+        A: ("candidate_miss", ["candidate_miss"]),
+        B: ("candidate_miss", ["candidate_miss"]),
+    }
+    assert _viewed(backend) == _defined(backend)
+
+    # one evaluator runs again on A alone: its other verdict (written an hour earlier) still counts
+    second = first + timedelta(hours=1)
+    _write(backend, [A], {"context_retention": False}, 2, second)
+    assert _causes(backend)[A] == ("candidate_miss", ["candidate_miss", "dropped_before_context"])
+    assert _causes(backend)[B] == ("candidate_miss", ["candidate_miss"])
+    viewed = _viewed(backend)
+    assert viewed == _defined(backend)
+    evidence = dict(rows(backend, "SELECT trace_id, evidence FROM attribution"))
+    assert '"gen":2' in evidence[A].replace(" ", "") and '"gen":1' in evidence[A].replace(" ", "")
+
+    # the layer that failed first is cleared: the next one is the root cause
+    third = second + timedelta(hours=1)
+    _write(backend, [A], {"candidate_recall": True}, 3, third)
+    assert _causes(backend)[A] == ("dropped_before_context", ["dropped_before_context"])
+    assert _viewed(backend) == _defined(backend)
+
+    # retention deletes a trace's attribution with its verdicts
+    retention.delete_traces(backend.con, [B])
+    assert set(_causes(backend)) == {A}
+    assert _viewed(backend) == _defined(backend)
+    if not is_lake(backend):
+        assert rows(backend, "SELECT trace_id FROM attribution_facts") == [(A,)]
+
+
+def test_facts_left_pending_are_computed_when_the_file_opens(backend: Any) -> None:
+    if is_lake(backend):
+        return  # a lake keeps no facts: its view is the statement (the test above)
+    add_trace(backend, A, case_id="c-a", run_id="r1")
+    _write(backend, [A], {"candidate_recall": True, "context_retention": False}, 1, T0 + timedelta(hours=1))
+    want = _viewed(backend)
+    assert want == _defined(backend) and want[0][3] == "dropped_before_context"
+    backend.con.execute("DELETE FROM attribution_facts")  # as a file migrated to 027 with verdicts has it
+    backend.con.execute("INSERT INTO facts_pending VALUES ('attribution_facts')")
+    path = backend.path
+    backend.close()
+    from collector.store import Store
+
+    reopened = Store(path)
+    try:
+        assert rows(reopened, "SELECT count(*) FROM facts_pending") == [(0,)]
+        assert _viewed(reopened) == want
+    finally:
+        reopened.close()
