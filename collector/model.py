@@ -257,7 +257,27 @@ ATTRIBUTION = Table(
     ),
 )
 
-TABLES: tuple[Table, ...] = (SPAN, STEP, DOCUMENT, VERDICT, ATTRIBUTION)
+LIVE_ATTRIBUTION = Table(
+    "live_attribution_facts",
+    "one row per evaluated trace of live traffic: what queries/live_attribution.sql computes from its verdicts",
+    (
+        _id("trace_id", "the trace"),
+        _text("run_id", "its run"),
+        _id("root_cause", "the first failing layer in the attribution order, else none_seen"),
+        Column("failing_layers", _STR_LIST, "VARCHAR[]", "every failing layer, in order", nullable=False),
+        _json("evidence", "for each failing layer, the verdict details behind it", zstd=True),
+        _id("basis", "what the root cause rests on: registry, judge or trace"),
+        Column(
+            "missing_fields",
+            _STR_LIST,
+            "VARCHAR[]",
+            "what the trace lacks (empty when nothing)",
+            nullable=False,
+        ),
+    ),
+)
+
+TABLES: tuple[Table, ...] = (SPAN, STEP, DOCUMENT, VERDICT, ATTRIBUTION, LIVE_ATTRIBUTION)
 """Every table defined here, in the order the docs list them."""
 
 VERDICT_HISTORY = "evaluation_history"

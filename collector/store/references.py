@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from collector.store.backend import is_lake
 from collector.store.base import Con, QueryFn, operation
+from collector.store.file import facts
 from collector.store.lake import work as lake_work
 from collector.store.rows import KBRow, LoadStamp
 from collector.store.sqlfiles import sql
@@ -69,6 +70,8 @@ def upsert_gold(con: Con, rows: list[dict[str, Any]]) -> None:
     with registered(con, {"_gold": _table(rows, _CASE_TYPES)}), transaction(con):
         con.execute(sql("references", "drop_gold"))
         con.execute(sql("references", "insert_gold"))
+        if not is_lake(con):  # a lake keeps no facts
+            facts.refresh_cases(con)
 
 
 @operation

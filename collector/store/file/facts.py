@@ -1,14 +1,18 @@
 """Facts a file store keeps per trace so that its views need not compute them from every verdict.
 
 ``attribution_facts`` (migration 027) holds, for each trace with a gold case, the row
-``queries/attribution.sql`` computes from the trace's verdicts alone: root cause, failing layers,
-evidence, the metric values and the missing fields. ``refresh`` replaces the rows of a batch's traces
+``queries/attribution.sql`` computes from the trace's verdicts: root cause, failing layers,
+evidence, the metric values and the missing fields; ``live_attribution_facts`` the row
+``queries/live_attribution.sql`` computes for a trace of live traffic. ``refresh`` replaces the rows of a batch's traces
 inside the transaction that writes their verdicts (``verdicts.write_verdicts``): it reads those traces'
 current verdicts (from when their verdicts start, so older row groups are skipped) as a common table
 expression named ``evaluations`` in the one statement that computes the facts, and runs the bundled
 statement itself over it. So the facts are that statement's rows by construction, and a reader sees verdicts and facts
-change together. The file's ``attribution`` view (``sql/views/attribution.sql``) reads the facts and
-joins the gold case and the trace for the columns that do not come from the verdicts.
+change together. The file's views (``sql/views/``) read the facts and join the gold case and the trace
+for the columns that do not come from the verdicts. A fact does not depend on whether its trace is
+settled now (the statement reads the trace as settled; the view asks). ``live_attribution`` leaves out
+the verdicts of a stored gold case, so storing cases computes again the facts of the traces whose
+verdicts name them (``refresh_cases``, from ``references.upsert_gold``).
 
 A store migrated to 027 with verdicts already written computes the table in full when it next opens for
 writing (``fill_pending``); ``bench/same_results.py`` and ``tests/store/test_attribution_facts.py``
@@ -24,7 +28,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from collector.model import ATTRIBUTION, Table
+from collector.model import ATTRIBUTION, LIVE_ATTRIBUTION, Table
 from collector.store.base import Con
 from collector.store.templates import filled
 from collector.store.tx import transaction
@@ -39,9 +43,9 @@ def definition(table: Table) -> str:
     return all_queries()[_VIEW_OF[table.name]].sql
 
 
-_VIEW_OF = {ATTRIBUTION.name: "attribution"}
+_VIEW_OF = {ATTRIBUTION.name: "attribution", LIVE_ATTRIBUTION.name: "live_attribution"}
 _NO_IDS = pa.table({"trace_id": pa.array([], pa.string())})
-FACTS: tuple[Table, ...] = (ATTRIBUTION,)
+FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION)
 """Every facts table, with the view it stands for in ``_VIEW_OF``."""
 
 
@@ -64,6 +68,22 @@ def refresh(con: Con, since: datetime | None) -> None:
     for table in FACTS:
         con.execute(filled(AREA, "delete_rows", table=table.name))
         _insert(con, table, {"all": False, "since": since})
+
+
+def refresh_cases(con: Con) -> int:
+    """Compute again, in the transaction that stores the gold cases registered as ``_gold``, the facts of
+    the traces whose verdicts name one of them (``live_attribution`` leaves out the verdicts of a stored
+    case, so a case stored now moves them). Reads every verdict's case id: a load of gold cases is rare.
+    Returns the traces computed again."""
+    ids = con.execute(filled(AREA, "traces_of_cases")).to_arrow_table()
+    if not ids.num_rows:
+        return 0
+    con.register("_done", ids)
+    try:
+        refresh(con, None)
+    finally:
+        con.unregister("_done")
+    return int(ids.num_rows)
 
 
 def fill_pending(con: Con) -> list[str]:

@@ -27,7 +27,17 @@ CREATE TABLE attribution_facts (
     missing_fields    VARCHAR[] NOT NULL
 );
 
+CREATE TABLE live_attribution_facts (
+    trace_id       VARCHAR NOT NULL,
+    run_id         VARCHAR,
+    root_cause     VARCHAR NOT NULL,
+    failing_layers VARCHAR[] NOT NULL,
+    evidence       JSON USING COMPRESSION zstd,
+    basis          VARCHAR NOT NULL,
+    missing_fields VARCHAR[] NOT NULL
+);
+
 CREATE TABLE facts_pending (
     name VARCHAR PRIMARY KEY
 );
-INSERT INTO facts_pending VALUES ('attribution_facts');
+INSERT INTO facts_pending VALUES ('attribution_facts'), ('live_attribution_facts');

@@ -11,7 +11,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from collector.store import retention, verdicts
+from collector.store import references, retention, verdicts
+from evaluators.gold import GoldCase, case_row
 from evaluators.service.running import EVAL_SCHEMA, LOG_SCHEMA
 from queries import all_queries
 from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables, rows
@@ -112,8 +113,12 @@ def test_facts_left_pending_are_computed_when_the_file_opens(backend: Any) -> No
     _write(backend, [A], {"candidate_recall": True, "context_retention": False}, 1, T0 + timedelta(hours=1))
     want = _viewed(backend)
     assert want == _defined(backend) and want[0][3] == "dropped_before_context"
-    backend.con.execute("DELETE FROM attribution_facts")  # as a file migrated to 027 with verdicts has it
-    backend.con.execute("INSERT INTO facts_pending VALUES ('attribution_facts')")
+    want_live = _live_viewed(backend)
+    assert want_live == _live_defined(backend) and want_live  # c-a is not stored: live traffic too
+    # as a file migrated to 027 with verdicts has them
+    backend.con.execute("DELETE FROM attribution_facts")
+    backend.con.execute("DELETE FROM live_attribution_facts")
+    backend.con.execute("INSERT INTO facts_pending VALUES ('attribution_facts'), ('live_attribution_facts')")
     path = backend.path
     backend.close()
     from collector.store import Store
@@ -122,5 +127,42 @@ def test_facts_left_pending_are_computed_when_the_file_opens(backend: Any) -> No
     try:
         assert rows(reopened, "SELECT count(*) FROM facts_pending") == [(0,)]
         assert _viewed(reopened) == want
+        assert _live_viewed(reopened) == want_live
     finally:
         reopened.close()
+
+
+def _live_defined(backend: Any) -> list[tuple[Any, ...]]:
+    return rows(backend, f"SELECT * FROM ({all_queries()['live_attribution'].sql}) ORDER BY trace_id")
+
+
+def _live_viewed(backend: Any) -> list[tuple[Any, ...]]:
+    return rows(backend, "SELECT * FROM live_attribution ORDER BY trace_id")
+
+
+def test_live_attribution_follows_writes_and_stored_cases(backend: Any) -> None:
+    needs_tables(backend, "verdicts.write_verdicts", *TABLES)
+    add_trace(backend, A, case_id="c-a", run_id="r1")
+    add_trace(backend, B, case_id="c-b", run_id="r1", at=T0 + timedelta(minutes=1))
+    first = T0 + timedelta(hours=1)
+    # neither case is stored: both traces are live traffic, unsupported by the answer-support tier
+    _write(backend, [A, B], {"answer_support": False, "trace_sufficiency": True}, 1, first)
+    live = {r[0]: r[4] for r in _live_viewed(backend)}
+    assert live == {A: "unsupported_claims", B: "unsupported_claims"}
+    assert _live_viewed(backend) == _live_defined(backend)
+    assert _viewed(backend) == _defined(backend)
+
+    # A's other verdict fails later: both layers, the older verdict still read
+    _write(backend, [A], {"trace_sufficiency": False}, 2, first + timedelta(hours=1))
+    assert {r[0]: r[5] for r in _live_viewed(backend)}[A] == ["unsupported_claims", "insufficient_trace"]
+    assert _live_viewed(backend) == _live_defined(backend)
+
+    # storing A's case makes its verdicts a gold case's: it leaves live_attribution at once
+    case = GoldCase.model_validate(
+        {"case_id": "c-a", "query": "How long is the refund window?", "category": "refunds", "risk": "high"}
+    )
+    references.upsert_gold(backend.con, [case_row(case, "d", first)])
+    assert [r[0] for r in _live_viewed(backend)] == [B]
+    assert _live_viewed(backend) == _live_defined(backend)
+    assert _viewed(backend) == _defined(backend)
+    assert rows(backend, "SELECT category FROM attribution WHERE trace_id = $t", t=A) == [("refunds",)]

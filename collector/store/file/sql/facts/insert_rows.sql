@@ -4,7 +4,9 @@
 --   _done, or every trace's when $all. $since: a time none of those traces' current verdicts was written
 --   before (their least verdicts_since, or the batch's time for traces evaluated the first time); rows
 --   are appended in the order they are written, so the scan skips the row groups before it (NULL: every
---   row is read).
+--   row is read). The statement reads those traces' rows of traces too, each as settled: a fact does
+--   not depend on whether its trace is settled now (a trace reopened by a late span is), the view
+--   over the facts joins traces and asks that itself.
 -- params: $all BOOLEAN = false, $since TIMESTAMP = NULL
 -- returns: count
 INSERT INTO {table} ({columns})
@@ -13,6 +15,11 @@ WITH evaluations AS (
     FROM main.evaluations
     WHERE ($all OR trace_id IN (SELECT trace_id FROM _done))
       AND ($since IS NULL OR evaluated_at >= $since)
+),
+traces AS (
+    SELECT * REPLACE (coalesce(settled_at, TIMESTAMP '1970-01-01') AS settled_at)
+    FROM main.traces
+    WHERE $all OR trace_id IN (SELECT trace_id FROM _done)
 )
 SELECT {columns}
 FROM ({body})
