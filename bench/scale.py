@@ -76,6 +76,7 @@ from bench.ingest import _kv, llm_attrs, ragfault_bin  # noqa: E402
 from collector.ingest.batch import ArrowBatch  # noqa: E402
 from collector.ingest.span_rows import flatten  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
+from collector.store.file import facts  # noqa: E402
 from collector.store.schema import batch_to_arrow  # noqa: E402
 from evaluators.service.config import EvaluationSettings, evaluator_configs  # noqa: E402
 from evaluators.service.feedback import read_annotations, store_feedback  # noqa: E402
@@ -268,7 +269,7 @@ def replicate_verdicts(
                           *(f'md5(x."{c}" || {NEW_ID}) AS "{c}"' for c in own)])  # fmt: skip
         for lo in range(1, copies, 25):
             con.execute(f'INSERT INTO "{t}" SELECT x.* REPLACE ({repl}) FROM "{t}" x, range($lo, $hi) m(c) '
-                        f"WHERE x.{TEMPLATE} ORDER BY m.c", {"lo": lo, "hi": min(copies, lo + 25), "s": shift_us})  # fmt: skip
+                        f"WHERE x.{TEMPLATE} ORDER BY m.c", {"lo": lo, "hi": min(copies, lo + 25), **({"s": shift_us} if ts else {})})  # fmt: skip
         out[t] = con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0]
     types = dict(_columns(con, "traces"))
     sets = []
@@ -377,6 +378,14 @@ def build(path: str, n: int, n_templates: int, seed: int, workers: int) -> dict[
         back_us = int((evaluated_at - templates_end).total_seconds() * 1e6) - 30_000_000
         info["verdict_rows"] = replicate_verdicts(con, copies, shift_us, verdict_tables, trace_cols, back_us)
         info["verdicts_replicated_s"] = time.perf_counter() - t
+        # facts the evaluation round rewrote without adding rows (a settled trace's health signals, first
+        # written as it settled) were not replicated: computed in full over the replicated verdicts, as a
+        # store migrated with verdicts computes them when it opens
+        t = time.perf_counter()
+        for table in [f.name for f in facts.FACTS if f.name not in verdict_tables]:
+            con.execute("INSERT INTO facts_pending VALUES ($n) ON CONFLICT DO NOTHING", {"n": table})
+        info["facts_filled"] = facts.fill_pending(con)
+        info["facts_filled_s"] = time.perf_counter() - t
         t = time.perf_counter()
         con.execute("CHECKPOINT")
         info["checkpoint_s"] = time.perf_counter() - t

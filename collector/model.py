@@ -277,7 +277,32 @@ LIVE_ATTRIBUTION = Table(
     ),
 )
 
-TABLES: tuple[Table, ...] = (SPAN, STEP, DOCUMENT, VERDICT, ATTRIBUTION, LIVE_ATTRIBUTION)
+
+def _flag(name: str, doc: str, nullable: bool = True) -> Column:
+    return Column(name, pa.bool_(), "BOOLEAN", doc, nullable=nullable)
+
+
+TRACE_HEALTH = Table(
+    "trace_health_facts",
+    "one row per settled trace: what queries/trace_health.sql computes from its steps, documents and verdicts",
+    (
+        _id("trace_id", "the trace"),
+        _flag("gold_verdicts", "a verdict of the trace names a gold case", nullable=False),
+        Column("retrieval_calls", pa.int64(), "BIGINT", "its retrieval steps (NULL: none)"),
+        _flag("output_recorded", "one of them recorded an output value (text or a tool result)"),
+        Column("candidates", pa.int64(), "BIGINT", "its candidate documents (NULL: none)"),
+        _score("top_score", "their best score"),
+        _flag("stale_in_context", "a stale document reached its context"),
+        _flag("forbidden", "a forbidden document reached its context"),
+        _score("claims", "the answer's claims"),
+        _score("unsupported", "those found unsupported"),
+        _score("refused", "1 when it refused, 0 when not"),
+        _score("latency_ms", "its latency"),
+        _score("tokens", "its tokens"),
+    ),
+)
+
+TABLES: tuple[Table, ...] = (SPAN, STEP, DOCUMENT, VERDICT, ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH)
 """Every table defined here, in the order the docs list them."""
 
 VERDICT_HISTORY = "evaluation_history"

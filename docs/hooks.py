@@ -75,6 +75,16 @@ PURPOSE = {
     "live_attribution": "root cause and failing layers of every evaluated trace without a gold case, "
     "from what the trace and the registry prove; `none_seen`, never `ok`, when nothing failed (the "
     "bundled query [`live_attribution`](#live_attribution)).",
+    "trace_health": "the reference-free signals of every settled trace: retrievals, candidates and their "
+    "top score, stale or forbidden context, claims and unsupported ones, refusal, latency, tokens (the "
+    "bundled query [`trace_health`](#trace_health); `online_health` adds them up by hour and service).",
+    "attribution_facts": "on a single file, the rows `attribution` computes from each gold-case trace's "
+    "verdicts, kept as the verdicts are written (the view reads them).",
+    "live_attribution_facts": "on a single file, the rows `live_attribution` computes from each live "
+    "trace's verdicts, kept as the verdicts are written (the view reads them).",
+    "trace_health_facts": "on a single file, the rows `trace_health` computes for each trace, kept as it "
+    "is settled and evaluated (the view reads them).",
+    "facts_pending": "on a single file, the facts tables still to be computed in full (after a migration).",
     "trace_feedback": "feedback summed per trace: counts, thumbs, mean score, comments.",
     "eval_status": "the latest evaluation decision per trace and tier: why a trace has no score.",
     "trace_claims": "who settles, evaluates or judges a trace now on a DuckLake store: the collector, since "

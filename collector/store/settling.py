@@ -16,9 +16,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from collector.settling.assemble import STAGE_PRIORITY, DocView, StepView
+from collector.store import verdicts
 from collector.store.backend import is_lake
 from collector.store.base import Con, operation
 from collector.store.content import Fill, write_fills
+from collector.store.file import facts
 from collector.store.lake import work as lake_work
 from collector.store.lake.claims import SETTLE
 from collector.store.reader import Window, window_params
@@ -243,6 +245,22 @@ def write_settled(tx: Con, settled: Settled, fills: list[Fill], window: Window, 
                 tx.execute(sql(AREA, "delete_derived"), params)
             tx.execute(sql(AREA, "insert_context"))
             tx.execute(sql(AREA, "update_traces"), {"now": settled_at})
+            _settled_facts(tx, settled.assembly, window, settled_at)
     finally:
         tx.unregister("_asm")
         tx.unregister("_ctx")
+
+
+def _settled_facts(tx: Con, assembly: pa.Table, window: Window, settled_at: datetime) -> None:
+    """The facts read from what settling writes (``facts.SETTLED``), computed again for the traces just
+    assembled, in the same transaction; their verdicts read from the least ``verdicts_since`` of those
+    evaluated before (traces never evaluated have none), their rows of traces, steps and documents from
+    the least time they were first received."""
+    done = assembly.select(["trace_id"])
+    tx.register("_done", done)
+    try:
+        earlier = verdicts.earlier_verdicts(tx, done.num_rows, window)
+        since = (None if earlier.unknown else earlier.since) if earlier.before else settled_at
+        facts.refresh(tx, since, earlier.received, facts.SETTLED)
+    finally:
+        tx.unregister("_done")

@@ -113,20 +113,25 @@ class Earlier(NamedTuple):
     before: int  # of which evaluated before: they may have verdicts to move to history
     unknown: int  # of those, without ``verdicts_since``
     since: datetime | None  # the least ``verdicts_since`` of those evaluated before
+    received: datetime | None = None  # the least ``first_received_at`` of those found
 
     def merge(self, other: Earlier) -> Earlier:
-        times = [t for t in (self.since, other.since) if t is not None]
         return Earlier(
             self.found + other.found,
             self.before + other.before,
             self.unknown + other.unknown,
-            min(times) if times else None,
+            _least(self.since, other.since),
+            _least(self.received, other.received),
         )
 
     def bound(self) -> datetime | None:
         """The bound on ``evaluated_at`` that finds every earlier verdict of these traces (None when
         one of them does not say since when it has verdicts: then every row is read)."""
         return None if self.unknown else self.since
+
+
+def _least(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def verdicts_since_sql(since: datetime | None) -> tuple[str, dict[str, Any]]:
@@ -141,7 +146,7 @@ def verdicts_since_sql(since: datetime | None) -> tuple[str, dict[str, Any]]:
     return " AND evaluated_at >= $since", {"since": since}
 
 
-def _earlier(con: Con, n_done: int, window: Window) -> Earlier:
+def earlier_verdicts(con: Con, n_done: int, window: Window) -> Earlier:
     """Whether the traces of the batch being written (``_done``) were evaluated before, and since
     when they have verdicts (``traces.verdicts_since``, migration 007).
 
@@ -155,11 +160,11 @@ def _earlier(con: Con, n_done: int, window: Window) -> Earlier:
     text = sql("verdicts", "earlier")
 
     def run(params: dict[str, Any]) -> Earlier:
-        found, before, unknown, since = con.execute(text, params).fetchall()[0]
-        return Earlier(int(found), int(before), int(unknown), since)
+        found, before, unknown, since, received = con.execute(text, params).fetchall()[0]
+        return Earlier(int(found), int(before), int(unknown), since, received)
 
-    earlier: Earlier = traces_in_range(run, lambda r: r.found, Earlier.merge, n_done, window)
-    return earlier
+    found: Earlier = traces_in_range(run, lambda r: r.found, Earlier.merge, n_done, window)
+    return found
 
 
 def _mark_evaluated(con: Con, now: datetime, n_done: int, window: Window, judged: bool) -> None:
@@ -193,7 +198,7 @@ def write_verdicts(
         return
     n_done = done.num_rows
     with registered(con, {"_evals": evals, "_elog": log, "_ran": ran, "_done": done}), transaction(con):
-        earlier = _earlier(con, n_done, window)
+        earlier = earlier_verdicts(con, n_done, window)
         if earlier.before:
             since = {"since": earlier.bound()}
             con.execute(sql("verdicts", "to_history"), since)
@@ -201,7 +206,7 @@ def write_verdicts(
         con.execute(sql("verdicts", "insert_verdicts"))
         con.execute(sql("verdicts", "insert_log"))
         _mark_evaluated(con, now, n_done, window, lake_work.judge_batch(evals))
-        facts.refresh(con, _facts_since(earlier, evals, now))
+        facts.refresh(con, _facts_since(earlier, evals, now), earlier.received)
 
 
 def _facts_since(earlier: Earlier, evals: pa.Table, now: datetime) -> datetime | None:

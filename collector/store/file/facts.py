@@ -28,7 +28,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from collector.model import ATTRIBUTION, LIVE_ATTRIBUTION, Table
+from collector.model import ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH, Table
 from collector.store.base import Con
 from collector.store.templates import filled
 from collector.store.tx import transaction
@@ -43,9 +43,15 @@ def definition(table: Table) -> str:
     return all_queries()[_VIEW_OF[table.name]].sql
 
 
-_VIEW_OF = {ATTRIBUTION.name: "attribution", LIVE_ATTRIBUTION.name: "live_attribution"}
+_VIEW_OF = {
+    ATTRIBUTION.name: "attribution",
+    LIVE_ATTRIBUTION.name: "live_attribution",
+    TRACE_HEALTH.name: "trace_health",
+}
 _NO_IDS = pa.table({"trace_id": pa.array([], pa.string())})
-FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION)
+FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH)
+SETTLED: tuple[Table, ...] = (TRACE_HEALTH,)
+"""The facts whose statement reads what settling writes (steps, documents): computed again as traces settle."""
 """Every facts table, with the view it stands for in ``_VIEW_OF``."""
 
 
@@ -61,13 +67,20 @@ def _insert(con: Con, table: Table, params: dict[str, Any]) -> None:
     con.execute(text, params)
 
 
-def refresh(con: Con, since: datetime | None) -> None:
-    """Compute again the facts of the traces registered as ``_done``, whose verdicts were just written in
-    this transaction. ``since``: a time none of their current verdicts was written before (None: unknown,
-    every row is read)."""
-    for table in FACTS:
+def refresh(
+    con: Con,
+    since: datetime | None,
+    received_since: datetime | None = None,
+    tables: tuple[Table, ...] = FACTS,
+) -> None:
+    """Compute again the facts (``tables``) of the traces registered as ``_done``, whose verdicts (or
+    assembly) were just written in this transaction. ``since``: a time none of their current verdicts was
+    written before; ``received_since``: none of their spans was received before (None: unknown, every
+    row is read)."""
+    params = {"all": False, "since": since, "received_since": received_since}
+    for table in tables:
         con.execute(filled(AREA, "delete_rows", table=table.name))
-        _insert(con, table, {"all": False, "since": since})
+        _insert(con, table, params)
 
 
 def refresh_cases(con: Con) -> int:
@@ -98,7 +111,7 @@ def fill_pending(con: Con) -> list[str]:
             con.execute(filled(AREA, "clear", table=table.name))
             con.register("_done", _NO_IDS)
             try:
-                _insert(con, table, {"all": True, "since": None})
+                _insert(con, table, {"all": True, "since": None, "received_since": None})
             finally:
                 con.unregister("_done")
             con.execute(filled(AREA, "filled"), {"name": table.name})

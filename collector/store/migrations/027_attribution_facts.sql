@@ -37,7 +37,23 @@ CREATE TABLE live_attribution_facts (
     missing_fields VARCHAR[] NOT NULL
 );
 
+CREATE TABLE trace_health_facts (
+    trace_id         VARCHAR NOT NULL,
+    gold_verdicts    BOOLEAN NOT NULL,
+    retrieval_calls  BIGINT,
+    output_recorded  BOOLEAN,
+    candidates       BIGINT,
+    top_score        DOUBLE,
+    stale_in_context BOOLEAN,
+    forbidden        BOOLEAN,
+    claims           DOUBLE,
+    unsupported      DOUBLE,
+    refused          DOUBLE,
+    latency_ms       DOUBLE,
+    tokens           DOUBLE
+);
+
 CREATE TABLE facts_pending (
     name VARCHAR PRIMARY KEY
 );
-INSERT INTO facts_pending VALUES ('attribution_facts'), ('live_attribution_facts');
+INSERT INTO facts_pending VALUES ('attribution_facts'), ('live_attribution_facts'), ('trace_health_facts');

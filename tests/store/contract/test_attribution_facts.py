@@ -11,10 +11,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from collector.settling.settle import Settler
 from collector.store import references, retention, verdicts
 from evaluators.gold import GoldCase, case_row
 from evaluators.service.running import EVAL_SCHEMA, LOG_SCHEMA
 from queries import all_queries
+from tests.store.contract.build import spans_batch
+from tests.store.contract.conftest import requires
 from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables, rows
 
 TABLES = ("traces", "evaluations", "evaluation_history", "eval_log", "gold_cases")
@@ -166,3 +169,35 @@ def test_live_attribution_follows_writes_and_stored_cases(backend: Any) -> None:
     assert _live_viewed(backend) == _live_defined(backend)
     assert _viewed(backend) == _defined(backend)
     assert rows(backend, "SELECT category FROM attribution WHERE trace_id = $t", t=A) == [("refunds",)]
+
+
+def _health(backend: Any, view: bool) -> list[tuple[Any, ...]]:
+    source = "trace_health" if view else f"({all_queries()['trace_health'].sql})"
+    return rows(backend, f"SELECT * FROM {source} ORDER BY trace_id")
+
+
+def test_trace_health_follows_settling_and_verdicts(backend: Any) -> None:
+    requires(backend, "settling")
+    con = backend.cursor()
+    settler = Settler(backend.cursor(), lambda job: job(con), settle_seconds=2, max_wait_seconds=60)
+    backend.write_spans(con, spans_batch(bytes.fromhex(A), T0, T0))
+    backend.write_spans(con, spans_batch(bytes.fromhex(B), T0, T0 + timedelta(minutes=5)))
+    assert settler.run_once(now=T0 + timedelta(seconds=3)) == 1  # A only: B's spans came later
+    health = {r[0]: r for r in _health(backend, True)}
+    assert set(health) == {A}
+    assert health[A][1:6] == (
+        False,
+        1,
+        False,
+        1,
+        None,
+    )  # no verdict; one retrieval, its documents but no output value; one candidate
+    assert _health(backend, True) == _health(backend, False)
+
+    assert settler.run_once(now=T0 + timedelta(minutes=6)) == 1
+    _write(backend, [A], {"answer_support": False, "refusal": True}, 1, T0 + timedelta(hours=1))
+    health = {r[0]: r for r in _health(backend, True)}
+    assert set(health) == {A, B}
+    assert health[A][1] is True and health[A][8:11] == (1.0, 1.0, 1.0)  # one claim, unsupported; refused
+    assert health[B][1] is False and health[B][8] is None
+    assert _health(backend, True) == _health(backend, False)

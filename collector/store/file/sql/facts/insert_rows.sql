@@ -6,8 +6,9 @@
 --   are appended in the order they are written, so the scan skips the row groups before it (NULL: every
 --   row is read). The statement reads those traces' rows of traces too, each as settled: a fact does
 --   not depend on whether its trace is settled now (a trace reopened by a late span is), the view
---   over the facts joins traces and asks that itself.
--- params: $all BOOLEAN = false, $since TIMESTAMP = NULL
+--   over the facts joins traces and asks that itself; their rows of traces, steps and documents are
+--   read from $received_since on (a time none of their spans was received before; NULL: every row).
+-- params: $all BOOLEAN = false, $since TIMESTAMP = NULL, $received_since TIMESTAMP = NULL
 -- returns: count
 INSERT INTO {table} ({columns})
 WITH evaluations AS (
@@ -19,7 +20,20 @@ WITH evaluations AS (
 traces AS (
     SELECT * REPLACE (coalesce(settled_at, TIMESTAMP '1970-01-01') AS settled_at)
     FROM main.traces
-    WHERE $all OR trace_id IN (SELECT trace_id FROM _done)
+    WHERE ($all OR trace_id IN (SELECT trace_id FROM _done))
+      AND ($received_since IS NULL OR first_received_at >= $received_since)
+),
+steps AS (
+    SELECT *
+    FROM main.steps
+    WHERE ($all OR trace_id IN (SELECT trace_id FROM _done))
+      AND ($received_since IS NULL OR received_at >= $received_since)
+),
+step_documents AS (
+    SELECT *
+    FROM main.step_documents
+    WHERE ($all OR trace_id IN (SELECT trace_id FROM _done))
+      AND ($received_since IS NULL OR received_at >= $received_since)
 )
 SELECT {columns}
 FROM ({body})

@@ -1,0 +1,10 @@
+-- name: trace_health
+-- description: The trace_health view of a file store: each settled trace's row of trace_health_facts
+--   (what queries/trace_health.sql computes from its steps, documents and verdicts, kept as they are
+--   settled and evaluated), in the columns and order of queries/trace_health.sql, whose rows it gives.
+-- params: none
+-- returns: the columns of queries/trace_health.sql
+SELECT f.*
+FROM trace_health_facts f
+JOIN traces t ON t.trace_id = f.trace_id
+WHERE t.settled_at IS NOT NULL
