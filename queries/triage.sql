@@ -45,9 +45,8 @@ candidates AS (
     WHERE t.settled_at IS NOT NULL
       AND ($service IS NULL OR t.service_name = $service)
       AND ($since IS NULL OR t.start_time >= $since)
-      -- not a trace attribution covers (one with a gold case's verdict), read without computing attribution
-      AND NOT EXISTS (SELECT 1 FROM evaluations e WHERE e.trace_id = t.trace_id AND e.case_id IS NOT NULL
-                      AND e.status IN ('ok', 'not_applicable'))
+      -- not a trace attribution covers (one with a gold case's verdict)
+      AND NOT EXISTS (SELECT 1 FROM attribution a WHERE a.trace_id = t.trace_id)
       AND NOT EXISTS (SELECT 1 FROM gold_promotions p WHERE p.trace_id = t.trace_id)
 ),
 ranked AS (

@@ -1,20 +1,19 @@
 """The live page's reads cut to its time window.
 
-``live_attribution``, ``attribution`` and ``eval_status`` are views over every verdict and every
-evaluation log row: a time filter on their output does not cut their work (the filter is on the trace's
-start, the aggregation is per trace over the whole table), so the live page and the live gauges read
-every verdict ever written whatever hours they show, and grow with the store, not with the window.
+On a file store the views the live page reads most (``live_attribution``, ``attribution``,
+``trace_health``) read per-trace facts (``collector.store.file.facts``), so their cost does not grow
+with the verdicts. What still reads a whole table is ``eval_status`` (the latest evaluation decision per
+trace and tier, over every ``eval_log`` row), which the triage queue reads for its triggers: a time filter
+on its output (the trace's start) does not cut its work.
 
-``window_reads`` registers, on one cursor and for the reads done inside, the rows of ``evaluations``
-and ``eval_log`` of the settled traces that started at or after ``since`` under those tables' names:
-the views and the bundled queries run unchanged (the same text, so a bar and the trace list it links to
-still count the same traces) and give the same rows for those traces, since a trace's rows are all
-there. The verdicts are read from the least ``verdicts_since`` of those traces on (migration 007), so
-the scan skips older row groups; a trace evaluated without that stamp makes it read them all (still
-only theirs). The least time the window's traces were first received is given too: steps and
-documents, which no view reads, are cut by it in ``online_health`` (``$received_since``). Every read inside must be about traces that started at or after ``since``: the live
-page's health, causes and triage rows all are. A lake's views may resolve the tables elsewhere: there
-nothing is registered and the reads run as before.
+``window_reads`` registers, on one cursor and for the reads done inside, the ``eval_log`` rows of the
+settled traces that started at or after ``since`` under that table's name: the views and the bundled
+queries run unchanged (the same text, so a bar and the trace list it links to still count the same
+traces) and give the same rows for those traces, since a trace's rows are all there. The least time the
+window's traces were first received is given too (``online_health``'s ``$received_since``, which lets
+its scan of traces skip older row groups). Every read inside must be about traces that started at or
+after ``since``: the live page's health, causes and triage rows all are. A lake's views may resolve the
+tables elsewhere: there nothing is registered and the reads run as before.
 """
 
 from __future__ import annotations
@@ -41,14 +40,12 @@ class Cut:
 
 @contextmanager
 def window_reads(con: Con, since: datetime | None) -> Iterator[Cut]:
-    """Within: ``evaluations`` and ``eval_log`` on ``con`` hold only the rows of the settled traces that
-    started at or after ``since`` (not when ``since`` is None, nor on a lake)."""
+    """Within: ``eval_log`` on ``con`` holds only the rows of the settled traces that started at or after
+    ``since`` (not when ``since`` is None, nor on a lake)."""
     if since is None or is_lake(con):
         yield Cut(False)
         return
-    unknown, bound, received = con.execute(sql("ui", "live_window_bound"), {"since": since}).fetchall()[0]
-    params = {"since": since, "bound": None if unknown else bound}
-    verdicts = con.execute(sql("ui", "live_window_verdicts"), params).to_arrow_table()
-    log = con.execute(sql("ui", "live_window_log"), {"since": since}).to_arrow_table()
-    with registered(con, {"evaluations": verdicts, "eval_log": log}):
+    received = con.execute(sql("ui", "live_window_bound"), {"since": since}).fetchall()[0][0]
+    log = con.sql(sql("ui", "live_window_log"), params={"since": since}).to_arrow_table()
+    with registered(con, {"eval_log": log}):
         yield Cut(True, received)
