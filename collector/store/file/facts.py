@@ -5,9 +5,10 @@
 evidence, the metric values and the missing fields; ``live_attribution_facts`` the row
 ``queries/live_attribution.sql`` computes for a trace of live traffic. ``refresh`` replaces the rows of a batch's traces
 inside the transaction that writes their verdicts (``verdicts.write_verdicts``): it reads those traces'
-current verdicts (from when their verdicts start, so older row groups are skipped) as a common table
-expression named ``evaluations`` in the one statement that computes the facts, and runs the bundled
-statement itself over it. So the facts are that statement's rows by construction, and a reader sees verdicts and facts
+current verdicts (from when their verdicts start, so older row groups are skipped) and their rows of
+traces, steps and documents (from when they were first received) as common table expressions named
+``evaluations``, ``traces``, ``steps`` and ``step_documents`` in the one statement that computes a
+facts table, and runs the bundled statement itself over them. So the facts are that statement's rows by construction, and a reader sees verdicts and facts
 change together. The file's views (``sql/views/``) read the facts and join the gold case and the trace
 for the columns that do not come from the verdicts. A fact does not depend on whether its trace is
 settled now (the statement reads the trace as settled; the view asks). ``live_attribution`` leaves out
@@ -24,9 +25,7 @@ A lake keeps no facts: its views are the plain statements.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
-
-import pyarrow as pa
+from typing import Any, NamedTuple
 
 from collector.model import ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH, Table
 from collector.store.base import Con
@@ -48,7 +47,6 @@ _VIEW_OF = {
     LIVE_ATTRIBUTION.name: "live_attribution",
     TRACE_HEALTH.name: "trace_health",
 }
-_NO_IDS = pa.table({"trace_id": pa.array([], pa.string())})
 FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH)
 SETTLED: tuple[Table, ...] = (TRACE_HEALTH,)
 """The facts whose statement reads what settling writes (steps, documents): computed again as traces settle."""
@@ -61,10 +59,22 @@ def view_bodies() -> dict[str, str]:
     return {_VIEW_OF[t.name]: filled("file/views", _VIEW_OF[t.name]) for t in FACTS}
 
 
-def _insert(con: Con, table: Table, params: dict[str, Any]) -> None:
+def _insert(con: Con, table: Table, statement: str, params: dict[str, Any] | None = None) -> None:
     columns = ", ".join(table.names)
-    text = filled(AREA, "insert_rows", table=table.name, columns=columns, body=definition(table))
-    con.execute(text, params)
+    con.execute(filled(AREA, statement, table=table.name, columns=columns, body=definition(table)), params)
+
+
+class Needed(NamedTuple):
+    """Whether a batch's new verdicts can give its traces attribution and live_attribution rows."""
+
+    gold: bool
+    live: bool
+
+
+def needed(con: Con) -> Needed:
+    """``Needed`` of the new verdicts registered as ``_evals`` (``write_verdicts``)."""
+    gold, live = con.execute(filled(AREA, "needed")).fetchall()[0]
+    return Needed(bool(gold), bool(live))
 
 
 def refresh(
@@ -72,15 +82,21 @@ def refresh(
     since: datetime | None,
     received_since: datetime | None = None,
     tables: tuple[Table, ...] = FACTS,
+    new: Needed | None = None,
 ) -> None:
     """Compute again the facts (``tables``) of the traces registered as ``_done``, whose verdicts (or
     assembly) were just written in this transaction. ``since``: a time none of their current verdicts was
     written before; ``received_since``: none of their spans was received before (None: unknown, every
-    row is read)."""
-    params = {"all": False, "since": since, "received_since": received_since}
+    row is read). ``new``: what the batch's new verdicts can give; a table they can give no row, for
+    traces that had none, is not computed (a trace gets an attribution or live_attribution row only from
+    a verdict that qualifies, and earlier ones that did gave it a row already). Each statement plans
+    and runs in some milliseconds whatever the batch, so what need not run does not."""
+    params = {"since": since, "received_since": received_since}
+    cannot = {} if new is None else {ATTRIBUTION.name: not new.gold, LIVE_ATTRIBUTION.name: not new.live}
     for table in tables:
-        con.execute(filled(AREA, "delete_rows", table=table.name))
-        _insert(con, table, params)
+        deleted = con.execute(filled(AREA, "delete_rows", table=table.name)).fetchall()[0][0]
+        if deleted or not cannot.get(table.name, False):
+            _insert(con, table, "insert_rows", params)
 
 
 def refresh_cases(con: Con) -> int:
@@ -109,11 +125,7 @@ def fill_pending(con: Con) -> list[str]:
             continue
         with transaction(con):
             con.execute(filled(AREA, "clear", table=table.name))
-            con.register("_done", _NO_IDS)
-            try:
-                _insert(con, table, {"all": True, "since": None, "received_since": None})
-            finally:
-                con.unregister("_done")
+            _insert(con, table, "fill_rows")
             con.execute(filled(AREA, "filled"), {"name": table.name})
         done.append(table.name)
     return done
