@@ -479,7 +479,7 @@ def calls_of(http: httpx.Client) -> dict[str, tuple[str, str, Any]]:
     runs = {"run": "eval-b", "baseline": "eval-a", "run_id": "eval-b", "case_id": "case-000001"}
     for name, q in sorted(all_queries().items()):
         params = {p: runs[p] for p in q.params if p in runs}
-        out[f"query {name}"] = ("POST", "/api/v1/sql", {"sql": q.sql, "params": q.bind(params)})
+        out[f"query {name}"] = ("POST", "/api/v1/sql", {"sql": q.statement, "params": q.bind(params)})
     return out
 
 

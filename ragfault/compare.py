@@ -205,7 +205,7 @@ def compare_rows(
 
 def run_marks(run: QueryFn) -> dict[str, dict[str, Any]]:
     q = load_query("run_marks")
-    return {r["run_id"]: r for r in rows_of(run(q.sql, q.bind({})))}
+    return {r["run_id"]: r for r in rows_of(run(q.statement, q.bind({})))}
 
 
 def repeats(group: str, per_run: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

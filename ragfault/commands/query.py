@@ -56,7 +56,7 @@ def resolve_sql(text: str) -> str:
             raise ConfigError(
                 f"no bundled query {name!r}; the bundled queries are: {', '.join(sorted(queries))}"
             )
-        return queries[name].sql
+        return queries[name].statement  # a view's query reads the view
     return text
 
 

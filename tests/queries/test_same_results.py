@@ -55,3 +55,13 @@ def test_a_difference_is_found_and_located() -> None:
     assert difference([(1, "a")], [(1, "a")]) == ""
     assert difference([(1, "a")], [(1, "b")]).startswith("row 0:")
     assert difference([(1,)], []) == "1 rows against 0"
+
+
+def test_a_view_declaring_query_runs_its_view() -> None:
+    from queries import all_queries
+
+    for q in all_queries().values():
+        if q.view:
+            assert q.statement == f"SELECT * FROM {q.view}" and not q.params
+        else:
+            assert q.statement == q.sql
