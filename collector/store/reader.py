@@ -120,6 +120,13 @@ def _too_large(max_bytes: int | None, max_value_bytes: int | None, mark: str) ->
     )
 
 
+def _shape(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> duckdb.DuckDBPyRelation:
+    """The columns and types of one SELECT with parameters, without running it. (Two columns of one
+    name come back as DuckDB names them in a subquery: ``a``, ``a_1``.)"""
+    body = sql.rstrip().rstrip(";")
+    return con.sql(f"SELECT * FROM (\n{body}\n) LIMIT 0", params=params)
+
+
 def run_select(
     con: duckdb.DuckDBPyConnection,
     sql: str,
@@ -152,13 +159,17 @@ def run_select(
     rows: list[list[Any]] = []
     truncated = False
     try:
-        rel = con.sql(sql, params=params or None)
-        if rel is None:
+        capped = user and max_bytes is not None
+        # a relation made with parameters is the statement run; one to be capped only needs its names
+        # and types, which a LIMIT 0 of it gives (bound and planned, not run): the statement runs once
+        shape = _shape(con, sql, params) if capped and params else con.sql(sql, params=params or None)
+        if shape is None:
             raise QueryRefused("the statement returns no rows")
-        columns, types = list(rel.columns), [str(t) for t in rel.types]
-        if user and max_bytes is not None:
+        columns, types = list(shape.columns), [str(t) for t in shape.types]
+        rel = shape
+        if capped and max_bytes is not None:
             inner = sqlguard.cap_values(con, sql, max_value_bytes or max_bytes)
-            rel = con.sql(sqlguard.cap_result(inner, list(rel.types), max_bytes), params=params or None)
+            rel = con.sql(sqlguard.cap_result(inner, list(shape.types), max_bytes), params=params or None)
         reader = rel.to_arrow_reader(BATCH_ROWS)
         for batch in reader:
             if len(rows) + batch.num_rows > row_cap:  # the rows beyond the cap are not read
