@@ -78,6 +78,7 @@ from collector.ingest.span_rows import flatten  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
 from collector.store.file import facts  # noqa: E402
 from collector.store.schema import batch_to_arrow  # noqa: E402
+from collector.store.views import view_statement  # noqa: E402
 from evaluators.service.config import EvaluationSettings, evaluator_configs  # noqa: E402
 from evaluators.service.feedback import read_annotations, store_feedback  # noqa: E402
 from evaluators.service.loading import store_gold, store_kb  # noqa: E402
@@ -479,7 +480,8 @@ def calls_of(http: httpx.Client) -> dict[str, tuple[str, str, Any]]:
     runs = {"run": "eval-b", "baseline": "eval-a", "run_id": "eval-b", "case_id": "case-000001"}
     for name, q in sorted(all_queries().items()):
         params = {p: runs[p] for p in q.params if p in runs}
-        out[f"query {name}"] = ("POST", "/api/v1/sql", {"sql": q.statement, "params": q.bind(params)})
+        text = view_statement(q.view) if q.view else q.sql  # as `ragfault query NAME` runs it
+        out[f"query {name}"] = ("POST", "/api/v1/sql", {"sql": text, "params": q.bind(params)})
     return out
 
 

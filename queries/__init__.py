@@ -33,12 +33,6 @@ class Query:
         body = re.sub(r"'(?:[^']|'')*'", "''", body)  # ignore $ inside string literals
         return set(_PARAM_USE.findall(body))
 
-    @property
-    def statement(self) -> str:
-        """What runs the query by name: its view when it declares one (the same rows; a store may keep a
-        view's rows as facts rather than compute them on each read), else its SQL."""
-        return f"SELECT * FROM {self.view}" if self.view else self.sql
-
     def bind(self, given: Mapping[str, object] | None = None) -> dict[str, object]:
         """Parameters for execution: given values, else declared defaults (NULL when none)."""
         given = dict(given or {})

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from collector.store.views import view_statement
 from queries import load_query
 from ragfault import stats
 from ragfault_core.errors import PermanentError
@@ -205,7 +206,7 @@ def compare_rows(
 
 def run_marks(run: QueryFn) -> dict[str, dict[str, Any]]:
     q = load_query("run_marks")
-    return {r["run_id"]: r for r in rows_of(run(q.statement, q.bind({})))}
+    return {r["run_id"]: r for r in rows_of(run(view_statement("run_marks"), q.bind({})))}
 
 
 def repeats(group: str, per_run: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

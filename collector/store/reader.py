@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from collector.store import sqlguard
 from collector.store.base import QueryFn
+from collector.store.templates import fill, statement_body
 from collector.store.tx import rollback
 from ragfault_core.errors import QueryRefused, QueryResultTooLarge, QueryTimeout
 
@@ -121,10 +122,10 @@ def _too_large(max_bytes: int | None, max_value_bytes: int | None, mark: str) ->
 
 
 def _shape(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> duckdb.DuckDBPyRelation:
-    """The columns and types of one SELECT with parameters, without running it. (Two columns of one
-    name come back as DuckDB names them in a subquery: ``a``, ``a_1``.)"""
-    body = sql.rstrip().rstrip(";")
-    return con.sql(f"SELECT * FROM (\n{body}\n) LIMIT 0", params=params)
+    """The columns and types of one SELECT with parameters, without running it (``sql/reader/shape``;
+    the user's text is put in uncached: ``fill`` makes one pass and searches nothing it put in)."""
+    text = fill(statement_body("reader", "shape"), body=sql.rstrip().rstrip(";"))
+    return con.sql(text, params=params)
 
 
 def run_select(

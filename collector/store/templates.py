@@ -29,6 +29,12 @@ def filled(area: str, name: str, **parts: str) -> str:
     return fill(_body(sql(area, name)), **parts)
 
 
+def statement_body(area: str, name: str) -> str:
+    """The statement ``sql/<area>/<name>.sql`` without its header, its parts left to ``fill`` (for a
+    part that is not one of a few names, which ``filled``'s cache would keep)."""
+    return _body(sql(area, name))
+
+
 def _body(text: str) -> str:
     """``text`` from its first line that is not a comment (the header) on."""
     lines = text.splitlines()

@@ -23,3 +23,8 @@ def create_views(tx: Con, bodies: Mapping[str, str] | None = None) -> list[str]:
             tx.execute(filled("views", "create_view", view=q.view, body=body))
             made.append(q.view)
     return made
+
+
+def view_statement(view: str) -> str:
+    """What runs a bundled query that declares ``view``: every row of the view (``sql/views/read_view``)."""
+    return filled("views", "read_view", view=view)

@@ -56,7 +56,12 @@ def resolve_sql(text: str) -> str:
             raise ConfigError(
                 f"no bundled query {name!r}; the bundled queries are: {', '.join(sorted(queries))}"
             )
-        return queries[name].statement  # a view's query reads the view
+        q = queries[name]
+        if q.view:  # a query that declares a view runs as the view: its rows, kept as facts on a file
+            from collector.store.views import view_statement
+
+            return view_statement(q.view)
+        return q.sql
     return text
 
 

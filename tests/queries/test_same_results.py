@@ -57,11 +57,14 @@ def test_a_difference_is_found_and_located() -> None:
     assert difference([(1,)], []) == "1 rows against 0"
 
 
-def test_a_view_declaring_query_runs_its_view() -> None:
+def test_a_view_declaring_query_runs_as_its_view() -> None:
+    from collector.store.views import view_statement
     from queries import all_queries
+    from ragfault.commands.query import resolve_sql
 
     for q in all_queries().values():
         if q.view:
-            assert q.statement == f"SELECT * FROM {q.view}" and not q.params
+            assert not q.params and resolve_sql(q.name) == view_statement(q.view)
+            assert view_statement(q.view).split() == ["SELECT", "*", "FROM", q.view]
         else:
-            assert q.statement == q.sql
+            assert resolve_sql(q.name) == q.sql
