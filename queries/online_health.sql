@@ -25,11 +25,14 @@ WITH t AS (
       AND ($service IS NULL OR service_name = $service)
       AND ($received_since IS NULL OR first_received_at >= CAST($received_since AS TIMESTAMP))
 ),
--- each trace's signals (the trace_health view), but a trace a verdict of which names a gold case
+-- each trace's signals (the trace_health view), but a trace a verdict of which names a gold case; the
+-- window's filter repeated on the view's own start (the same trace's) cuts its work to the window
 h AS (
-    SELECT * EXCLUDE (gold_verdicts)
+    SELECT * EXCLUDE (gold_verdicts, start_time)
     FROM trace_health
     WHERE NOT gold_verdicts
+      AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
+      AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
 )
 SELECT
     t.hour,

@@ -6,14 +6,15 @@
 --   candidate documents and their best score (NULL: none); stale_in_context and forbidden: a stale or a
 --   forbidden document reached its context (the trace-level verdicts); claims and unsupported: the
 --   answer's claims and those the answer-support tier found unsupported; refused: it refused (1) or not
---   (0); latency_ms and tokens; gold_verdicts: a verdict of the trace names a gold case. A verdict's
+--   (0); latency_ms and tokens; gold_verdicts: a verdict of the trace names a gold case; start_time: the
+--   trace's start (a window's filter on it cuts the work). A verdict's
 --   signal is NULL when the trace has no such verdict.
 -- grain: one row per settled trace
 -- params: none
--- returns: trace_id, gold_verdicts, retrieval_calls, output_recorded, candidates, top_score, stale_in_context,
---   forbidden, claims, unsupported, refused, latency_ms, tokens
+-- returns: trace_id, start_time, gold_verdicts, retrieval_calls, output_recorded, candidates, top_score,
+--   stale_in_context, forbidden, claims, unsupported, refused, latency_ms, tokens
 WITH t AS (
-    SELECT trace_id
+    SELECT trace_id, start_time
     FROM traces
     WHERE settled_at IS NOT NULL
 ),
@@ -51,6 +52,7 @@ ev AS (
 )
 SELECT
     t.trace_id,
+    t.start_time,
     gold.trace_id IS NOT NULL AS gold_verdicts,
     retr.calls AS retrieval_calls,
     retr.output_recorded,

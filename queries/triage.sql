@@ -39,14 +39,21 @@ candidates AS (
         coalesce(la.root_cause NOT IN ('none_seen', 'insufficient_trace'), false) AS by_cause,
         tr.triggers IS NOT NULL AS by_trigger
     FROM traces t
-    LEFT JOIN live_attribution la ON la.trace_id = t.trace_id
+    -- the window's filters repeated on the view's own columns (the same trace's) cut its work to them
+    LEFT JOIN (
+        SELECT *
+        FROM live_attribution
+        WHERE ($service IS NULL OR service_name = $service)
+          AND ($since IS NULL OR start_time >= $since)
+    ) la ON la.trace_id = t.trace_id
     LEFT JOIN trace_feedback f ON f.trace_id = t.trace_id
     LEFT JOIN triggered tr ON tr.trace_id = t.trace_id
     WHERE t.settled_at IS NOT NULL
       AND ($service IS NULL OR t.service_name = $service)
       AND ($since IS NULL OR t.start_time >= $since)
       -- not a trace attribution covers (one with a gold case's verdict)
-      AND NOT EXISTS (SELECT 1 FROM attribution a WHERE a.trace_id = t.trace_id)
+      AND NOT EXISTS (SELECT 1 FROM attribution a WHERE a.trace_id = t.trace_id
+                      AND ($since IS NULL OR a.start_time >= $since))
       AND NOT EXISTS (SELECT 1 FROM gold_promotions p WHERE p.trace_id = t.trace_id)
 ),
 ranked AS (

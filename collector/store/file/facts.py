@@ -27,6 +27,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, NamedTuple
 
+import pyarrow as pa
+
 from collector.model import ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH, Table
 from collector.store.base import Con
 from collector.store.templates import filled
@@ -104,7 +106,7 @@ def refresh_cases(con: Con) -> int:
     the traces whose verdicts name one of them (``live_attribution`` leaves out the verdicts of a stored
     case, so a case stored now moves them). Reads every verdict's case id: a load of gold cases is rare.
     Returns the traces computed again."""
-    ids = con.execute(filled(AREA, "traces_of_cases")).to_arrow_table()
+    ids: pa.Table = con.sql(filled(AREA, "traces_of_cases")).to_arrow_table()
     if not ids.num_rows:
         return 0
     con.register("_done", ids)

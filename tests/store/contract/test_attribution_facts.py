@@ -185,7 +185,7 @@ def test_trace_health_follows_settling_and_verdicts(backend: Any) -> None:
     assert settler.run_once(now=T0 + timedelta(seconds=3)) == 1  # A only: B's spans came later
     health = {r[0]: r for r in _health(backend, True)}
     assert set(health) == {A}
-    assert health[A][1:6] == (
+    assert health[A][2:7] == (
         False,
         1,
         False,
@@ -198,6 +198,6 @@ def test_trace_health_follows_settling_and_verdicts(backend: Any) -> None:
     _write(backend, [A], {"answer_support": False, "refusal": True}, 1, T0 + timedelta(hours=1))
     health = {r[0]: r for r in _health(backend, True)}
     assert set(health) == {A, B}
-    assert health[A][1] is True and health[A][8:11] == (1.0, 1.0, 1.0)  # one claim, unsupported; refused
-    assert health[B][1] is False and health[B][8] is None
+    assert health[A][2] is True and health[A][9:12] == (1.0, 1.0, 1.0)  # one claim, unsupported; refused
+    assert health[B][2] is False and health[B][9] is None
     assert _health(backend, True) == _health(backend, False)

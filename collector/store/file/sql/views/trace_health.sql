@@ -4,7 +4,10 @@
 --   settled and evaluated), in the columns and order of queries/trace_health.sql, whose rows it gives.
 -- params: none
 -- returns: the columns of queries/trace_health.sql
-SELECT f.*
+SELECT
+    f.trace_id,
+    t.start_time,
+    f.* EXCLUDE (trace_id)
 FROM trace_health_facts f
 JOIN traces t ON t.trace_id = f.trace_id
 WHERE t.settled_at IS NOT NULL
