@@ -69,7 +69,15 @@ def test_retention_by_size_and_age_deletes_consistently(live) -> None:
     assert counts(srv, gone) == {t: 0 for t in TABLES}
     assert counts(srv, big) == before_big  # the other service's traces are untouched
     assert all(v > 0 for v in counts(srv, keep_small).values())
-    assert sum(deleted.values()) == sum(before.values()) - sum(counts(srv, big + keep_small).values())
+    assert sum(deleted[t] for t in TABLES) == sum(before.values()) - sum(
+        counts(srv, big + keep_small).values()
+    )
+    # a file store's facts go with their traces (a gold case's trace: its attribution and health rows)
+    for facts in ("attribution_facts", "trace_health_facts"):
+        assert deleted[facts] == len(gone)
+        assert (
+            srv.scalar(f"SELECT count(*) FROM {facts} WHERE trace_id IN (SELECT unnest($ids))", ids=gone) == 0
+        )
 
     # age: 40 days on, everything is past max_age_days
     later = srv.runtime.find(RetentionService).run_once(now=utcnow() + timedelta(days=40))
