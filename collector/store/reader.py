@@ -160,17 +160,16 @@ def run_select(
     rows: list[list[Any]] = []
     truncated = False
     try:
-        capped = user and max_bytes is not None
+        cap = max_bytes if user else None
         # a relation made with parameters is the statement run; one to be capped only needs its names
         # and types, which a LIMIT 0 of it gives (bound and planned, not run): the statement runs once
-        shape = _shape(con, sql, params) if capped and params else con.sql(sql, params=params or None)
-        if shape is None:
+        rel = _shape(con, sql, params) if cap is not None and params else con.sql(sql, params=params or None)
+        if rel is None:
             raise QueryRefused("the statement returns no rows")
-        columns, types = list(shape.columns), [str(t) for t in shape.types]
-        rel = shape
-        if capped and max_bytes is not None:
-            inner = sqlguard.cap_values(con, sql, max_value_bytes or max_bytes)
-            rel = con.sql(sqlguard.cap_result(inner, list(shape.types), max_bytes), params=params or None)
+        columns, types = list(rel.columns), [str(t) for t in rel.types]
+        if cap is not None:
+            inner = sqlguard.cap_values(con, sql, max_value_bytes or cap)
+            rel = con.sql(sqlguard.cap_result(inner, list(rel.types), cap), params=params or None)
         reader = rel.to_arrow_reader(BATCH_ROWS)
         for batch in reader:
             if len(rows) + batch.num_rows > row_cap:  # the rows beyond the cap are not read

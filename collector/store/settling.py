@@ -260,7 +260,6 @@ def _settled_facts(tx: Con, assembly: pa.Table, window: Window, settled_at: date
     tx.register("_done", done)
     try:
         earlier = verdicts.earlier_verdicts(tx, done.num_rows, window)
-        since = (None if earlier.unknown else earlier.since) if earlier.before else settled_at
-        facts.refresh(tx, since, earlier.received, facts.SETTLED)
+        facts.refresh(tx, earlier.current_since(settled_at), earlier.received, facts.SETTLED)
     finally:
         tx.unregister("_done")

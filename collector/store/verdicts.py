@@ -124,6 +124,15 @@ class Earlier(NamedTuple):
             _least(self.received, other.received),
         )
 
+    def current_since(self, written: datetime) -> datetime | None:
+        """A time none of these traces' current verdicts was written before, when those written now were
+        written at ``written``: the least ``verdicts_since`` of the traces evaluated before, else
+        ``written`` (None: one of them does not say since when)."""
+        if not self.before:
+            return written
+        bound = self.bound()
+        return None if bound is None else min(bound, written)
+
     def bound(self) -> datetime | None:
         """The bound on ``evaluated_at`` that finds every earlier verdict of these traces (None when
         one of them does not say since when it has verdicts: then every row is read)."""
@@ -210,20 +219,10 @@ def write_verdicts(
 
 
 def _facts_since(earlier: Earlier, evals: pa.Table, now: datetime) -> datetime | None:
-    """A time none of the current verdicts of a batch's traces was written before: the least
-    ``verdicts_since`` of those evaluated before, and the new rows' own time (None: a trace evaluated
-    before does not say since when, so every row is read)."""
-    times = [now]
-    if evals.num_rows:
-        least = pc.min(evals.column("evaluated_at")).as_py()
-        if least is not None:
-            times.append(least)
-    if earlier.before:
-        bound = earlier.bound()
-        if bound is None:
-            return None
-        times.append(bound)
-    return min(times)
+    """``earlier.current_since`` of a batch whose new verdicts (``evals``) were written at ``now``, or at
+    their own ``evaluated_at`` if earlier."""
+    least = pc.min(evals.column("evaluated_at")).as_py() if evals.num_rows else None
+    return earlier.current_since(now if least is None else min(now, least))
 
 
 @operation

@@ -37,28 +37,28 @@ from collector.store.tx import transaction
 AREA = "file/facts"
 
 
+FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH)
+"""Every facts table: ``<view>_facts`` keeps the rows of the bundled view ``<view>`` (``view_of``)."""
+SETTLED: tuple[Table, ...] = (TRACE_HEALTH,)
+"""The facts whose statement reads what settling writes (steps, documents): computed again as traces settle."""
+
+
+def view_of(table: Table) -> str:
+    """The bundled view whose rows ``table`` keeps."""
+    return table.name.removesuffix("_facts")
+
+
 def definition(table: Table) -> str:
     """The bundled statement whose rows ``table`` keeps (``queries/<view>.sql``)."""
     from queries import all_queries
 
-    return all_queries()[_VIEW_OF[table.name]].sql
-
-
-_VIEW_OF = {
-    ATTRIBUTION.name: "attribution",
-    LIVE_ATTRIBUTION.name: "live_attribution",
-    TRACE_HEALTH.name: "trace_health",
-}
-FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH)
-SETTLED: tuple[Table, ...] = (TRACE_HEALTH,)
-"""The facts whose statement reads what settling writes (steps, documents): computed again as traces settle."""
-"""Every facts table, with the view it stands for in ``_VIEW_OF``."""
+    return all_queries()[view_of(table)].sql
 
 
 def view_bodies() -> dict[str, str]:
     """The file store's own statement of each view backed by facts, by view name (the other views are the
     bundled statements as they are)."""
-    return {_VIEW_OF[t.name]: filled("file/views", _VIEW_OF[t.name]) for t in FACTS}
+    return {view_of(t): filled("file/views", view_of(t)) for t in FACTS}
 
 
 def _insert(con: Con, table: Table, statement: str, params: dict[str, Any] | None = None) -> None:
