@@ -468,7 +468,7 @@ def measure_live(base: str, workdir: Path, workers: int, batch: int, n_traces: i
     more); from the server answering until the last batch, start-up included; and the time from
     the server answering to its first batch written (start-up with a backlog)."""
     from bench.ingest import ragfault_bin
-    from tests.served import free_port, stop_process, wait_http
+    from tests.served import free_ports, stop_process, wait_http
 
     workdir.mkdir(parents=True, exist_ok=True)
     db = workdir / "live.duckdb"
@@ -478,7 +478,7 @@ def measure_live(base: str, workdir: Path, workers: int, batch: int, n_traces: i
     cfg.write_text(
         f"[evaluation]\nbatch_size = {batch}\nworkers = {workers}\n[sampling]\nproduction_rate = 0.0\n"
     )
-    port, grpc = free_port(), free_port()
+    port, grpc = free_ports(2)
     log_path = workdir / "ragfault.log"
     cmd = ragfault_bin() + [
         "serve", "--db", str(db), "--http-port", str(port), "--grpc-port", str(grpc), "--config", str(cfg),

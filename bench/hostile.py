@@ -37,14 +37,12 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.served import free_ports  # noqa: E402
+
 MB = 1 << 20
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def export_request(n_spans: int, blob: int = 0) -> ExportTraceServiceRequest:
@@ -85,7 +83,7 @@ class Server:
     def __init__(self, tree: Path, rss_cap: int, settings: dict[str, str] | None = None) -> None:
         self.tree, self.rss_cap = tree, rss_cap
         self.dir = Path(tempfile.mkdtemp(prefix="ragfault-hostile-"))
-        self.http_port, self.grpc_port = free_port(), free_port()
+        self.http_port, self.grpc_port = free_ports(2)
         self.url = f"http://127.0.0.1:{self.http_port}"
         env = dict(os.environ, PYTHONPATH=str(tree), RAGFAULT_LOG_LEVEL="warning")
         env.update({f"RAGFAULT_{k.upper()}": v for k, v in (settings or {}).items()})

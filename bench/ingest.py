@@ -52,7 +52,7 @@ ROOT = HERE.parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(ROOT))
 
-from tests.served import free_port, stop_process, wait_http  # noqa: E402
+from tests.served import free_ports, stop_process, wait_http  # noqa: E402
 
 # --------------------------------------------------------------------------------------------------
 # trace generation
@@ -501,7 +501,7 @@ def ragfault_bin() -> list[str]:
 def start_ragfault(
     workdir: Path, config: dict[str, object], command: list[str] | None = None
 ) -> tuple[subprocess.Popen, int, Path]:
-    port, grpc = free_port(), free_port()
+    port, grpc = free_ports(2)
     cfg = workdir / "ragfault.toml"
     sections: dict[str, list[str]] = {"server": []}
     for key, value in config.items():
@@ -656,7 +656,7 @@ def ensure_phoenix(venv: Path) -> Path:
 
 def bench_phoenix(args, bodies: list[bytes], total: int, workdir: Path) -> Result:
     exe = ensure_phoenix(Path(args.phoenix_venv))
-    port, grpc = free_port(), free_port()
+    port, grpc = free_ports(2)
     env = dict(os.environ)
     env.update(
         PHOENIX_WORKING_DIR=str(workdir), PHOENIX_PORT=str(port), PHOENIX_GRPC_PORT=str(grpc),

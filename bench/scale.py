@@ -403,13 +403,13 @@ class Server:
     """``ragfault serve`` on the file, a process of its own (started and stopped by the bench)."""
 
     def __init__(self, db: str, work: Path) -> None:
-        from bench.ingest import free_port, wait_http
+        from bench.ingest import free_ports, wait_http
 
-        self.port = free_port()
+        self.port, grpc_port = free_ports(2)
         cfg = work / "scale.toml"
         cfg.write_text(f'[server]\nmemory_limit = "2GB"\n[retention]\nexport_dir = "{work / "export"}"\n')
         cmd = [*ragfault_bin(), "serve", "--db", db, "--http-port", str(self.port), "--grpc-port",
-               str(free_port()), "--config", str(cfg)]  # fmt: skip
+               str(grpc_port), "--config", str(cfg)]  # fmt: skip
         self.log = work / "server.log"
         self.proc = subprocess.Popen(cmd, stdout=self.log.open("a"), stderr=subprocess.STDOUT, cwd=work)
         self.url = f"http://127.0.0.1:{self.port}"

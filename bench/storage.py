@@ -48,7 +48,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.ingest import ensure_phoenix, free_port, ragfault_bin, start_ragfault, stop_process, wait_http  # noqa: E402
+from bench.ingest import ensure_phoenix, free_ports, ragfault_bin, start_ragfault, stop_process, wait_http  # noqa: E402
 from bench.sustain import build  # noqa: E402
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
@@ -187,7 +187,7 @@ def ragfault_lake(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, A
     with postgres_cluster() as pg:
         catalog = pg.create_database("storage")
         data = work / "lake-data"
-        port = free_port()
+        port, grpc = free_ports(2)
         log = work / "lake.log"
         env = {
             **os.environ,
@@ -196,7 +196,7 @@ def ragfault_lake(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, A
         }
         proc = subprocess.Popen(
             ragfault_bin() + ["serve", "--store", "ducklake", "--catalog", catalog, "--data-path", str(data),
-                              "--http-port", str(port), "--grpc-port", str(free_port())],
+                              "--http-port", str(port), "--grpc-port", str(grpc)],
             stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=work, env=env,
         )  # fmt: skip
         try:
@@ -246,7 +246,7 @@ def ragfault_lake(bodies: list[bytes], n_traces: int, work: Path) -> dict[str, A
 
 def phoenix(bodies: list[bytes], per_request: int, n_traces: int, work: Path, venv: Path) -> dict[str, Any]:
     exe = ensure_phoenix(venv)
-    port, grpc = free_port(), free_port()
+    port, grpc = free_ports(2)
     env = {**os.environ, "PHOENIX_WORKING_DIR": str(work), "PHOENIX_PORT": str(port),
            "PHOENIX_GRPC_PORT": str(grpc), "PHOENIX_HOST": "127.0.0.1", "PHOENIX_TELEMETRY_ENABLED": "false"}  # fmt: skip
     log = work / "phoenix.log"

@@ -53,20 +53,13 @@ from evaluators.service.config import EvaluationSettings, evaluator_configs  # n
 from evaluators.service.pool import EvalPool  # noqa: E402
 from evaluators.service.registry import discover  # noqa: E402
 from evaluators.service.runner import Runner, StoreRunner  # noqa: E402
+from tests.served import free_ports  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 API_GOAL_MS, RENDER_GOAL_MS = 300, 1000
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def build(path: str, n: int, workers: int) -> dict[str, float]:
@@ -187,8 +180,10 @@ def main() -> int:
                 shutil.copy(db, args.keep)
         from ragfault.server import ServerThread
 
+        http_port, grpc_port = free_ports(2)
+
         def serve() -> ServerThread:
-            settings = ServerSettings(db=db, http_port=free_port(), grpc_port=free_port(), memory_limit="2GB")
+            settings = ServerSettings(db=db, http_port=http_port, grpc_port=grpc_port, memory_limit="2GB")
             return ServerThread(settings).start()
 
         server = serve()

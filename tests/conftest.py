@@ -13,6 +13,7 @@ from collector.config import ServerSettings
 from ragfault.server import ServerThread
 from tests.served import api_client
 from tests.served import free_port as free_port  # (tests import it from here too)
+from tests.served import free_ports as free_ports
 from tests.store import lake_run
 from tests.waiting import wait_equal, wait_until
 
@@ -38,10 +39,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> ServerSettings:
+    http_port, grpc_port = free_ports(2)
     values: dict[str, Any] = {
         "db": str(tmp_path / "ragfault.duckdb"),
-        "http_port": free_port(),
-        "grpc_port": free_port(),
+        "http_port": http_port,
+        "grpc_port": grpc_port,
         "settle_seconds": 0.3,
         "memory_limit": "1GB",
         # in-process decoding: a worker pool per test server costs startup time and memory;

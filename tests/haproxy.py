@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from tests.served import Collector, Served, free_port
+from tests.served import Collector, Served, free_ports
 
 C = TypeVar("C", bound=Collector)  # a collector of any kind, kept as the caller's list holds it
 
@@ -44,7 +44,7 @@ class HAProxy(Served):
         binary = haproxy_binary()
         if binary is None:
             raise RuntimeError("haproxy is not installed (./scripts/test.sh installs it)")
-        self.http_port, self.grpc_port = free_port(), free_port()
+        self.http_port, self.grpc_port = free_ports(2)
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.grpc_endpoint = f"127.0.0.1:{self.grpc_port}"
         env = config_env(collectors, self.http_port, self.grpc_port)

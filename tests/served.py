@@ -27,10 +27,21 @@ def api_client(url: str, timeout: float = 30) -> Any:
     return httpx.Client(base_url=url, timeout=timeout, limits=httpx.Limits(keepalive_expiry=2.0))
 
 
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct ports free now. Every socket stays bound until all are chosen: ports asked
+    for one after another can be the same one, as the kernel hands out a port it just freed."""
+    held = [socket.socket() for _ in range(n)]
+    try:
+        for s in held:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in held]
+    finally:
+        for s in held:
+            s.close()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_ports(1)[0]
 
 
 def log_tail(log: Path, chars: int = 2000) -> str:
@@ -130,7 +141,7 @@ class Collector(Served):
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
     ) -> None:
-        self.port, self.grpc_port = free_port(), free_port()
+        self.port, self.grpc_port = free_ports(2)
         self.url = f"http://127.0.0.1:{self.port}"
         self.grpc_endpoint = f"127.0.0.1:{self.grpc_port}"
         args = [sys.executable, "-m", "ragfault.cli", "serve", *serve_args, "--http-port", str(self.port),

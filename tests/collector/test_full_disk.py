@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.collector.otlp_build import new_trace_id, request, span
-from tests.conftest import Server, free_port, make_settings
+from tests.conftest import Server, free_ports, make_settings
 from tests.waiting import wait_until
 
 
@@ -95,9 +95,10 @@ def test_starting_on_a_full_disk_prints_one_line_and_exits_1(small_disk: Path) -
             pass
     db = small_disk / "new.duckdb"
     env = dict(os.environ, RAGFAULT_DECODE_WORKERS="0")
+    http_port, grpc_port = free_ports(2)
     p = subprocess.run(
-        [sys.executable, "-m", "ragfault.cli", "serve", "--db", str(db), "--http-port", str(free_port()),
-         "--grpc-port", str(free_port())],
+        [sys.executable, "-m", "ragfault.cli", "serve", "--db", str(db), "--http-port", str(http_port),
+         "--grpc-port", str(grpc_port)],
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert p.returncode == 1, (p.returncode, p.stderr[-500:])

@@ -17,7 +17,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 
 from tests.collector.otlp_build import new_trace_id, request, span
-from tests.conftest import Server, StartServer, free_port, make_settings
+from tests.conftest import Server, StartServer, free_ports, make_settings
 from tests.waiting import wait_equal, wait_until
 
 MB = 1 << 20
@@ -139,7 +139,7 @@ def test_a_stalled_body_ends_with_408_and_gives_its_bytes_back(tmp_path: Path) -
         srv.stop()
 
 
-def _serve_limited(tmp_path: Path, http_port: int, **env: str) -> subprocess.Popen[bytes]:
+def _serve_limited(tmp_path: Path, http_port: int, grpc_port: int, **env: str) -> subprocess.Popen[bytes]:
     """``ragfault serve`` in a process whose file-descriptor limit is 1,024."""
     code = (
         "import resource, sys\n"
@@ -149,7 +149,7 @@ def _serve_limited(tmp_path: Path, http_port: int, **env: str) -> subprocess.Pop
     )
     environ = dict(os.environ, RAGFAULT_DECODE_WORKERS="0", RAGFAULT_MEMORY_LIMIT="512MB", **env)
     args = [sys.executable, "-c", code, "serve", "--db", str(tmp_path / "fd.duckdb"), "--http-port", str(http_port),
-            "--grpc-port", str(free_port())]  # fmt: skip
+            "--grpc-port", str(grpc_port)]  # fmt: skip
     return subprocess.Popen(args, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -158,8 +158,8 @@ def test_1100_stalled_connections_under_a_1024_descriptor_limit_do_not_stop_inge
     if hard < 1300:
         pytest.skip("this test needs 1,300 file descriptors of its own")
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
-    port = free_port()
-    proc = _serve_limited(tmp_path, port)
+    port, grpc_port = free_ports(2)
+    proc = _serve_limited(tmp_path, port, grpc_port)
     url = f"http://127.0.0.1:{port}"
     idle: list[socket.socket] = []
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import free_ports
 from tests.waiting import wait_until
 
 MB = 1 << 20
@@ -40,10 +40,10 @@ def _reset_peak(pid: int) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     tmp = tmp_path_factory.mktemp("sqlmem")
-    port = free_port()
+    port, grpc_port = free_ports(2)
     env = dict(os.environ, RAGFAULT_DECODE_WORKERS="0", RAGFAULT_LOG_LEVEL="warning")
     args = [sys.executable, "-m", "ragfault.cli", "serve", "--db", str(tmp / "m.duckdb"),
-            "--http-port", str(port), "--grpc-port", str(free_port())]  # fmt: skip
+            "--http-port", str(port), "--grpc-port", str(grpc_port)]  # fmt: skip
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
 

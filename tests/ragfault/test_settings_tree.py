@@ -91,11 +91,12 @@ def test_serving_reads_the_config_file_once(tmp_path: Path, monkeypatch: pytest.
 
     from collector.maintenance.retention import RetentionService
     from ragfault.server import ServerThread
-    from tests.conftest import free_port
+    from tests.conftest import free_ports
 
+    http_port, grpc_port = free_ports(2)
     cfg = write(
         tmp_path,
-        f"[server]\ndb = '{tmp_path / 'one.duckdb'}'\nhttp_port = {free_port()}\ngrpc_port = {free_port()}\n"
+        f"[server]\ndb = '{tmp_path / 'one.duckdb'}'\nhttp_port = {http_port}\ngrpc_port = {grpc_port}\n"
         "decode_workers = 0\n[evaluation]\nbatch_size = 7\n[retention]\nexport_dir = 'x'\n"
         "[experiments]\n",
     )
