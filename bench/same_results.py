@@ -9,10 +9,14 @@ script runs both on a store, read only: the reference views are made as temporar
 connection, the bundled views (from ``queries/``, not whatever views the file holds; a view a file store
 keeps as facts, ``attribution``, is the store's own statement reading them) on another, and
 every bundled query that reads a view or has a reference is run on both with its default parameters.
+With ``--changed N`` the file's views treat its N traces received last as changed by a write not yet
+flushed (a temporary ``facts_changed`` on the bundled side): they compute those traces' facts when read,
+as between two flushes.
 The full outputs, each ordered by every column, must be equal value for value (strings byte for
 byte); the times are printed beside them (warm: the median of ``--repeat`` runs after one).
 
     .venv/bin/python bench/same_results.py store.duckdb [--repeat 3] [--only attribution,root_causes] [--cold]
+        [--changed 2000]
 
 Exit status 1 when any output differs. ``tests/queries/test_same_results.py`` runs it on the demo
 database.
@@ -87,9 +91,19 @@ def bundled_side(db: Path) -> dict[str, Query]:
     return {**bundled, **{v: replace(bundled[v], sql=body) for v, body in view_bodies().items()}}
 
 
-def connect(db: Path, views: dict[str, Query]) -> duckdb.DuckDBPyConnection:
-    """A read-only connection on which ``views`` shadow the file's own views (temporary views)."""
+def connect(db: Path, views: dict[str, Query], changed: int = 0) -> duckdb.DuckDBPyConnection:
+    """A read-only connection on which ``views`` shadow the file's own views (temporary views); with
+    ``changed``, a temporary ``facts_changed`` names that many traces, those received last."""
     con = duckdb.connect(str(db), read_only=True)
+    if changed:
+        con.execute(
+            "CREATE TEMP TABLE facts_changed AS "
+            "SELECT t.trace_id, coalesce(min(e.evaluated_at), t.first_received_at) AS since, "
+            "t.first_received_at AS received_since "
+            "FROM (SELECT trace_id, first_received_at FROM traces ORDER BY first_received_at DESC, trace_id LIMIT $n) t "
+            "LEFT JOIN evaluations e ON e.trace_id = t.trace_id GROUP BY t.trace_id, t.first_received_at",
+            {"n": changed},
+        )
     for name in VIEWS:
         con.execute(f"CREATE TEMP VIEW {name} AS {views[name].sql}")
     return con
@@ -168,13 +182,14 @@ def difference(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> str:
     return f"row {i}: {a[i]!r:.300} against {b[i]!r:.300}"
 
 
-def compare(db: Path, repeat: int = 0, only: set[str] | None = None) -> list[Outcome]:
-    """Run every checked query on the reference and the bundled side of ``db``."""
+def compare(db: Path, repeat: int = 0, only: set[str] | None = None, changed: int = 0) -> list[Outcome]:
+    """Run every checked query on the reference and the bundled side of ``db`` (``changed``: see
+    ``connect``)."""
     bundled = bundled_side(db)
     refs = references()
     ref_side = {**all_queries(), **refs}
     old = connect(db, ref_side)
-    new = connect(db, bundled)
+    new = connect(db, bundled, changed if has_facts(db) else 0)
     out = []
     try:
         for name in checked_names(bundled, refs):
@@ -201,9 +216,12 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="warm runs timed per side (0: time the first)")
     ap.add_argument("--only", help="comma-separated query names")
     ap.add_argument("--cold", action="store_true", help="also time each side's first run in a fresh process")
+    ap.add_argument(
+        "--changed", type=int, default=0, help="traces the file's views take as changed, not flushed"
+    )
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
-    outcomes = compare(args.db, args.repeat, only)
+    outcomes = compare(args.db, args.repeat, only, args.changed)
     print(f"{'query':<18} {'rows':>8} {'same':>5} {'reference ms':>13} {'bundled ms':>11} {'cpu ms':>15}")
     for o in outcomes:
         cpu = f"{o.reference_cpu_ms:.0f} -> {o.bundled_cpu_ms:.0f}" if args.repeat else ""

@@ -79,12 +79,14 @@ PURPOSE = {
     "top score, stale or forbidden context, claims and unsupported ones, refusal, latency, tokens (the "
     "bundled query [`trace_health`](#trace_health); `online_health` adds them up by hour and service).",
     "attribution_facts": "on a single file, the rows `attribution` computes from each gold-case trace's "
-    "verdicts, kept as the verdicts are written (the view reads them).",
+    "verdicts, kept once computed (the view reads them, and computes those of the traces in `facts_changed`).",
     "live_attribution_facts": "on a single file, the rows `live_attribution` computes from each live "
-    "trace's verdicts, kept as the verdicts are written (the view reads them).",
-    "trace_health_facts": "on a single file, the rows `trace_health` computes for each trace, kept as it "
-    "is settled and evaluated (the view reads them).",
+    "trace's verdicts, kept once computed (the view reads them, and computes those in `facts_changed`).",
+    "trace_health_facts": "on a single file, the rows `trace_health` computes for each trace, kept once "
+    "computed (the view reads them, and computes those in `facts_changed`).",
     "facts_pending": "on a single file, the facts tables still to be computed in full (after a migration).",
+    "facts_changed": "on a single file, the traces whose verdicts or assembly a write changed: the facts "
+    "views compute their rows when read, until a write flushes them (2,000 traces, or five minutes).",
     "trace_feedback": "feedback summed per trace: counts, thumbs, mean score, comments.",
     "eval_status": "the latest evaluation decision per trace and tier: why a trace has no score.",
     "trace_claims": "who settles, evaluates or judges a trace now on a DuckLake store: the collector, since "

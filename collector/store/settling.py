@@ -252,14 +252,14 @@ def write_settled(tx: Con, settled: Settled, fills: list[Fill], window: Window, 
 
 
 def _settled_facts(tx: Con, assembly: pa.Table, window: Window, settled_at: datetime) -> None:
-    """The facts read from what settling writes (``facts.SETTLED``), computed again for the traces just
-    assembled, in the same transaction; their verdicts read from the least ``verdicts_since`` of those
-    evaluated before (traces never evaluated have none), their rows of traces, steps and documents from
-    the least time they were first received."""
+    """The traces just assembled are changed for their facts (``facts.changed``), in the same transaction;
+    their verdicts are read from the least ``verdicts_since`` of those evaluated before (traces never
+    evaluated have none), their rows of traces, steps and documents from the least time they were first
+    received."""
     done = assembly.select(["trace_id"])
     tx.register("_done", done)
     try:
         earlier = verdicts.earlier_verdicts(tx, done.num_rows, window)
-        facts.refresh(tx, earlier.current_since(settled_at), earlier.received, facts.SETTLED)
+        facts.changed(tx, earlier.current_since(settled_at), earlier.received, settled_at)
     finally:
         tx.unregister("_done")

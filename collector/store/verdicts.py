@@ -215,7 +215,7 @@ def write_verdicts(
         con.execute(sql("verdicts", "insert_verdicts"))
         con.execute(sql("verdicts", "insert_log"))
         _mark_evaluated(con, now, n_done, window, lake_work.judge_batch(evals))
-        facts.refresh(con, _facts_since(earlier, evals, now), earlier.received, new=facts.needed(con))
+        facts.changed(con, _facts_since(earlier, evals, now), earlier.received, now)
 
 
 def _facts_since(earlier: Earlier, evals: pa.Table, now: datetime) -> datetime | None:

@@ -1,31 +1,37 @@
 """Facts a file store keeps per trace so that its views need not compute them from every verdict.
 
 ``attribution_facts`` (migration 027) holds, for each trace with a gold case, the row
-``queries/attribution.sql`` computes from the trace's verdicts: root cause, failing layers,
-evidence, the metric values and the missing fields; ``live_attribution_facts`` the row
-``queries/live_attribution.sql`` computes for a trace of live traffic. ``refresh`` replaces the rows of a batch's traces
-inside the transaction that writes their verdicts (``verdicts.write_verdicts``): it reads those traces'
-current verdicts (from when their verdicts start, so older row groups are skipped) and their rows of
-traces, steps and documents (from when they were first received) as common table expressions named
-``evaluations``, ``traces``, ``steps`` and ``step_documents`` in the one statement that computes a
-facts table, and runs the bundled statement itself over them. So the facts are that statement's rows by construction, and a reader sees verdicts and facts
-change together. The file's views (``sql/views/``) read the facts and join the gold case and the trace
-for the columns that do not come from the verdicts. A fact does not depend on whether its trace is
-settled now (the statement reads the trace as settled; the view asks). ``live_attribution`` leaves out
-the verdicts of a stored gold case, so storing cases computes again the facts of the traces whose
-verdicts name them (``refresh_cases``, from ``references.upsert_gold``).
+``queries/attribution.sql`` computes from the trace's verdicts: root cause, failing layers, evidence,
+the metric values and the missing fields; ``live_attribution_facts`` the row
+``queries/live_attribution.sql`` computes for a trace of live traffic; ``trace_health_facts`` the row
+``queries/trace_health.sql`` computes from a trace's steps, documents and verdicts.
 
-A store migrated to 027 with verdicts already written computes the table in full when it next opens for
-writing (``fill_pending``); ``bench/same_results.py`` and ``tests/store/test_attribution_facts.py``
-check the view against the definition run over the verdicts.
+**Changed, then computed in batches** (migration 028). The transaction that writes a batch's verdicts
+(``verdicts.write_verdicts``) or its assembly (``settling.write_settled``) names its traces in
+``facts_changed`` (``changed``), with a time none of their current verdicts was written before and one
+none of their rows was received before. The facts views (``sql/views/``) read ``sql/facts/current``: the
+kept facts of every other trace, and for the changed traces the rows the bundled statement gives now
+(``sql/facts/changed_rows``: common table expressions named ``evaluations``, ``traces``, ``steps`` and
+``step_documents`` stand for those traces' rows, read from the least of those times on, so older row
+groups are skipped). So a reader sees verdicts and facts change together, and the facts are the
+statement's rows by construction. A write that leaves ``FLUSH_TRACES`` changed traces or more, or one
+whose rows go back further than ``FLUSH_AGE``, flushes them in the same transaction: their facts are
+deleted, computed and inserted, and ``facts_changed`` is emptied. Each statement costs some milliseconds
+whatever the number of traces, so a flush every ``FLUSH_TRACES`` traces costs a small part of one per
+write; a read computes at most that many traces, over rows written in at most about ``FLUSH_AGE``.
+
+``live_attribution`` leaves out the verdicts of a stored gold case, so storing cases flushes the traces
+whose verdicts name them (``refresh_cases``, from ``references.upsert_gold``). A store migrated to 027
+with verdicts already written computes the tables in full when it next opens for writing
+(``fill_pending``). ``bench/same_results.py`` and ``tests/store/contract/test_attribution_facts.py``
+check each view against its definition run over every row.
 
 A lake keeps no facts: its views are the plain statements.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, NamedTuple
+from datetime import datetime, timedelta
 
 import pyarrow as pa
 
@@ -39,8 +45,6 @@ AREA = "file/facts"
 
 FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH)
 """Every facts table: ``<view>_facts`` keeps the rows of the bundled view ``<view>`` (``view_of``)."""
-SETTLED: tuple[Table, ...] = (TRACE_HEALTH,)
-"""The facts whose statement reads what settling writes (steps, documents): computed again as traces settle."""
 
 
 def view_of(table: Table) -> str:
@@ -55,50 +59,57 @@ def definition(table: Table) -> str:
     return all_queries()[view_of(table)].sql
 
 
+FLUSH_TRACES = 2000
+"""A write that leaves this many changed traces (``facts_changed`` rows) or more flushes them."""
+FLUSH_AGE = timedelta(minutes=5)
+"""A write that leaves a changed trace whose verdicts or rows were written longer than this before it
+flushes them: a read of the facts views scans at most about this much of the tables' newest rows."""
+
+
+def _columns(table: Table) -> str:
+    return ", ".join(table.names)
+
+
+def changed_rows(table: Table) -> str:
+    """The statement that gives ``table``'s rows for the traces in ``facts_changed``."""
+    return filled(AREA, "changed_rows", columns=_columns(table), body=definition(table))
+
+
+def current(table: Table) -> str:
+    """The statement that gives ``table``'s rows as they are now (``sql/facts/current``)."""
+    return filled(AREA, "current", table=table.name, columns=_columns(table), body=changed_rows(table))
+
+
 def view_bodies() -> dict[str, str]:
     """The file store's own statement of each view backed by facts, by view name (the other views are the
     bundled statements as they are)."""
-    return {view_of(t): filled("file/views", view_of(t)) for t in FACTS}
+    return {view_of(t): filled("file/views", view_of(t), body=current(t)) for t in FACTS}
 
 
-def _insert(con: Con, table: Table, statement: str, params: dict[str, Any] | None = None) -> None:
-    columns = ", ".join(table.names)
-    con.execute(filled(AREA, statement, table=table.name, columns=columns, body=definition(table)), params)
+def changed(con: Con, since: datetime | None, received_since: datetime | None, now: datetime) -> bool:
+    """Name the traces registered as ``_done`` in ``facts_changed``: a write in this transaction changed
+    their verdicts or their assembly. ``since``: a time none of their current verdicts was written before;
+    ``received_since``: none of their rows was received before (None: not known, every row is read).
+    Flushes when ``FLUSH_TRACES`` or more are changed, or one of them reads from before ``now`` less
+    ``FLUSH_AGE``; returns whether it did."""
+    con.execute(filled(AREA, "mark_changed"), {"since": since, "received_since": received_since})
+    rows, oldest = con.execute(filled(AREA, "changed_state")).fetchall()[0]
+    if rows < FLUSH_TRACES and oldest is not None and oldest >= now - FLUSH_AGE:
+        return False
+    flush(con)
+    return True
 
 
-class Needed(NamedTuple):
-    """Whether a batch's new verdicts can give its traces attribution and live_attribution rows."""
-
-    gold: bool
-    live: bool
-
-
-def needed(con: Con) -> Needed:
-    """``Needed`` of the new verdicts registered as ``_evals`` (``write_verdicts``)."""
-    gold, live = con.execute(filled(AREA, "needed")).fetchall()[0]
-    return Needed(bool(gold), bool(live))
-
-
-def refresh(
-    con: Con,
-    since: datetime | None,
-    received_since: datetime | None = None,
-    tables: tuple[Table, ...] = FACTS,
-    new: Needed | None = None,
-) -> None:
-    """Compute again the facts (``tables``) of the traces registered as ``_done``, whose verdicts (or
-    assembly) were just written in this transaction. ``since``: a time none of their current verdicts was
-    written before; ``received_since``: none of their spans was received before (None: unknown, every
-    row is read). ``new``: what the batch's new verdicts can give; a table they can give no row, for
-    traces that had none, is not computed (a trace gets an attribution or live_attribution row only from
-    a verdict that qualifies, and earlier ones that did gave it a row already). Each statement plans
-    and runs in some milliseconds whatever the batch, so what need not run does not."""
-    params = {"since": since, "received_since": received_since}
-    cannot = {} if new is None else {ATTRIBUTION.name: not new.gold, LIVE_ATTRIBUTION.name: not new.live}
-    for table in tables:
-        deleted = con.execute(filled(AREA, "delete_rows", table=table.name)).fetchall()[0][0]
-        if deleted or not cannot.get(table.name, False):
-            _insert(con, table, "insert_rows", params)
+def flush(con: Con) -> None:
+    """Compute the facts of every trace in ``facts_changed``, in the caller's transaction, and empty it."""
+    for table in FACTS:
+        con.execute(filled(AREA, "delete_changed", table=table.name))
+        con.execute(
+            filled(
+                AREA, "insert_changed", table=table.name, columns=_columns(table), body=changed_rows(table)
+            )
+        )
+    con.execute(filled(AREA, "clear_changed"))
 
 
 def refresh_cases(con: Con) -> int:
@@ -111,9 +122,10 @@ def refresh_cases(con: Con) -> int:
         return 0
     con.register("_done", ids)
     try:
-        refresh(con, None)
+        con.execute(filled(AREA, "mark_changed"), {"since": None, "received_since": None})
     finally:
         con.unregister("_done")
+    flush(con)
     return int(ids.num_rows)
 
 
@@ -127,7 +139,9 @@ def fill_pending(con: Con) -> list[str]:
             continue
         with transaction(con):
             con.execute(filled(AREA, "clear", table=table.name))
-            _insert(con, table, "fill_rows")
+            con.execute(
+                filled(AREA, "fill_rows", table=table.name, columns=_columns(table), body=definition(table))
+            )
             con.execute(filled(AREA, "filled"), {"name": table.name})
         done.append(table.name)
     return done

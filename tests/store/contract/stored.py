@@ -1,13 +1,17 @@
 """Rows a contract test puts in an empty store, written with plain SQL on the store's connection (what
-ingest and settling would have written), and the rule for skipping an operation a backend lacks."""
+ingest and settling would have written) or, for verdicts, through the store's own write
+(``write_results``), and the rule for skipping an operation a backend lacks."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
+from collector.store import verdicts
+from evaluators.service.running import EVAL_SCHEMA, LOG_SCHEMA
 from evaluators.text import normalize
 
 T0 = datetime(2026, 1, 5, 12, 0, 0)
@@ -160,3 +164,38 @@ def scalar(store: Any, sql: str, **params: Any) -> Any:
 
 def rows(store: Any, sql: str, **params: Any) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in store.con.execute(sql, params or None).fetchall()]
+
+
+def write_results(
+    backend: Any, trace_ids: list[str], results: dict[str, bool], gen: int, now: datetime
+) -> None:
+    """One evaluator per metric in ``results`` ran on each trace (gold case ``c-<trace's first letter>``,
+    run ``r1``); its verdict passed or failed as given."""
+    evals: dict[str, list[Any]] = {f.name: [] for f in EVAL_SCHEMA}
+    ran: dict[str, list[str]] = {"trace_id": [], "evaluator": []}
+    for t in trace_ids:
+        for metric, passed in results.items():
+            row = dict(
+                trace_id=t, span_id=None, case_id=f"c-{t[0]}", run_id="r1", evaluator=metric,
+                evaluator_version="1", tier="cheap", metric=metric, value=1.0 if passed else 0.0,
+                numerator=1.0 if passed else 0.0, denominator=1.0, status="ok", reason=None, passed=passed,
+                label=None, details=None if passed else f'{{"metric": "{metric}", "gen": {gen}}}',
+                generation=gen, evaluated_at=now,
+            )  # fmt: skip
+            for k, v in row.items():
+                evals[k].append(v)
+            ran["trace_id"].append(t)
+            ran["evaluator"].append(metric)
+    n = len(trace_ids)
+    log = {
+        "trace_id": trace_ids, "tier": ["cheap"] * n, "evaluator": [None] * n, "decision": ["evaluated"] * n,
+        "reason": [None] * n, "generation": [gen] * n, "logged_at": [now] * n,
+    }  # fmt: skip
+    verdicts.write_verdicts(
+        backend.con,
+        pa.table([pa.array(evals[f.name], f.type) for f in EVAL_SCHEMA], schema=EVAL_SCHEMA),
+        pa.table([pa.array(log[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA),
+        pa.table(ran),
+        pa.table({"trace_id": pa.array(trace_ids, pa.string())}),
+        now,
+    )

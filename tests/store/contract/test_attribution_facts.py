@@ -2,59 +2,42 @@
 verdicts) on every backend, however the verdicts got there: a first write, a later write of one evaluator
 only (the trace's other verdicts were written before), a write that clears a layer, and retention. A file
 store keeps the rows as facts written with the verdicts (``collector.store.file.facts``); a lake's view
-is the statement itself. On a file store, facts a migration left pending are computed when it opens."""
+is the statement itself. On a file store, facts a migration left pending are computed when it opens.
+
+Each test runs twice on a file store: with every write flushing its changed traces' facts, and with none
+flushing (the views compute the changed traces when read); ``test_a_write_flushes_...`` holds the rule
+that decides between them."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-import pyarrow as pa
+import pytest
 
 from collector.settling.settle import Settler
-from collector.store import references, retention, verdicts
+from collector.store import references, retention
+from collector.store.file import facts
 from evaluators.gold import GoldCase, case_row
-from evaluators.service.running import EVAL_SCHEMA, LOG_SCHEMA
 from queries import all_queries
 from tests.store.contract.build import spans_batch
 from tests.store.contract.conftest import requires
-from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables, rows
+from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables, rows, write_results
 
 TABLES = ("traces", "evaluations", "evaluation_history", "eval_log", "gold_cases")
 A, B = "a" * 32, "b" * 32
 
 
-def _write(backend: Any, trace_ids: list[str], results: dict[str, bool], gen: int, now: datetime) -> None:
-    """One evaluator per metric in ``results`` ran on each trace (gold case ``c-<trace's first letter>``,
-    run ``r1``); its verdict passed or failed as given."""
-    evals: dict[str, list[Any]] = {f.name: [] for f in EVAL_SCHEMA}
-    ran: dict[str, list[str]] = {"trace_id": [], "evaluator": []}
-    for t in trace_ids:
-        for metric, passed in results.items():
-            row = dict(
-                trace_id=t, span_id=None, case_id=f"c-{t[0]}", run_id="r1", evaluator=metric,
-                evaluator_version="1", tier="cheap", metric=metric, value=1.0 if passed else 0.0,
-                numerator=1.0 if passed else 0.0, denominator=1.0, status="ok", reason=None, passed=passed,
-                label=None, details=None if passed else f'{{"metric": "{metric}", "gen": {gen}}}',
-                generation=gen, evaluated_at=now,
-            )  # fmt: skip
-            for k, v in row.items():
-                evals[k].append(v)
-            ran["trace_id"].append(t)
-            ran["evaluator"].append(metric)
-    n = len(trace_ids)
-    log = {
-        "trace_id": trace_ids, "tier": ["cheap"] * n, "evaluator": [None] * n, "decision": ["evaluated"] * n,
-        "reason": [None] * n, "generation": [gen] * n, "logged_at": [now] * n,
-    }  # fmt: skip
-    verdicts.write_verdicts(
-        backend.con,
-        pa.table([pa.array(evals[f.name], f.type) for f in EVAL_SCHEMA], schema=EVAL_SCHEMA),
-        pa.table([pa.array(log[f.name], f.type) for f in LOG_SCHEMA], schema=LOG_SCHEMA),
-        pa.table(ran),
-        pa.table({"trace_id": pa.array(trace_ids, pa.string())}),
-        now,
-    )
+@pytest.fixture(autouse=True, params=("each write flushes", "no write flushes"))
+def flushing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, backend: Any) -> str:
+    if request.param == "each write flushes":
+        monkeypatch.setattr(facts, "FLUSH_TRACES", 1)
+    elif is_lake(backend):
+        pytest.skip("a lake keeps no facts: once is enough")
+    else:
+        monkeypatch.setattr(facts, "FLUSH_TRACES", 10**9)
+        monkeypatch.setattr(facts, "FLUSH_AGE", timedelta(days=365_000))
+    return str(request.param)
 
 
 def _defined(backend: Any) -> list[tuple[Any, ...]]:
@@ -78,7 +61,7 @@ def test_the_view_follows_every_write_of_verdicts_and_equals_its_definition(back
     add_trace(backend, A, case_id="c-a", run_id="r1")
     add_trace(backend, B, case_id="c-b", run_id="r1", at=T0 + timedelta(minutes=1))
     first = T0 + timedelta(hours=1)
-    _write(backend, [A, B], {"candidate_recall": False, "context_retention": True}, 1, first)
+    write_results(backend, [A, B], {"candidate_recall": False, "context_retention": True}, 1, first)
     assert _causes(backend) == {
         A: ("candidate_miss", ["candidate_miss"]),
         B: ("candidate_miss", ["candidate_miss"]),
@@ -87,7 +70,7 @@ def test_the_view_follows_every_write_of_verdicts_and_equals_its_definition(back
 
     # one evaluator runs again on A alone: its other verdict (written an hour earlier) still counts
     second = first + timedelta(hours=1)
-    _write(backend, [A], {"context_retention": False}, 2, second)
+    write_results(backend, [A], {"context_retention": False}, 2, second)
     assert _causes(backend)[A] == ("candidate_miss", ["candidate_miss", "dropped_before_context"])
     assert _causes(backend)[B] == ("candidate_miss", ["candidate_miss"])
     viewed = _viewed(backend)
@@ -97,7 +80,7 @@ def test_the_view_follows_every_write_of_verdicts_and_equals_its_definition(back
 
     # the layer that failed first is cleared: the next one is the root cause
     third = second + timedelta(hours=1)
-    _write(backend, [A], {"candidate_recall": True}, 3, third)
+    write_results(backend, [A], {"candidate_recall": True}, 3, third)
     assert _causes(backend)[A] == ("dropped_before_context", ["dropped_before_context"])
     assert _viewed(backend) == _defined(backend)
 
@@ -106,14 +89,17 @@ def test_the_view_follows_every_write_of_verdicts_and_equals_its_definition(back
     assert set(_causes(backend)) == {A}
     assert _viewed(backend) == _defined(backend)
     if not is_lake(backend):
-        assert rows(backend, "SELECT trace_id FROM attribution_facts") == [(A,)]
+        kept = "SELECT trace_id FROM attribution_facts UNION SELECT trace_id FROM facts_changed"
+        assert rows(backend, kept) == [(A,)]  # B's facts went, kept or still to compute
 
 
 def test_facts_left_pending_are_computed_when_the_file_opens(backend: Any) -> None:
     if is_lake(backend):
         return  # a lake keeps no facts: its view is the statement (the test above)
     add_trace(backend, A, case_id="c-a", run_id="r1")
-    _write(backend, [A], {"candidate_recall": True, "context_retention": False}, 1, T0 + timedelta(hours=1))
+    write_results(
+        backend, [A], {"candidate_recall": True, "context_retention": False}, 1, T0 + timedelta(hours=1)
+    )
     want = _viewed(backend)
     assert want == _defined(backend) and want[0][3] == "dropped_before_context"
     want_live = _live_viewed(backend)
@@ -149,14 +135,14 @@ def test_live_attribution_follows_writes_and_stored_cases(backend: Any) -> None:
     add_trace(backend, B, case_id="c-b", run_id="r1", at=T0 + timedelta(minutes=1))
     first = T0 + timedelta(hours=1)
     # neither case is stored: both traces are live traffic, unsupported by the answer-support tier
-    _write(backend, [A, B], {"answer_support": False, "trace_sufficiency": True}, 1, first)
+    write_results(backend, [A, B], {"answer_support": False, "trace_sufficiency": True}, 1, first)
     live = {r[0]: r[4] for r in _live_viewed(backend)}
     assert live == {A: "unsupported_claims", B: "unsupported_claims"}
     assert _live_viewed(backend) == _live_defined(backend)
     assert _viewed(backend) == _defined(backend)
 
     # A's other verdict fails later: both layers, the older verdict still read
-    _write(backend, [A], {"trace_sufficiency": False}, 2, first + timedelta(hours=1))
+    write_results(backend, [A], {"trace_sufficiency": False}, 2, first + timedelta(hours=1))
     assert {r[0]: r[5] for r in _live_viewed(backend)}[A] == ["unsupported_claims", "insufficient_trace"]
     assert _live_viewed(backend) == _live_defined(backend)
 
@@ -195,7 +181,7 @@ def test_trace_health_follows_settling_and_verdicts(backend: Any) -> None:
     assert _health(backend, True) == _health(backend, False)
 
     assert settler.run_once(now=T0 + timedelta(minutes=6)) == 1
-    _write(backend, [A], {"answer_support": False, "refusal": True}, 1, T0 + timedelta(hours=1))
+    write_results(backend, [A], {"answer_support": False, "refusal": True}, 1, T0 + timedelta(hours=1))
     health = {r[0]: r for r in _health(backend, True)}
     assert set(health) == {A, B}
     assert health[A][2] is True and health[A][9:12] == (1.0, 1.0, 1.0)  # one claim, unsupported; refused

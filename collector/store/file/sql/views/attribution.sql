@@ -1,8 +1,8 @@
 -- name: attribution
 -- description: The attribution view of a file store: each gold-case trace's row of attribution_facts
---   (what queries/attribution.sql computes from its verdicts, kept as they are written) with its gold
---   case's category and risk and the trace's service, start, question and answer, in the columns and
---   order of queries/attribution.sql, whose rows it gives.
+--   as it is now ({body}: facts/current; what queries/attribution.sql computes from its verdicts)
+--   with its gold case's category and risk and the trace's service, start, question and answer, in the
+--   columns and order of queries/attribution.sql, whose rows it gives.
 -- params: none
 -- returns: the columns of queries/attribution.sql
 SELECT
@@ -24,6 +24,6 @@ SELECT
     a.answer_support,
     a.fact_coverage,
     a.missing_fields
-FROM attribution_facts a
+FROM ({body}) a
 LEFT JOIN gold_cases g ON g.case_id = a.case_id
 LEFT JOIN traces t ON t.trace_id = a.trace_id
