@@ -93,8 +93,8 @@ def changed(con: Con, since: datetime | None, received_since: datetime | None, n
     Flushes when ``FLUSH_TRACES`` or more are changed, or one of them reads from before ``now`` less
     ``FLUSH_AGE``; returns whether it did."""
     con.execute(filled(AREA, "mark_changed"), {"since": since, "received_since": received_since})
-    rows, oldest = con.execute(filled(AREA, "changed_state")).fetchall()[0]
-    if rows < FLUSH_TRACES and oldest is not None and oldest >= now - FLUSH_AGE:
+    traces, oldest = con.execute(filled(AREA, "changed_state")).fetchall()[0]
+    if traces < FLUSH_TRACES and oldest is not None and oldest >= now - FLUSH_AGE:
         return False
     flush(con)
     return True
