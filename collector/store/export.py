@@ -13,7 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.store.backend import is_lake
-from collector.store.base import Con, operation
+from collector.store.base import Con, arrow_batches, operation
 from collector.store.templates import filled
 
 AREA = "export"
@@ -72,4 +72,4 @@ def old_signal_rows(
     with the ``day`` of their own time, in record batches of at most ``batch_rows``."""
     params = {"s": service, "before": before}
     for table, name in (("metric_points", "old_points"), ("log_records", "old_log_records")):
-        yield table, list(tx.sql(filled(AREA, name), params=params).to_arrow_reader(batch_rows))
+        yield table, list(arrow_batches(tx, filled(AREA, name), params, batch_rows))

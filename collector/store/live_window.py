@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from collector.store.backend import is_lake
-from collector.store.base import Con
+from collector.store.base import Con, arrow_rows
 from collector.store.sqlfiles import sql
 from collector.store.verdicts import registered
 
@@ -46,6 +46,6 @@ def window_reads(con: Con, since: datetime | None) -> Iterator[Cut]:
         yield Cut(False)
         return
     received = con.execute(sql("ui", "live_window_bound"), {"since": since}).fetchall()[0][0]
-    log = con.sql(sql("ui", "live_window_log"), params={"since": since}).to_arrow_table()
+    log = arrow_rows(con, sql("ui", "live_window_log"), {"since": since, "received_since": received})
     with registered(con, {"eval_log": log}):
         yield Cut(True, received)

@@ -20,7 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.store import sqlguard
-from collector.store.base import QueryFn
+from collector.store.base import NoRows, QueryFn, arrow_batches
 from collector.store.templates import fill, statement_body
 from collector.store.tx import rollback
 from ragfault_core.errors import QueryRefused, QueryResultTooLarge, QueryTimeout
@@ -161,16 +161,20 @@ def run_select(
     truncated = False
     try:
         cap = max_bytes if user else None
-        # a relation made with parameters is the statement run; one to be capped only needs its names
-        # and types, which a LIMIT 0 of it gives (bound and planned, not run): the statement runs once
-        rel = _shape(con, sql, params) if cap is not None and params else con.sql(sql, params=params or None)
-        if rel is None:
+        # the names and types: of a LIMIT 0 of a statement with parameters (a relation made with them
+        # may be the statement run: base.LAZY_PARAMETER_RELATIONS); the rows: the statement run once
+        shape = _shape(con, sql, params) if params else con.sql(sql)
+        if shape is None:
             raise QueryRefused("the statement returns no rows")
-        columns, types = list(rel.columns), [str(t) for t in rel.types]
+        columns, types = list(shape.columns), [str(t) for t in shape.types]
+        text = sql
         if cap is not None:
             inner = sqlguard.cap_values(con, sql, max_value_bytes or cap)
-            rel = con.sql(sqlguard.cap_result(inner, list(rel.types), cap), params=params or None)
-        reader = rel.to_arrow_reader(BATCH_ROWS)
+            text = sqlguard.cap_result(inner, list(shape.types), cap)
+        try:
+            reader = arrow_batches(con, text, params or None, BATCH_ROWS)
+        except NoRows as exc:
+            raise QueryRefused(str(exc)) from exc
         for batch in reader:
             if len(rows) + batch.num_rows > row_cap:  # the rows beyond the cap are not read
                 batch = batch.slice(0, row_cap - len(rows))

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from collector.settling.assemble import STAGE_PRIORITY, DocView, StepView
 from collector.store import verdicts
 from collector.store.backend import is_lake
-from collector.store.base import Con, operation
+from collector.store.base import Con, arrow_rows, operation
 from collector.store.content import Fill, write_fills
 from collector.store.file import facts
 from collector.store.lake import work as lake_work
@@ -146,7 +146,7 @@ def load_trace_parts(
             steps[r[0]].append(
                 StepView(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), *r[11:])
             )
-        rows = tx.sql(sql(AREA, "assembly_docs"), params={**params, "ranked": _RANKED}).to_arrow_table()
+        rows = arrow_rows(tx, sql(AREA, "assembly_docs"), {**params, "ranked": _RANKED})
     finally:
         tx.unregister("_ids")
     docs: dict[str, list[DocView]] = {t: [] for t in trace_ids}

@@ -38,7 +38,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collector.store.base import Con
+from collector.store.base import Con, arrow_rows
 from collector.store.sqlfiles import sql
 from collector.store.ui_facts_saved import load, save
 from collector.store.ui_facts_tables import (
@@ -320,7 +320,7 @@ class DashboardFacts:
         # a trace without verdicts_since may have verdicts anywhere: then every row is read
         bound = None if since.null_count else pc.min(since).as_py()
         with registered(con, {"_ui_ids": ids_table(changed)}):
-            evaluations = con.sql(sql("ui", "facts_verdicts"), params={"since": bound}).to_arrow_table()
+            evaluations = arrow_rows(con, sql("ui", "facts_verdicts"), {"since": bound})
         new = compute(con, changed, evaluations)
         self.refreshes.partial += 1
         self.refreshes.traces += len(changed)

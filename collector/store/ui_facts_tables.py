@@ -32,7 +32,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collector.store.base import Con, operation
+from collector.store.base import Con, arrow_rows, operation
 from collector.store.sqlfiles import sql
 from collector.store.templates import fill, filled
 from collector.store.verdicts import ids_table, registered
@@ -208,7 +208,7 @@ def root_causes(con: Con, trace_ids: list[str]) -> dict[str, str]:
     with registered(con, {"_ui_ids": ids_table(trace_ids)}):
         unknown, since = con.execute(sql("ui", "facts_since")).fetchall()[0]
         bound = None if unknown else since
-        evaluations = con.sql(sql("ui", "facts_verdicts"), params={"since": bound}).to_arrow_table()
+        evaluations = arrow_rows(con, sql("ui", "facts_verdicts"), {"since": bound})
     table = compute(con, trace_ids, evaluations, ("attribution",))["attribution"]
     return dict(
         zip(table.column("trace_id").to_pylist(), table.column("root_cause").to_pylist(), strict=True)

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from collector.model import VERDICT
 from collector.store.backend import is_lake
-from collector.store.base import Con, QueryFn, operation
+from collector.store.base import Con, QueryFn, arrow_rows, operation
 from collector.store.file import facts
 from collector.store.lake import work as lake_work
 from collector.store.reader import Window, received_window, traces_in_range, window_params
@@ -80,7 +80,7 @@ def fetch_traces(con: Con, trace_ids: list[str], hint: Window = None) -> tuple[T
         trace_sql = sql("verdicts", "trace_rows")
 
         def run(params: dict[str, Any]) -> pa.Table:
-            return con.sql(trace_sql, params=params).to_arrow_table()
+            return arrow_rows(con, trace_sql, params)
 
         traces = traces_in_range(
             run, lambda t: t.num_rows, lambda a, b: pa.concat_tables([a, b]), len(set(trace_ids)), hint
@@ -90,8 +90,8 @@ def fetch_traces(con: Con, trace_ids: list[str], hint: Window = None) -> tuple[T
         first = traces.column("first_received_at").to_pylist()
         last = traces.column("last_received_at").to_pylist()
         params = window_params(received_window(list(zip(first, last, strict=True))))
-        steps = con.sql(sql("verdicts", "step_rows"), params=params).to_arrow_table()
-        docs = con.sql(sql("verdicts", "document_rows"), params=params).to_arrow_table()
+        steps = arrow_rows(con, sql("verdicts", "step_rows"), params)
+        docs = arrow_rows(con, sql("verdicts", "document_rows"), params)
         roots = traces.select(["trace_id", "root_name"])
         traces = traces.drop_columns(["first_received_at", "last_received_at", "root_name"])
     for name in _DOC_DICT_COLS:
