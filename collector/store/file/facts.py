@@ -60,7 +60,7 @@ def definition(table: Table) -> str:
 
 
 FLUSH_TRACES = 2000
-"""A write that leaves this many changed traces (``facts_changed`` rows) or more flushes them."""
+"""A write that leaves this many changed traces (distinct in ``facts_changed``) or more flushes them."""
 FLUSH_AGE = timedelta(minutes=5)
 """A write that leaves a changed trace whose verdicts or rows were written longer than this before it
 flushes them: a read of the facts views scans at most about this much of the tables' newest rows."""
