@@ -35,12 +35,17 @@ class NoRows(ValueError):
     """A statement given for its rows returns no result (it is not a query)."""
 
 
-def arrow_rows(con: Con, text: str, params: Mapping[str, Any] | None = None) -> pa.Table:
-    """The rows of one statement as an Arrow table, the statement run once (``LAZY_PARAMETER_RELATIONS``)."""
+def _run_once(con: Con, text: str, params: Mapping[str, Any] | None) -> Con | duckdb.DuckDBPyRelation:
+    """What to read one statement's rows from so that it runs once (``LAZY_PARAMETER_RELATIONS``): the
+    connection having run it, or the relation that runs it when read."""
     if params and not LAZY_PARAMETER_RELATIONS:
-        table = con.execute(text, dict(params)).to_arrow_table()
-    else:
-        table = con.sql(text, params=dict(params) if params else None).to_arrow_table()
+        return con.execute(text, dict(params))
+    return con.sql(text, params=dict(params) if params else None)
+
+
+def arrow_rows(con: Con, text: str, params: Mapping[str, Any] | None = None) -> pa.Table:
+    """The rows of one statement as an Arrow table, the statement run once."""
+    table = _run_once(con, text, params).to_arrow_table()
     if table is None:
         raise NoRows("the statement returns no rows")
     return table
@@ -50,11 +55,8 @@ def arrow_batches(
     con: Con, text: str, params: Mapping[str, Any] | None, batch_rows: int
 ) -> pa.RecordBatchReader:
     """The rows of one statement streamed in Arrow record batches of at most ``batch_rows``, the
-    statement run once (``LAZY_PARAMETER_RELATIONS``)."""
-    if params and not LAZY_PARAMETER_RELATIONS:
-        reader = con.execute(text, dict(params)).to_arrow_reader(batch_rows)
-    else:
-        reader = con.sql(text, params=dict(params) if params else None).to_arrow_reader(batch_rows)
+    statement run once."""
+    reader = _run_once(con, text, params).to_arrow_reader(batch_rows)
     if reader is None:
         raise NoRows("the statement returns no rows")
     return reader

@@ -167,14 +167,17 @@ def run_select(
         if shape is None:
             raise QueryRefused("the statement returns no rows")
         columns, types = list(shape.columns), [str(t) for t in shape.types]
-        text = sql
-        if cap is not None:
-            inner = sqlguard.cap_values(con, sql, max_value_bytes or cap)
-            text = sqlguard.cap_result(inner, list(shape.types), cap)
-        try:
-            reader = arrow_batches(con, text, params or None, BATCH_ROWS)
-        except NoRows as exc:
-            raise QueryRefused(str(exc)) from exc
+        if cap is None and not params:
+            reader = shape.to_arrow_reader(BATCH_ROWS)  # a relation without parameters runs when read
+        else:
+            text = sql
+            if cap is not None:
+                inner = sqlguard.cap_values(con, sql, max_value_bytes or cap)
+                text = sqlguard.cap_result(inner, list(shape.types), cap)
+            try:
+                reader = arrow_batches(con, text, params or None, BATCH_ROWS)
+            except NoRows as exc:
+                raise QueryRefused(str(exc)) from exc
         for batch in reader:
             if len(rows) + batch.num_rows > row_cap:  # the rows beyond the cap are not read
                 batch = batch.slice(0, row_cap - len(rows))
