@@ -44,12 +44,15 @@ A collector that has run for hours holds far more than one run sends: ``--prefil
 rate on a copy of a store that already holds N traces of the same shape (other trace ids and gold
 cases, the same registry), sent, stored and evaluated by the measured server itself beforehand and
 checkpointed as it stopped; it is built once a set of arguments and kept in ``--prefill-dir``.
+``--prefill-store PATH`` starts each rate on a copy of a store built elsewhere instead (``bench/scale.py
+--keep``: a month of a million traces, written through the store's writer, which the server would take
+about 40 minutes to ingest), with this run's registry and gold cases loaded into it.
 
 Where the CPU goes: ``--profile`` records the server and its workers with py-spy (installed into the
 venv) and prints CPU µs a trace by stage (each thread's CPU time from /proc, split over the stages of
 its samples); ``--stages N`` runs the server's path for N traces on one thread instead of a server
 (decode, span inserts, settling, evaluation with a worker's functions, verdict writes, checkpoints)
-and prints the CPU µs a trace of each stage.
+and prints the CPU µs a trace of each stage (on a copy of ``--prefill-store`` when given).
 
 Run from the project root:
 
@@ -57,6 +60,7 @@ Run from the project root:
     .venv/bin/python bench/sustain.py --rates 900,1000,1100 --seconds 60
     .venv/bin/python bench/sustain.py --rates 400 --profile
     .venv/bin/python bench/sustain.py --rates 400 --per-request 128 --prefill 300000   # a store in use
+    .venv/bin/python bench/sustain.py --rates 600 --prefill-store scale-1m.duckdb      # a month in use
     .venv/bin/python bench/sustain.py --stages 2000
     .venv/bin/python bench/sustain.py --rates 300 --server-python ../base/.venv/bin/python   # another tree
 
@@ -298,6 +302,18 @@ def _write_refs(workdir: Path, kb: list[dict], cases: list[dict]) -> None:
     _write_jsonl(workdir / "gold.jsonl", cases)
 
 
+def stored_traces(db: Path) -> int:
+    """How many traces the store file holds (read after the server stopped)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        row = con.execute("SELECT count(*) FROM traces").fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        con.close()
+
+
 def _load_refs(args: argparse.Namespace, workdir: Path, db: Path, kinds: tuple[str, ...]) -> None:
     """``ragfault load`` of ``workdir``'s JSONL files (``kb``, ``gold``) into ``db``."""
     for kind in kinds:
@@ -512,7 +528,10 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         warm_bodies, bodies = bodies[: n_warm // per_request], bodies[n_warm // per_request :]
         build_s = time.perf_counter() - t
         db = work / "bench.duckdb"
-        if args.prefill:
+        if args.prefill_store:
+            shutil.copyfile(args.prefill_store, db)
+            _load_refs(args, work, db, ("kb", "gold"))
+        elif args.prefill:
             shutil.copyfile(prefill(args), db)  # the registry is in it already
             _load_refs(args, work, db, ("gold",))
         else:
@@ -572,6 +591,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         # the file after the server stopped (it checkpoints as it stops): what every trace stored
         # costs on disk, the registry's and the gold cases' bytes and a prefilled store's included
         store_bytes = db.stat().st_size if db.exists() else 0
+        prefilled = stored_traces(db) - n_warm - n_traces if args.prefill_store else args.prefill
         spans = 4 * n_traces
         profile = stages(out, cpu, n_traces) if spy is not None else None
         window = max(sent.last_ack - sent.first, 1e-9)
@@ -587,7 +607,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
         row = {
             "rate": rate,
             "traces": n_traces,
-            "prefilled_traces": args.prefill,
+            "prefilled_traces": prefilled,
             "warmup_traces": n_warm,
             "traces_per_request": per_request,
             "sent_tps": sent_tps,
@@ -608,7 +628,7 @@ def run_rate(args: argparse.Namespace, rate: float) -> dict:
             "peak_rss_mb": watch.peak_mb,
             "server_peak_rss_mb": watch.server_peak_mb,
             "store_bytes": store_bytes,
-            "store_bytes_per_trace": store_bytes / (args.prefill + n_warm + n_traces),
+            "store_bytes_per_trace": store_bytes / (prefilled + n_warm + n_traces),
             # the writer's checkpoints from the window's start to the last sample (the longest: the
             # server's whole run, the warm-up's included)
             "checkpoints": samples[-1]["checkpoints"] if samples else 0,
@@ -713,7 +733,10 @@ def _stage_run(args: argparse.Namespace) -> dict[str, float]:
         return clock.wrap("evaluate: verdict write", orig_job(*a))
 
     with tempfile.TemporaryDirectory(prefix="ragfault-stages-") as tmp:
-        local = LocalStore(str(Path(tmp) / "stages.duckdb"))
+        db = Path(tmp) / "stages.duckdb"
+        if args.prefill_store:
+            shutil.copyfile(args.prefill_store, db)  # its registry stays; this run's is added
+        local = LocalStore(str(db))
         try:
             public = [{k: v for k, v in d.items() if not k.startswith("_")} for d in kb]
             store_kb(local.write, "\n".join(json.dumps(d, ensure_ascii=False) for d in public))
@@ -824,6 +847,11 @@ def main(argv: list[str] | None = None) -> int:
         "and evaluated (built once by the measured server, kept in --prefill-dir)",
     )
     ap.add_argument("--prefill-dir", default=str(RESULTS), help="where prefilled stores are kept")
+    ap.add_argument(
+        "--prefill-store",
+        help="start each rate on a copy of this store (bench/scale.py --keep), this run's registry and gold "
+        "cases loaded into it",
+    )
     ap.add_argument("--kb-docs", type=int, default=400)
     ap.add_argument(
         "--drain-timeout", type=float, default=300.0, help="seconds to wait for the backlog after sending"

@@ -7,9 +7,22 @@
 -- params: $run_id VARCHAR = NULL
 -- returns: run_id, case_id, category, risk, expected_behavior, answerable, stale_retrieved,
 --   stale_in_context, kept_out, follows_stale, stale_values, stale_versions, trace_id
+WITH latest AS (
+    -- each case's latest verdict chosen on the narrow columns; its details are read for those rows
+    -- alone (carried through the join and the ranking, every verdict's details cost the most)
+    SELECT e.run_id, coalesce(e.case_id, t.case_id) AS case_id, e.trace_id, e.evaluator
+    FROM evaluations e
+    JOIN traces t ON t.trace_id = e.trace_id
+    WHERE e.metric = 'follows_stale' AND e.status = 'ok' AND e.span_id IS NULL
+      AND coalesce(e.case_id, t.case_id) IS NOT NULL
+      AND ($run_id IS NULL OR e.run_id = $run_id)
+    QUALIFY row_number() OVER (
+        PARTITION BY e.run_id, coalesce(e.case_id, t.case_id, e.trace_id)
+        ORDER BY t.start_time DESC NULLS LAST, e.trace_id) = 1
+)
 SELECT
-    e.run_id,
-    coalesce(e.case_id, t.case_id) AS case_id,
+    l.run_id,
+    l.case_id,
     g.category,
     g.risk,
     g.expected_behavior,
@@ -20,14 +33,10 @@ SELECT
     e.value = 1 AS follows_stale,
     CAST(e.details->'values' AS VARCHAR[]) AS stale_values,
     CAST(e.details->'stale_versions' AS VARCHAR[]) AS stale_versions,
-    e.trace_id
-FROM evaluations e
-JOIN traces t ON t.trace_id = e.trace_id
-LEFT JOIN gold_cases g ON g.case_id = coalesce(e.case_id, t.case_id)
-WHERE e.metric = 'follows_stale' AND e.status = 'ok' AND e.span_id IS NULL
-  AND coalesce(e.case_id, t.case_id) IS NOT NULL
-  AND ($run_id IS NULL OR e.run_id = $run_id)
-QUALIFY row_number() OVER (
-    PARTITION BY e.run_id, coalesce(e.case_id, t.case_id, e.trace_id)
-    ORDER BY t.start_time DESC NULLS LAST, e.trace_id) = 1
-ORDER BY e.run_id, case_id
+    l.trace_id
+FROM latest l
+JOIN evaluations e
+    ON e.trace_id = l.trace_id AND e.run_id = l.run_id AND e.evaluator = l.evaluator
+   AND e.metric = 'follows_stale' AND e.status = 'ok' AND e.span_id IS NULL
+LEFT JOIN gold_cases g ON g.case_id = l.case_id
+ORDER BY l.run_id, l.case_id

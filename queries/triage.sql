@@ -13,8 +13,16 @@
 --   trigger), root_cause, failing_layers, evidence (JSON), basis, missing_fields, question, answer,
 --   thumbs_down, negative_feedback, comments, triggers, priority (lower is more urgent)
 WITH triggered AS (
+    -- eval_status's rule (each tier's latest decision), taken only over the traces whose log names a
+    -- trigger at all: the view ranks every trace's log, which DuckDB cannot cut to these first
     SELECT trace_id, string_agg(DISTINCT regexp_extract(reason, 'trigger:([A-Za-z0-9_,:.-]+)', 1), ',') AS triggers
-    FROM eval_status
+    FROM (
+        SELECT trace_id, reason
+        FROM eval_log
+        WHERE evaluator IS NULL
+          AND trace_id IN (SELECT trace_id FROM eval_log WHERE reason LIKE '%trigger:%')
+        QUALIFY row_number() OVER (PARTITION BY trace_id, tier ORDER BY logged_at DESC) = 1
+    ) latest
     WHERE reason LIKE '%trigger:%'
     GROUP BY trace_id
 ),

@@ -27,6 +27,7 @@ def test_every_rewritten_statement_has_its_reference() -> None:
         "triage",
         "online_health",
         "why_no_score",
+        "follows_stale",
     }
     assert rewritten | {"kb_affected"} <= set(references())
 
