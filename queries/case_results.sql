@@ -15,6 +15,7 @@ WITH a AS (
     WHERE $run_id IS NULL OR run_id = $run_id
 ),
 -- each trace's verdict values, from the small columns of its verdicts, aggregated before the join
+-- the scalar metrics and the trace's recall@k in one pass over the verdicts
 v AS (
     SELECT
         e.trace_id,
@@ -25,22 +26,16 @@ v AS (
         any_value(e.numerator) FILTER (WHERE e.metric = 'answer_support') AS answer_support_num,
         any_value(e.denominator) FILTER (WHERE e.metric = 'answer_support') AS answer_support_den,
         any_value(e.value) FILTER (WHERE e.metric = 'fact_coverage') AS fact_coverage,
-        any_value(e.value) FILTER (WHERE e.metric = 'citation_validity') AS citation_validity
-    FROM evaluations e
-    WHERE e.status = 'ok' AND e.trace_id IN (SELECT trace_id FROM a)
-      AND e.metric IN ('answerability', 'candidate_recall', 'context_recall', 'context_retention', 'answer_support',
-                       'fact_coverage', 'citation_validity')
-    GROUP BY e.trace_id
-),
--- the trace-level recall@k of every configured k, keys in the order of k (recall@1, recall@3, ..., recall@10)
-r AS (
-    SELECT
-        e.trace_id,
+        any_value(e.value) FILTER (WHERE e.metric = 'citation_validity') AS citation_validity,
         to_json(map_from_entries(list_transform(
-            list_sort(list(struct_pack(n := len(e.metric), k := e.metric, v := e.value))),  -- by n, then name
+            list_sort(list(struct_pack(n := len(e.metric), k := e.metric, v := e.value))  -- by n, then name
+                FILTER (WHERE e.span_id IS NULL AND e.metric LIKE 'recall@%')),
             lambda x: struct_pack(k := x.k, v := x.v)))) AS recall_at
     FROM evaluations e
-    WHERE e.status = 'ok' AND e.span_id IS NULL AND e.metric LIKE 'recall@%' AND e.trace_id IN (SELECT trace_id FROM a)
+    WHERE e.status = 'ok' AND e.trace_id IN (SELECT trace_id FROM a)
+      AND (e.metric IN ('answerability', 'candidate_recall', 'context_recall', 'context_retention', 'answer_support',
+                        'fact_coverage', 'citation_validity')
+           OR (e.span_id IS NULL AND e.metric LIKE 'recall@%'))
     GROUP BY e.trace_id
 )
 SELECT
@@ -54,7 +49,7 @@ SELECT
     a.root_cause,
     a.failing_layers,
     v.answerability,
-    r.recall_at,
+    v.recall_at,
     v.candidate_recall,
     v.context_recall,
     v.context_retention,
@@ -69,5 +64,4 @@ FROM a
 JOIN gold_cases g ON g.case_id = a.case_id
 LEFT JOIN (SELECT DISTINCT case_id FROM gold_promotions) p ON p.case_id = a.case_id
 LEFT JOIN v ON v.trace_id = a.trace_id
-LEFT JOIN r ON r.trace_id = a.trace_id
 ORDER BY a.case_id, a.start_time
