@@ -180,6 +180,10 @@ STEP = Table(
         _time("received_at", "when the collector received the span"),
         _text("data_source_id", "the knowledge base a retrieval read, when named"),
         _json("provenance", "field -> the reader, rule and key, or mapping entry that produced it"),
+        _text(
+            "run_group", "ragfault.run_group: the configuration the span's run repeats (a mark sent on it)"
+        ),
+        _text("baseline_of", "ragfault.baseline_of: the run the span's run is the closed-book twin of"),
     ),
 )
 

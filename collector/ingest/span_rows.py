@@ -162,7 +162,7 @@ def flatten(
                     step.query_text, step.input_text, step.output_text, step.tool_name, step.tool_arguments,
                     step.tool_result, step.top_k, case_id, run_id, session_id, user_id, step.user_scope,
                     step.citations, parent is None, now, step.data_source_id,
-                    provenance_json(step.provenance),
+                    provenance_json(step.provenance), step.run_group, step.baseline_of,
                 ))  # fmt: skip
                 for d in step.docs:
                     meta = d.metadata

@@ -161,6 +161,12 @@ def normalize_span(
     step.run_id = as_str(_first(attrs, ("ragfault.run_id",))) or as_str(
         _metadata_value(meta, "ragfault.run_id")
     )
+    step.run_group = as_str(_first(attrs, ("ragfault.run_group",))) or as_str(
+        _metadata_value(meta, "ragfault.run_group")
+    )
+    step.baseline_of = as_str(_first(attrs, ("ragfault.baseline_of",))) or as_str(
+        _metadata_value(meta, "ragfault.baseline_of")
+    )
     step.user_scope = as_str_list(_first(attrs, ("ragfault.user_scope",))) or as_str_list(
         _metadata_value(meta, "ragfault.user_scope")
     )

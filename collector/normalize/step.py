@@ -69,6 +69,9 @@ class Step:
     # and those a reader left empty on purpose (``traceloop:...``); every other field was read by the
     # step's ``convention``. None when there is nothing to say.
     provenance: dict[str, str] | None = None
+    # the run's marks sent on the span (ragfault.run_group, ragfault.baseline_of): the run_marks view
+    run_group: str | None = None
+    baseline_of: str | None = None
 
 
 class Reader(NamedTuple):

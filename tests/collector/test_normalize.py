@@ -504,11 +504,19 @@ def test_traceloop_older_llm_request_type():
 @pytest.mark.parametrize(
     "attrs",
     [
-        {"ragfault.case_id": "case-1", "ragfault.run_id": "run-1", "ragfault.user_scope": ["hr", "eng"]},
+        {
+            "ragfault.case_id": "case-1",
+            "ragfault.run_id": "run-1",
+            "ragfault.user_scope": ["hr", "eng"],
+            "ragfault.run_group": "cfg-1",
+            "ragfault.baseline_of": "run-0",
+        },
         {
             "traceloop.association.properties.ragfault.case_id": "case-1",
             "traceloop.association.properties.ragfault.run_id": "run-1",
             "traceloop.association.properties.ragfault.user_scope": "hr,eng",
+            "traceloop.association.properties.ragfault.run_group": "cfg-1",
+            "traceloop.association.properties.ragfault.baseline_of": "run-0",
         },
         {
             "metadata": json.dumps(
@@ -516,18 +524,30 @@ def test_traceloop_older_llm_request_type():
                     "ragfault.case_id": "case-1",
                     "ragfault.run_id": "run-1",
                     "ragfault.user_scope": ["hr", "eng"],
+                    "ragfault.run_group": "cfg-1",
+                    "ragfault.baseline_of": "run-0",
                 }
             )
         },
         {
             "metadata": json.dumps(
-                {"ragfault": {"case_id": "case-1", "run_id": "run-1", "user_scope": '["hr", "eng"]'}}
+                {
+                    "ragfault": {
+                        "case_id": "case-1",
+                        "run_id": "run-1",
+                        "user_scope": '["hr", "eng"]',
+                        "run_group": "cfg-1",
+                        "baseline_of": "run-0",
+                    }
+                }
             )
         },
         {
             "baggage.ragfault.case_id": "case-1",
             "baggage.ragfault.run_id": "run-1",
             "baggage.ragfault.user_scope": '["hr","eng"]',
+            "baggage.ragfault.run_group": "cfg-1",
+            "baggage.ragfault.baseline_of": "run-0",
         },
     ],
     ids=["attributes", "traceloop-association", "metadata-dotted", "metadata-nested", "baggage"],
@@ -536,6 +556,7 @@ def test_ragfault_ids_from_every_carrier(attrs):
     for convention in ({"openinference.span.kind": "CHAIN"}, {"gen_ai.operation.name": "chat"}, {}):
         step = normalize_span({**convention, **attrs})
         assert (step.case_id, step.run_id, step.user_scope) == ("case-1", "run-1", ["hr", "eng"])
+        assert (step.run_group, step.baseline_of) == ("cfg-1", "run-0")
 
 
 def test_ragfault_ids_numbers_and_bad_metadata():

@@ -15,10 +15,15 @@ import pytest
 
 from collector.store import Store
 from collector.store.schema import zstd_columns
-from collector.store.views import create_views
 from tests.demo_db import demo_db  # noqa: F401 (fixture)
 from tests.needs import duckdb_at_least
-from tests.store.test_layout_before_after import compressions, copy_demo_before, differences, read_all
+from tests.store.test_layout_before_after import (
+    compressions,
+    copy_demo_before,
+    differences,
+    layout_views,
+    read_all,
+)
 from tests.store.test_zstd_columns import old_format_file
 
 BEFORE = 21  # the migration under test: the layout before it is 001-020
@@ -40,14 +45,16 @@ def layout_before(demo: Path, db: Path) -> None:
             "INSERT INTO evaluation_history SELECT * REPLACE (generation - 1 AS generation) "
             "FROM evaluations WHERE details IS NOT NULL"
         )
-        create_views(con)
+        layout_views(con)
         con.execute("CHECKPOINT")
     finally:
         con.close()
 
 
-def read_verdicts(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[Any, ...]]]:
-    out = read_all(con)
+def read_verdicts(
+    con: duckdb.DuckDBPyConnection, layout_before: bool = False
+) -> dict[str, list[tuple[Any, ...]]]:
+    out = read_all(con, layout_before=layout_before)
     for name, sql in VERDICTS.items():
         out[name] = con.execute(sql).fetchall()
     return out
@@ -63,7 +70,7 @@ def before_db(
     con = duckdb.connect(str(db), read_only=True)
     try:
         assert "ZSTD" not in compressions(con, "evaluations", "details")
-        return db, read_verdicts(con)
+        return db, read_verdicts(con, layout_before=True)
     finally:
         con.close()
 

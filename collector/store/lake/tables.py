@@ -17,9 +17,12 @@ from collector.ingest.batch import DOC_COLUMNS
 from collector.model import DOCUMENT, SPAN, STEP
 from collector.store.lake import ddl, schema
 from collector.store.lake.attach import LAKE
+from collector.store.sqlfiles import sql
 from collector.store.tx import rollback
 
 MODEL_TABLES = {t.name: t for t in (SPAN, STEP, DOCUMENT)}
+# step columns a lake made before them fills from its spans when they are added (migration 029)
+BACKFILLED_STEP_COLUMNS = {"run_group", "baseline_of"}
 RAW_TABLES = {"spans": "span_rows", "steps": "step_rows", "step_documents": "step_document_rows"}
 # a document's identity: its row but for the time it was received
 DOC_KEY = ", ".join(c for c in DOC_COLUMNS if c != "received_at")
@@ -62,6 +65,9 @@ def create(con: duckdb.DuckDBPyConnection) -> None:
         for c, t, _ in columns:  # a later migration's column
             if c not in have:
                 _ddl_retrying(con, f"ALTER TABLE {raw} ADD COLUMN IF NOT EXISTS {c} {t}")
+        if table == "steps" and have and not have >= BACKFILLED_STEP_COLUMNS:
+            # steps stored before the run's marks were columns: theirs from their spans, once
+            _ddl_retrying(con, sql("lake/tables", "backfill_run_marks"))
     # settling's and evaluation's tables, the file store's others, the views over all of them
     schema.create(con, VIEWS)
     _compress(con)

@@ -14,6 +14,7 @@ from collector.store.lake.store import LakeStore
 from collector.store.lake.tables import RAW_TABLES
 from collector.store.reader import run_select
 from ragfault_core.errors import ConfigError, QueryRefused
+from tests.collector.otlp_build import new_span_id, new_trace_id, span
 from tests.collector.test_store_write import arrow, rag_trace
 from tests.store.conftest import Lake
 from tests.store.contract.build import logs_batch, points_batch
@@ -158,3 +159,34 @@ def test_an_unreachable_catalog_is_a_clear_error(lake: Lake, tmp_path: Path) -> 
         LakeStore(
             f"postgresql://u:secret@127.0.0.1:{free_port()}/x", tmp_path / "d", extension_repository=False
         )
+
+
+def test_a_lake_made_before_the_steps_held_the_runs_marks_fills_them_from_its_spans(
+    lake: Lake, opened: list[LakeStore]
+) -> None:
+    tid, root = new_trace_id(), new_span_id()
+    marked = [
+        span(tid, span_id=root, name="query", attrs={"openinference.span.kind": "CHAIN", "ragfault.run_id": "r1",
+                                                     "baggage.ragfault.run_group": "cfg"}),
+        span(tid, parent=root, name="llm", attrs={"openinference.span.kind": "LLM", "ragfault.run_id": "r1",
+                                                  "metadata": '{"ragfault": {"baseline_of": "r0"}}'}),
+    ]  # fmt: skip
+    before = open_lake(lake, opened)
+    con = before.cursor()
+    assert before.write_spans(con, arrow(marked)) == 2
+    assert con.execute("SELECT run_id, run_group, baseline_of FROM run_marks").fetchall() == [
+        ("r1", "cfg", "r0")
+    ]
+    # the layout before the columns: steps stored without them
+    con.execute("ALTER TABLE step_rows DROP COLUMN run_group")
+    con.execute("ALTER TABLE step_rows DROP COLUMN baseline_of")
+    before.close()
+    after = open_lake(lake, opened)  # adds the columns and fills them from the spans
+    con = after.cursor()
+    assert con.execute("SELECT name, run_group, baseline_of FROM steps ORDER BY name").fetchall() == [
+        ("llm", None, "r0"),
+        ("query", "cfg", None),
+    ]
+    assert con.execute("SELECT run_id, run_group, baseline_of, source FROM run_marks").fetchall() == [
+        ("r1", "cfg", "r0", "traces")
+    ]
