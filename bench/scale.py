@@ -661,8 +661,11 @@ def main() -> int:
         res = measure(db, work, args.repeat, args.live_traces, args.seed)
         res["live_cut"] = live_cut(db, args.repeat)
     res["build"] = built
-    res["disk_bytes_per_trace"] = size / built["traces"]
-    res["disk_over_otlp"] = res["disk_bytes_per_trace"] / built["otlp_bytes_per_trace"]
+    if "traces" in built:  # a reused store without the build's record (PATH.json): no ratio to print
+        res["disk_bytes_per_trace"] = size / built["traces"]
+        res["disk_over_otlp"] = res["disk_bytes_per_trace"] / built["otlp_bytes_per_trace"]
+    else:
+        print(f"no {args.reuse}.json beside the store: disk a trace not computed", file=sys.stderr)
     res["load_average"] = {"start": load_start, "end": os.getloadavg()}
     res["cores"] = os.cpu_count()
     print_table(res)
@@ -677,8 +680,10 @@ def _ms(x: float) -> str:
 
 def print_table(res: dict[str, Any]) -> None:
     b = res["build"]
-    print(f"\n{b['traces']:,} traces ({b['evaluated_traces']:,} evaluated by the cheap tier, verdicts of the rest "
-          f"replicated); {os.cpu_count()} cores; load average at start/end "
+    if "traces" in b:
+        print(f"\n{b['traces']:,} traces ({b['evaluated_traces']:,} evaluated by the cheap tier, verdicts of the rest "
+              f"replicated)")  # fmt: skip
+    print(f"{os.cpu_count()} cores; load average at start/end "
           f"{res['load_average']['start'][0]:.1f}/{res['load_average']['end'][0]:.1f}")  # fmt: skip
     print("| call | cold ms | warm median ms | warm max ms |\n|---|--:|--:|--:|")
     for label, r in res["calls"].items():
@@ -693,8 +698,10 @@ def print_table(res: dict[str, Any]) -> None:
     print(f"compare eval-b / eval-a: {r['compare_s']:.1f} s (ok: {r['compare_ok']})")
     for label, x in res["live_cut"].items():
         print(f"in process, {label}: first {x['first_ms']:.0f} ms, warm median {x['median_ms']:.0f} ms")
-    print(f"disk {res['disk_bytes_per_trace'] / 1024:.1f} KB a trace = {res['disk_over_otlp']:.2f} x the raw OTLP "
-          f"({b['otlp_bytes_per_trace'] / 1024:.1f} KB); server memory {res['memory_kb']}")  # fmt: skip
+    if "disk_bytes_per_trace" in res:
+        print(f"disk {res['disk_bytes_per_trace'] / 1024:.1f} KB a trace = {res['disk_over_otlp']:.2f} x the raw OTLP "
+              f"({b['otlp_bytes_per_trace'] / 1024:.1f} KB)")  # fmt: skip
+    print(f"server memory {res['memory_kb']}")
 
 
 if __name__ == "__main__":
