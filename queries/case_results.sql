@@ -14,8 +14,9 @@ WITH a AS (
     FROM attribution
     WHERE $run_id IS NULL OR run_id = $run_id
 ),
--- each trace's verdict values, from the small columns of its verdicts, aggregated before the join
--- the scalar metrics and the trace's recall@k in one pass over the verdicts
+-- each trace's verdict values, from the small columns of its verdicts, aggregated before the join, in
+-- one pass: the scalar metrics and the trace-level recall@k of every configured k (keys in the order
+-- of k: recall@1, recall@3, ..., recall@10)
 v AS (
     SELECT
         e.trace_id,

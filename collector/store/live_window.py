@@ -2,9 +2,9 @@
 
 On a file store the views the live page reads most (``live_attribution``, ``attribution``,
 ``trace_health``) read per-trace facts (``collector.store.file.facts``), so their cost does not grow
-with the verdicts. What still reads a whole table is ``eval_status`` (the latest evaluation decision per
-trace and tier, over every ``eval_log`` row), which the triage queue reads for its triggers: a time filter
-on its output (the trace's start) does not cut its work.
+with the verdicts. What still reads a whole table is the triage queue's triggers (the latest evaluation
+decision per trace and tier, ``eval_status``'s rule over the ``eval_log`` rows of every trace whose log
+names a trigger): a time filter on its output (the trace's start) does not cut its work.
 
 ``window_reads`` registers, on one cursor and for the reads done inside, the ``eval_log`` rows of the
 settled traces that started at or after ``since`` under that table's name: the views and the bundled

@@ -1,6 +1,6 @@
 -- name: live_window_log
 -- description: The evaluation log rows of the settled traces that started at or after $since, every
---   column (eval_status, which triage reads, ranks them per trace). $received_since: the least time
+--   column (triage takes each trace's latest decisions from them). $received_since: the least time
 --   those traces were first received (live_window_bound; NULL: unknown). A trace's log rows are written
 --   after its spans were received, by the same clock, and the log is appended in the order it is
 --   written, so the scan skips the row groups logged before it.
