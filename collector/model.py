@@ -291,6 +291,7 @@ TRACE_HEALTH = Table(
     "one row per settled trace: what queries/trace_health.sql computes from its steps, documents and verdicts",
     (
         _id("trace_id", "the trace"),
+        _time("start_time", "its start"),
         _flag("gold_verdicts", "a verdict of the trace names a gold case", nullable=False),
         Column("retrieval_calls", pa.int64(), "BIGINT", "its retrieval steps (NULL: none)"),
         _flag("output_recorded", "one of them recorded an output value (text or a tool result)"),
@@ -303,10 +304,67 @@ TRACE_HEALTH = Table(
         _score("refused", "1 when it refused, 0 when not"),
         _score("latency_ms", "its latency"),
         _score("tokens", "its tokens"),
+        _text("service_name", "its service"),
+        _text("case_id", "its gold case"),
+        _tokens("error_count", "its spans with an error status"),
     ),
 )
 
-TABLES: tuple[Table, ...] = (SPAN, STEP, DOCUMENT, VERDICT, ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH)
+_UNTEXTED = pa.list_(pa.struct([("doc_id", _S), ("chunk_id", _S)]))
+
+TRACE_COVERAGE = Table(
+    "trace_coverage_facts",
+    "one row per settled trace: what queries/trace_coverage.sql computes from its own rows",
+    (
+        _id("trace_id", "the trace"),
+        _time("start_time", "its start"),
+        _id("service_name", "its service ('unknown': none)"),
+        _id("convention", "the conventions its steps were read with, joined by '+' ('unknown': none)"),
+        _flag("query", "it recorded a question", nullable=False),
+        _flag("case_id", "it names a gold case", nullable=False),
+        _flag("trace_scope", "it carries user scopes", nullable=False),
+        _flag("case_scope", "a gold case its verdicts name has scopes", nullable=False),
+        _flag("retrieval_step", "it has a retrieval step", nullable=False),
+        _flag("rerank_step", "it has a rerank step", nullable=False),
+        _flag("llm_step", "it has an LLM step", nullable=False),
+        _tokens("candidates", "its candidate documents (0: none)"),
+        _flag("candidate_ids", "every candidate has an id", nullable=False),
+        _tokens("texted_candidates", "candidates with text of their own"),
+        Column(
+            "untexted_candidates",
+            _UNTEXTED,
+            "STRUCT(doc_id VARCHAR, chunk_id VARCHAR)[]",
+            "the distinct ids of the other candidates, for the registry's text",
+            nullable=False,
+        ),
+        _flag("rerank_input", "documents went into a rerank step", nullable=False),
+        _flag("rerank_output", "documents came out of one", nullable=False),
+        _flag("answer_llm_input", "the answering LLM call recorded its input", nullable=False),
+        _flag("context", "what the model saw is known", nullable=False),
+        _flag("answer", "it recorded an answer", nullable=False),
+        _flag("citations", "it cites a document of its own", nullable=False),
+        Column(
+            "registry_markers",
+            _STR_LIST,
+            "VARCHAR[]",
+            "without such a citation, its answer's other [doc-id] markers, for the registry",
+            nullable=False,
+        ),
+        _flag("model", "an LLM step recorded its model", nullable=False),
+        _flag("tokens", "an LLM step recorded tokens", nullable=False),
+    ),
+)
+
+TABLES: tuple[Table, ...] = (
+    SPAN,
+    STEP,
+    DOCUMENT,
+    VERDICT,
+    ATTRIBUTION,
+    LIVE_ATTRIBUTION,
+    TRACE_HEALTH,
+    TRACE_COVERAGE,
+)
 """Every table defined here, in the order the docs list them."""
 
 VERDICT_HISTORY = "evaluation_history"

@@ -78,12 +78,18 @@ PURPOSE = {
     "trace_health": "the reference-free signals of every settled trace: retrievals, candidates and their "
     "top score, stale or forbidden context, claims and unsupported ones, refusal, latency, tokens (the "
     "bundled query [`trace_health`](#trace_health); `online_health` adds them up by hour and service).",
+    "trace_coverage": "what each settled trace carries that attribution needs (question, case id, scopes, "
+    "retrieval, candidates' ids and text, rerank, the answering call's input, context, answer, citations, "
+    "model, tokens), from its own rows (the bundled query [`trace_coverage`](#trace_coverage); `coverage` "
+    "adds them up per service and convention and looks the registry up).",
     "attribution_facts": "on a single file, the rows `attribution` computes from each gold-case trace's "
     "verdicts, kept once computed (the view reads them, and computes those of the traces in `facts_changed`).",
     "live_attribution_facts": "on a single file, the rows `live_attribution` computes from each live "
     "trace's verdicts, kept once computed (the view reads them, and computes those in `facts_changed`).",
     "trace_health_facts": "on a single file, the rows `trace_health` computes for each trace, kept once "
     "computed (the view reads them, and computes those in `facts_changed`).",
+    "trace_coverage_facts": "on a single file, the rows `trace_coverage` computes for each trace, kept "
+    "once computed (the view reads them, and computes those in `facts_changed`).",
     "facts_pending": "on a single file, the facts tables still to be computed in full (after a migration).",
     "facts_changed": "on a single file, the traces whose verdicts or assembly a write changed: the facts "
     "views compute their rows when read, until a write flushes them (2,000 traces, or five minutes).",

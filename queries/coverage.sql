@@ -14,152 +14,92 @@
 --   retrieval that returned nothing leaves the context empty, not unknown), answer, citations (the
 --   `ragfault.answer.citations` attribute, or a `[doc-id]` marker in the answer naming a document
 --   of the trace or the registry, as the citations evaluator reads them), model and tokens (over
---   traces with an LLM step).
+--   traces with an LLM step). Each trace's fields are the trace_coverage view's; the registry's
+--   documents are looked up here, so a registry loaded later counts at once.
 -- grain: one row per (service_name, convention, field)
 -- params: $service VARCHAR = NULL, $since TIMESTAMP = NULL
 -- returns: service_name, convention, traces, field, position (the field's place in the list above),
 --   carried, denominator, share
-WITH t AS (
-    SELECT trace_id, coalesce(service_name, 'unknown') AS service_name, case_id, user_scope, query_text,
-           answer_text, answer_span_id
-    FROM traces
-    WHERE settled_at IS NOT NULL
-      AND ($service IS NULL OR service_name = $service)
+WITH f AS NOT MATERIALIZED (
+    -- each settled trace's fields (the trace_coverage view) in the window; each use reads only the
+    -- columns it needs (made once, every column of every trace would be copied)
+    SELECT *
+    FROM trace_coverage
+    WHERE ($service IS NULL OR service_name = $service)
       AND ($since IS NULL OR start_time >= $since)
 ),
--- the gold case each trace was evaluated against (by case id or by query text) and its scopes
-gc AS (
-    SELECT e.trace_id, bool_or(len(coalesce(g.user_scope, [])) > 0) AS case_scope
-    FROM (SELECT DISTINCT trace_id, case_id FROM evaluations
-          WHERE case_id IS NOT NULL AND trace_id IN (SELECT trace_id FROM t)) e
-    JOIN gold_cases g ON g.case_id = e.case_id
-    GROUP BY e.trace_id
+-- the registry's documents that have text
+kb_text AS (
+    SELECT doc_id FROM kb_documents WHERE coalesce(content, '') <> ''
 ),
--- [doc-id] markers in each answer (the answer text, else the answering call's output), the way
--- the citations evaluator reads them: brackets holding ids separated by , or ;
-mk AS (
-    SELECT trace_id, trim(unnest(regexp_split_to_array(inner_text, '[,;，；]'))) AS marker
-    FROM (
-        SELECT t.trace_id,
-               unnest(regexp_extract_all(
-                   coalesce(nullif(trim(t.answer_text), ''), st.output_text, ''),
-                   '[\[【]\s*([^\[\]【】\s,;，；]{1,120}(?:\s*[,;，；]\s*[^\[\]【】\s,;，；]{1,120})*)\s*[\]】]',
-                   1)) AS inner_text
-        FROM t
-        LEFT JOIN steps st ON st.trace_id = t.trace_id AND st.span_id = t.answer_span_id
-        WHERE strpos(coalesce(t.answer_text, '') || coalesce(st.output_text, ''), '[') > 0
-           OR strpos(coalesce(t.answer_text, '') || coalesce(st.output_text, ''), '【') > 0
-    )
-),
--- ... that name a document the trace or the registry knows
-cited AS (
-    SELECT DISTINCT mk.trace_id
-    FROM mk
-    WHERE mk.marker <> ''
-      AND (mk.marker IN (SELECT doc_id FROM kb_documents)
-           OR EXISTS (
-               SELECT 1 FROM step_documents sd
-               WHERE sd.trace_id = mk.trace_id
-                 AND mk.marker IN (sd.doc_id, sd.chunk_id,
-                                   json_extract_string(sd.metadata, '$.doc_id'),
-                                   json_extract_string(sd.metadata, '$.document_id'),
-                                   json_extract_string(sd.metadata, '$.ref_doc_id'),
-                                   json_extract_string(sd.metadata, '$.source'),
-                                   json_extract_string(sd.metadata, '$.file_name'),
-                                   json_extract_string(sd.metadata, '$.file_path'))))
-),
-s AS (
-    SELECT
-        trace_id,
-        coalesce(string_agg(DISTINCT convention, '+' ORDER BY convention) FILTER (WHERE convention <> 'unknown'),
-                 'unknown') AS convention,
-        bool_or(step_type = 'retrieval') AS retrieval_step,
-        bool_or(step_type = 'rerank') AS rerank_step,
-        bool_or(step_type = 'llm') AS llm_step,
-        bool_or(step_type = 'llm' AND coalesce(model, '') <> '') AS model,
-        bool_or(step_type = 'llm' AND coalesce(total_tokens, input_tokens, output_tokens) IS NOT NULL) AS tokens,
-        bool_or(len(coalesce(citations, [])) > 0) AS citations
-    FROM steps
-    WHERE trace_id IN (SELECT trace_id FROM t)
+-- traces whose every candidate without text of its own has the registry's (by doc id or chunk id)
+registry_texted AS (
+    SELECT trace_id
+    FROM (SELECT trace_id, unnest(untexted_candidates) AS u FROM f WHERE len(untexted_candidates) > 0)
     GROUP BY trace_id
+    HAVING bool_and(coalesce(u.doc_id IN (SELECT doc_id FROM kb_text), false)
+                    OR coalesce(u.chunk_id IN (SELECT doc_id FROM kb_text), false))
 ),
-a AS (
-    SELECT st.trace_id, coalesce(st.input_text, '') <> '' AS llm_input
-    FROM steps st
-    JOIN t ON st.trace_id = t.trace_id AND st.span_id = t.answer_span_id
-),
-d AS (
-    SELECT
-        trace_id,
-        count(*) FILTER (WHERE stage IN ('candidate', 'opened')) AS candidates,
-        count(*) FILTER (WHERE stage IN ('candidate', 'opened') AND (doc_id IS NOT NULL OR chunk_id IS NOT NULL)) AS with_ids,
-        count(*) FILTER (WHERE stage IN ('candidate', 'opened') AND (coalesce(content, '') <> ''
-                         OR doc_id IN (SELECT doc_id FROM kb_documents WHERE coalesce(content, '') <> '')
-                         OR chunk_id IN (SELECT doc_id FROM kb_documents WHERE coalesce(content, '') <> ''))) AS with_text,
-        count(*) FILTER (WHERE stage = 'rerank_input') AS rerank_input,
-        count(*) FILTER (WHERE stage = 'reranked') AS reranked,
-        count(*) FILTER (WHERE stage = 'context') AS context
-    FROM step_documents
-    WHERE trace_id IN (SELECT trace_id FROM t)
-    GROUP BY trace_id
+-- traces with a [doc-id] marker naming a document of the registry
+registry_cited AS (
+    SELECT DISTINCT trace_id
+    FROM (SELECT trace_id, unnest(registry_markers) AS marker FROM f WHERE len(registry_markers) > 0)
+    WHERE marker IN (SELECT doc_id FROM kb_documents)
 ),
 per_trace AS (
     SELECT
-        t.service_name,
-        coalesce(s.convention, 'unknown') AS convention,
-        coalesce(t.query_text, '') <> '' AS query,
-        t.case_id IS NOT NULL AS case_id,
-        len(coalesce(t.user_scope, [])) > 0 AS trace_scope,
-        len(coalesce(t.user_scope, [])) > 0 OR coalesce(gc.case_scope, false) AS user_scope,
-        coalesce(gc.case_scope, false) AS case_scope,
-        coalesce(s.retrieval_step, false) AND coalesce(d.candidates, 0) = 0 AS empty_retrieval,
-        coalesce(d.candidates, 0) > 0 OR coalesce(s.retrieval_step, false) AS retrieval,
-        coalesce(d.candidates, 0) > 0 AS has_candidates,
-        coalesce(d.candidates, 0) > 0 AND d.with_ids = d.candidates AS candidate_ids,
-        coalesce(d.candidates, 0) > 0 AND d.with_text = d.candidates AS candidate_text,
-        coalesce(s.rerank_step, false) AS rerank_step,
-        coalesce(d.rerank_input, 0) > 0 AS rerank_input,
-        coalesce(d.reranked, 0) > 0 AS rerank_output,
-        coalesce(s.llm_step, false) AS llm_step,
-        coalesce(a.llm_input, false) AS answer_llm_input,
-        coalesce(d.context, 0) > 0 OR coalesce(a.llm_input, false) AS context,
-        coalesce(t.answer_text, '') <> '' AS answer,
-        coalesce(s.citations, false) OR cited.trace_id IS NOT NULL AS citations,
-        coalesce(s.model, false) AS model,
-        coalesce(s.tokens, false) AS tokens
-    FROM t
-    LEFT JOIN s ON s.trace_id = t.trace_id
-    LEFT JOIN a ON a.trace_id = t.trace_id
-    LEFT JOIN d ON d.trace_id = t.trace_id
-    LEFT JOIN gc ON gc.trace_id = t.trace_id
-    LEFT JOIN cited ON cited.trace_id = t.trace_id
+        f.service_name,
+        f.convention,
+        f.query,
+        f.case_id,
+        f.trace_scope,
+        f.trace_scope OR f.case_scope AS user_scope,
+        f.case_scope,
+        f.retrieval_step AND f.candidates = 0 AS empty_retrieval,
+        f.candidates > 0 OR f.retrieval_step AS retrieval,
+        f.candidates > 0 AS has_candidates,
+        f.candidate_ids,
+        f.candidates > 0 AND (len(f.untexted_candidates) = 0 OR rt.trace_id IS NOT NULL) AS candidate_text,
+        f.rerank_step,
+        f.rerank_input,
+        f.rerank_output,
+        f.llm_step,
+        f.answer_llm_input,
+        f.context,
+        f.answer,
+        f.citations OR rc.trace_id IS NOT NULL AS citations,
+        f.model,
+        f.tokens
+    FROM f
+    LEFT JOIN registry_texted rt ON rt.trace_id = f.trace_id
+    LEFT JOIN registry_cited rc ON rc.trace_id = f.trace_id
 ),
 g AS (
     SELECT
         service_name,
         convention,
         count(*) AS traces,
-        count(*) FILTER (WHERE has_candidates) AS with_candidates,
-        count(*) FILTER (WHERE rerank_step AND NOT empty_retrieval) AS with_rerank,
+        count_if(has_candidates) AS with_candidates,
+        count_if(rerank_step AND NOT empty_retrieval) AS with_rerank,
         -- the service uses scopes: some trace or gold case has them, or the registry has access lists
         bool_or(trace_scope OR case_scope) OR (SELECT count(*) > 0 FROM kb_documents WHERE acl IS NOT NULL)
             AS uses_scopes,
-        count(*) FILTER (WHERE llm_step) AS with_llm,
-        count(*) FILTER (WHERE query) AS query,
-        count(*) FILTER (WHERE case_id) AS case_id,
-        count(*) FILTER (WHERE user_scope) AS user_scope,
-        count(*) FILTER (WHERE retrieval) AS retrieval,
-        count(*) FILTER (WHERE candidate_ids) AS candidate_ids,
-        count(*) FILTER (WHERE candidate_text) AS candidate_text,
-        count(*) FILTER (WHERE rerank_step AND NOT empty_retrieval AND rerank_input) AS rerank_input,
-        count(*) FILTER (WHERE rerank_step AND NOT empty_retrieval AND rerank_output) AS rerank_output,
-        count(*) FILTER (WHERE llm_step) AS llm_step,
-        count(*) FILTER (WHERE llm_step AND answer_llm_input) AS answer_llm_input,
-        count(*) FILTER (WHERE context) AS context,
-        count(*) FILTER (WHERE answer) AS answer,
-        count(*) FILTER (WHERE citations) AS citations,
-        count(*) FILTER (WHERE llm_step AND model) AS model,
-        count(*) FILTER (WHERE llm_step AND tokens) AS tokens
+        count_if(llm_step) AS with_llm,
+        count_if(query) AS query,
+        count_if(case_id) AS case_id,
+        count_if(user_scope) AS user_scope,
+        count_if(retrieval) AS retrieval,
+        count_if(candidate_ids) AS candidate_ids,
+        count_if(candidate_text) AS candidate_text,
+        count_if(rerank_step AND NOT empty_retrieval AND rerank_input) AS rerank_input,
+        count_if(rerank_step AND NOT empty_retrieval AND rerank_output) AS rerank_output,
+        count_if(llm_step) AS llm_step,
+        count_if(llm_step AND answer_llm_input) AS answer_llm_input,
+        count_if(context) AS context,
+        count_if(answer) AS answer,
+        count_if(citations) AS citations,
+        count_if(llm_step AND model) AS model,
+        count_if(llm_step AND tokens) AS tokens
     FROM per_trace
     GROUP BY service_name, convention
 ),

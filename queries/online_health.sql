@@ -16,27 +16,21 @@
 --   stale_context_traces, forbidden_traces, claims, unsupported_claim_rate, refusal_rate, retrieval_skipped_rate,
 --   latency_p50_ms, latency_p95_ms, tokens, error_traces, negative_feedback_traces, thumbs_down, mean_feedback_score,
 --   retrieval_output_known_traces, retrieval_output_unrecorded_traces
-WITH t AS (
-    SELECT trace_id, service_name, start_time, date_trunc('hour', start_time) AS hour, error_count
-    FROM traces
-    WHERE case_id IS NULL AND settled_at IS NOT NULL
+WITH h AS (
+    -- each trace's signals (the trace_health view) in the window, but a trace with a gold case or a
+    -- verdict naming one; $received_since lets the scan of traces skip older row groups
+    SELECT * EXCLUDE (gold_verdicts), date_trunc('hour', start_time) AS hour
+    FROM trace_health
+    WHERE case_id IS NULL AND NOT gold_verdicts
       AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
       AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
       AND ($service IS NULL OR service_name = $service)
-      AND ($received_since IS NULL OR first_received_at >= CAST($received_since AS TIMESTAMP))
-),
--- each trace's signals (the trace_health view), but a trace a verdict of which names a gold case; the
--- window's filter repeated on the view's own start (the same trace's) cuts its work to the window
-h AS (
-    SELECT * EXCLUDE (gold_verdicts, start_time)
-    FROM trace_health
-    WHERE NOT gold_verdicts
-      AND ($since IS NULL OR start_time >= CAST($since AS TIMESTAMP))
-      AND ($until IS NULL OR start_time < CAST($until AS TIMESTAMP))
+      AND ($received_since IS NULL
+           OR trace_id IN (SELECT trace_id FROM traces WHERE first_received_at >= CAST($received_since AS TIMESTAMP)))
 )
 SELECT
-    t.hour,
-    t.service_name,
+    h.hour,
+    h.service_name,
     count(*) AS traces,
     count(h.retrieval_calls) AS retrieval_traces,
     count(*) FILTER (WHERE h.output_recorded AND coalesce(h.candidates, 0) = 0)
@@ -52,15 +46,14 @@ SELECT
     quantile_cont(h.latency_ms, 0.5) AS latency_p50_ms,
     quantile_cont(h.latency_ms, 0.95) AS latency_p95_ms,
     sum(h.tokens) AS tokens,
-    count(*) FILTER (WHERE t.error_count > 0) AS error_traces,
+    count(*) FILTER (WHERE h.error_count > 0) AS error_traces,
     count(*) FILTER (WHERE fb.negative_count > 0) AS negative_feedback_traces,
     coalesce(sum(fb.thumbs_down), 0) AS thumbs_down,
     avg(fb.mean_score) AS mean_feedback_score,
     count(*) FILTER (WHERE h.output_recorded OR h.candidates > 0) AS retrieval_output_known_traces,
     count(*) FILTER (WHERE h.retrieval_calls IS NOT NULL AND NOT h.output_recorded AND h.candidates IS NULL)
         AS retrieval_output_unrecorded_traces
-FROM t
-JOIN h USING (trace_id)
+FROM h
 LEFT JOIN trace_feedback fb USING (trace_id)
-GROUP BY t.hour, t.service_name
-ORDER BY t.hour, t.service_name
+GROUP BY h.hour, h.service_name
+ORDER BY h.hour, h.service_name

@@ -7,14 +7,16 @@
 --   forbidden document reached its context (the trace-level verdicts); claims and unsupported: the
 --   answer's claims and those the answer-support tier found unsupported; refused: it refused (1) or not
 --   (0); latency_ms and tokens; gold_verdicts: a verdict of the trace names a gold case; start_time: the
---   trace's start (a window's filter on it cuts the work). A verdict's
---   signal is NULL when the trace has no such verdict.
+--   trace's start (a window's filter on it cuts the work); service_name, case_id and error_count: the
+--   trace's, for online_health's groups and filters. A verdict's signal is NULL when the trace has no
+--   such verdict.
 -- grain: one row per settled trace
 -- params: none
 -- returns: trace_id, start_time, gold_verdicts, retrieval_calls, output_recorded, candidates, top_score,
---   stale_in_context, forbidden, claims, unsupported, refused, latency_ms, tokens
+--   stale_in_context, forbidden, claims, unsupported, refused, latency_ms, tokens, service_name, case_id,
+--   error_count
 WITH t AS (
-    SELECT trace_id, start_time
+    SELECT trace_id, start_time, service_name, case_id, error_count
     FROM traces
     WHERE settled_at IS NOT NULL
 ),
@@ -64,7 +66,10 @@ SELECT
     ev.unsupported,
     ev.refused,
     ev.latency_ms,
-    ev.tokens
+    ev.tokens,
+    t.service_name,
+    t.case_id,
+    t.error_count
 FROM t
 LEFT JOIN gold USING (trace_id)
 LEFT JOIN retr USING (trace_id)

@@ -95,6 +95,7 @@ def upsert_kb(con: Con, rows: list[dict[str, Any]]) -> list[str]:
         refilled = sorted({r[0] for r in con.execute(sql("references", "refill_textless")).fetchall()})
         if refilled:  # their context and verdicts were made without the text
             con.execute(sql("references", "reassemble"), {"t": refilled})
+            facts.refresh_traces(con, refilled)  # their documents' text is a fact of trace_coverage
     return refilled
 
 

@@ -28,6 +28,7 @@ def test_every_rewritten_statement_has_its_reference() -> None:
         "online_health",
         "why_no_score",
         "follows_stale",
+        "coverage",
     }
     assert rewritten | {"kb_affected"} <= set(references())
 
@@ -48,7 +49,7 @@ def test_views_computing_changed_traces_equal_the_references(demo_db: Path) -> N
     their facts when read, and still give what the references do."""
     outcomes = {o.name: o for o in compare(demo_db, changed=10**6)}
     assert outcomes["attribution"].rows > 0 and outcomes["live_attribution"].rows > 0
-    assert outcomes["trace_health"].rows > 0
+    assert outcomes["trace_health"].rows > 0 and outcomes["trace_coverage"].rows > 0
     assert not {o.name: o.first_difference for o in outcomes.values() if not o.same}
 
 

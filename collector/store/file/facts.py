@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 
 import pyarrow as pa
 
-from collector.model import ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH, Table
+from collector.model import ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_COVERAGE, TRACE_HEALTH, Table
 from collector.store.base import Con
 from collector.store.templates import filled
 from collector.store.tx import transaction
@@ -43,7 +43,7 @@ from collector.store.tx import transaction
 AREA = "file/facts"
 
 
-FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH)
+FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH, TRACE_COVERAGE)
 """Every facts table: ``<view>_facts`` keeps the rows of the bundled view ``<view>`` (``view_of``)."""
 
 
@@ -120,13 +120,25 @@ def refresh_cases(con: Con) -> int:
     ids: pa.Table = con.sql(filled(AREA, "traces_of_cases")).to_arrow_table()
     if not ids.num_rows:
         return 0
+    _refresh(con, ids)
+    return int(ids.num_rows)
+
+
+def refresh_traces(con: Con, trace_ids: list[str]) -> None:
+    """Compute again, in the caller's transaction, the facts of traces whose stored rows a write changed
+    in place rather than appended: a registry load gave their textless documents the registry's text
+    (``references.upsert_kb``), which ``trace_coverage`` counts. Rare: every row of theirs is read."""
+    if trace_ids:
+        _refresh(con, pa.table({"trace_id": pa.array(trace_ids, pa.string())}))
+
+
+def _refresh(con: Con, ids: pa.Table) -> None:
     con.register("_done", ids)
     try:
         con.execute(filled(AREA, "mark_changed"), {"since": None, "received_since": None})
     finally:
         con.unregister("_done")
     flush(con)
-    return int(ids.num_rows)
 
 
 def fill_pending(con: Con) -> list[str]:

@@ -245,6 +245,22 @@ def tables() -> dict[str, str]:
     return out
 
 
+def _column_parts(cols: str) -> list[str]:
+    """The column definitions of ``tables()``'s comma-separated text, split at the commas outside
+    parentheses (a ``STRUCT(a VARCHAR, b VARCHAR)[]`` column is one definition)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(cols):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cols[start:i].strip())
+            start = i + 1
+    parts.append(cols[start:].strip())
+    return [p for p in parts if p]
+
+
 def create(con: duckdb.DuckDBPyConnection, span_views: Mapping[str, str]) -> None:
     """Make what is missing: the tables, a later migration's columns, then the views (a view of an
     earlier layout, without the columns of the file's table, is made again). Each group is one
@@ -261,7 +277,7 @@ def create(con: duckdb.DuckDBPyConnection, span_views: Mapping[str, str]) -> Non
             statements.append(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
             continue
         have = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
-        for part in cols.split(", "):
+        for part in _column_parts(cols):
             name, _, type_ = part.partition(" ")
             if name not in have:
                 statements.append(
