@@ -26,7 +26,9 @@ WITH triggered AS (
     WHERE reason LIKE '%trigger:%'
     GROUP BY trace_id
 ),
-candidates AS (
+candidates AS MATERIALIZED (
+    -- made once, with only the traces that have a reason to look: the ranking reads its narrow columns,
+    -- and the rows chosen take the rest from it (their question and answer from traces)
     SELECT
         t.trace_id,
         t.service_name,
@@ -37,8 +39,6 @@ candidates AS (
         la.evidence,
         la.basis,
         la.missing_fields,
-        t.query_text AS question,
-        t.answer_text AS answer,
         coalesce(f.thumbs_down, 0) AS thumbs_down,
         coalesce(f.negative_count, 0) AS negative_feedback,
         f.comments,
@@ -59,14 +59,18 @@ candidates AS (
     WHERE t.settled_at IS NOT NULL
       AND ($service IS NULL OR t.service_name = $service)
       AND ($since IS NULL OR t.start_time >= $since)
+      -- a reason to look
+      AND (coalesce(f.negative_count, 0) > 0
+           OR coalesce(la.root_cause NOT IN ('none_seen', 'insufficient_trace'), false)
+           OR tr.triggers IS NOT NULL)
       -- not a trace attribution covers (one with a gold case's verdict)
-      AND NOT EXISTS (SELECT 1 FROM attribution a WHERE a.trace_id = t.trace_id
-                      AND ($since IS NULL OR a.start_time >= $since))
-      AND NOT EXISTS (SELECT 1 FROM gold_promotions p WHERE p.trace_id = t.trace_id)
+      AND t.trace_id NOT IN (SELECT a.trace_id FROM attribution a WHERE ($since IS NULL OR a.start_time >= $since))
+      -- nor one promoted already
+      AND t.trace_id NOT IN (SELECT p.trace_id FROM gold_promotions p WHERE p.trace_id IS NOT NULL)
 ),
 ranked AS (
     SELECT
-        *,
+        trace_id, service_name, start_time, day,
         (CASE WHEN by_feedback THEN 0 WHEN by_cause THEN 100 ELSE 200 END)
             + coalesce(list_position(
                 ['permission_violation', 'no_retrieval', 'stale_context', 'candidate_miss',
@@ -81,32 +85,45 @@ capped AS (
         row_number() OVER (PARTITION BY service_name ORDER BY priority, start_time DESC, trace_id) AS nth_of_service,
         row_number() OVER (PARTITION BY day ORDER BY priority, start_time DESC, trace_id) AS nth_of_day
     FROM ranked
+    -- the caps' windows only when a cap is asked: they order every candidate
+    WHERE $per_service IS NOT NULL OR $per_day IS NOT NULL
+    UNION ALL
+    SELECT *, NULL AS nth_of_service, NULL AS nth_of_day
+    FROM ranked
+    WHERE $per_service IS NULL AND $per_day IS NULL
+),
+chosen AS (
+    SELECT trace_id, priority
+    FROM capped
+    WHERE ($per_service IS NULL OR nth_of_service <= $per_service)
+      AND ($per_day IS NULL OR nth_of_day <= $per_day)
+    ORDER BY priority, start_time DESC, trace_id
+    LIMIT $limit
 )
 SELECT
-    trace_id,
-    service_name,
-    start_time,
-    day,
+    c.trace_id,
+    c.service_name,
+    c.start_time,
+    c.day,
     list_filter(
-        [CASE WHEN by_feedback THEN 'negative_feedback' END,
-         CASE WHEN by_cause THEN 'live_attribution' END,
-         CASE WHEN by_trigger THEN 'trigger' END],
+        [CASE WHEN c.by_feedback THEN 'negative_feedback' END,
+         CASE WHEN c.by_cause THEN 'live_attribution' END,
+         CASE WHEN c.by_trigger THEN 'trigger' END],
         lambda x: x IS NOT NULL
     ) AS reasons,
-    root_cause,
-    failing_layers,
-    evidence,
-    basis,
-    missing_fields,
-    question,
-    answer,
-    thumbs_down,
-    negative_feedback,
-    comments,
-    triggers,
-    priority
-FROM capped
-WHERE ($per_service IS NULL OR nth_of_service <= $per_service)
-  AND ($per_day IS NULL OR nth_of_day <= $per_day)
-ORDER BY priority, start_time DESC, trace_id
-LIMIT $limit
+    c.root_cause,
+    c.failing_layers,
+    c.evidence,
+    c.basis,
+    c.missing_fields,
+    t.query_text AS question,
+    t.answer_text AS answer,
+    c.thumbs_down,
+    c.negative_feedback,
+    c.comments,
+    c.triggers,
+    ch.priority
+FROM chosen ch
+JOIN candidates c ON c.trace_id = ch.trace_id
+JOIN traces t ON t.trace_id = ch.trace_id
+ORDER BY ch.priority, c.start_time DESC, c.trace_id
