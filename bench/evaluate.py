@@ -215,8 +215,11 @@ _SYSTEM_EN = (
 _SYSTEM_ZH = "你是软件订阅服务的客服助手。只能根据下面的资料回答；资料中没有答案时请说明不清楚并建议联系人工客服。数字、日期和编号必须与资料一致。回答保持简短，两到三句话，并在方括号中注明引用的文档编号。"  # fmt: skip
 
 
-def rag_trace(rng: random.Random, t0_ns: int, n: int, kb: list[dict]) -> tuple[list[Span], dict]:
-    """The four spans of one RAG request and its gold case."""
+def rag_trace(
+    rng: random.Random, t0_ns: int, n: int, kb: list[dict], system_copies: int = 4
+) -> tuple[list[Span], dict]:
+    """The four spans of one RAG request and its gold case; the LLM call's system message is the
+    system prompt ``system_copies`` times (4: about 1.9 KB in English)."""
     zh = n % 2 == 1
     pool = [d for d in kb if (d["doc_id"][-1] in "13579") == zh] or kb
     evidence = rng.choice(pool)
@@ -245,7 +248,7 @@ def rag_trace(rng: random.Random, t0_ns: int, n: int, kb: list[dict]) -> tuple[l
     answer = ("" if zh else " ").join(sents)
     query = evidence["_query"]
     context = "\n\n".join(f"[{i + 1}] {d['content']}" for i, d in enumerate(kept))
-    system = (_SYSTEM_ZH if zh else _SYSTEM_EN) * 4
+    system = (_SYSTEM_ZH if zh else _SYSTEM_EN) * system_copies
     prompt = f"Context:\n{context}\n\nQuestion: {query}"
 
     trace_id = rng.randbytes(16)
@@ -296,10 +299,16 @@ def rag_trace(rng: random.Random, t0_ns: int, n: int, kb: list[dict]) -> tuple[l
 
 
 def export_requests(
-    rng: random.Random, kb: list[dict], n_traces: int, per_request: int, t0: int, start: int = 0
+    rng: random.Random,
+    kb: list[dict],
+    n_traces: int,
+    per_request: int,
+    t0: int,
+    start: int = 0,
+    system_copies: int = 4,
 ) -> Iterator[tuple[ExportTraceServiceRequest, list[dict]]]:
-    """Export requests of ``per_request`` traces each (``rag_trace``), with their gold cases; the
-    traces are numbered from ``start`` (their case ids: ``case-{n:06d}``)."""
+    """Export requests of ``per_request`` traces each (``rag_trace``, with ``system_copies``), with
+    their gold cases; the traces are numbered from ``start`` (their case ids: ``case-{n:06d}``)."""
     for first in range(start, start + n_traces, per_request):
         req = ExportTraceServiceRequest()
         rs = req.resource_spans.add()
@@ -308,7 +317,7 @@ def export_requests(
         ss.scope.name = "openinference.instrumentation.bench"
         cases = []
         for n in range(first, min(first + per_request, start + n_traces)):
-            spans, case = rag_trace(rng, t0 + n * 1_000_000, n, kb)
+            spans, case = rag_trace(rng, t0 + n * 1_000_000, n, kb, system_copies)
             ss.spans.extend(spans)
             cases.append(case)
         yield req, cases
