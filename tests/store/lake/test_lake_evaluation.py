@@ -143,10 +143,17 @@ def _catalog(postgres: Postgres, lake: Lake, sql: str) -> str:
     return postgres.query(lake.catalog.rsplit("/", 1)[1], sql)
 
 
-# No lake commit (a new DuckLake snapshot) is taken while this trigger is in the catalog.
+# No lake commit (a new DuckLake snapshot) is taken while `hold_commits` says so. Releasing the hold
+# updates that row: dropping the trigger would need an exclusive lock on `ducklake_snapshot`, which
+# waits for every catalog transaction a collector has open (and holds up the ones that follow).
 HOLD = """
+CREATE TABLE hold_commits (held boolean NOT NULL);
+INSERT INTO hold_commits VALUES (true);
 CREATE FUNCTION hold_commits() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN RAISE EXCEPTION 'lake commits held by the test'; END $$;
+BEGIN
+  IF (SELECT held FROM hold_commits) THEN RAISE EXCEPTION 'lake commits held by the test'; END IF;
+  RETURN NEW;
+END $$;
 CREATE TRIGGER hold_commits BEFORE INSERT ON ducklake_snapshot FOR EACH ROW EXECUTE FUNCTION hold_commits();
 """
 
@@ -171,7 +178,7 @@ def _kill_holding(
     waiting = wait_until(held_unsettled, what=what, timeout=timeout, every=0.2)
     c.proc.kill()
     c.proc.wait(30)
-    _catalog(postgres, lake, "DROP TRIGGER hold_commits ON ducklake_snapshot; DELETE FROM claim_gate")
+    _catalog(postgres, lake, "UPDATE hold_commits SET held = false; DELETE FROM claim_gate")
     return waiting
 
 
