@@ -4,7 +4,11 @@
 ``queries/attribution.sql`` computes from the trace's verdicts: root cause, failing layers, evidence,
 the metric values and the missing fields; ``live_attribution_facts`` the row
 ``queries/live_attribution.sql`` computes for a trace of live traffic; ``trace_health_facts`` the row
-``queries/trace_health.sql`` computes from a trace's steps, documents and verdicts.
+``queries/trace_health.sql`` computes from a trace's steps, documents and verdicts;
+``trace_coverage_facts`` (migration 030) the row ``queries/trace_coverage.sql`` computes from a trace's
+steps and documents and the gold cases its verdicts name. What only the registry decides stays out of
+them (``coverage`` looks it up when read); a registry load that gives stored documents their text
+computes those traces' facts again (``refresh_traces``).
 
 **Changed, then computed in batches** (migration 028). The transaction that writes a batch's verdicts
 (``verdicts.write_verdicts``) or its assembly (``settling.write_settled``) names its traces in
