@@ -498,18 +498,22 @@ def ragfault_bin() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "ragfault.cli"]
 
 
+def config_toml(config: dict[str, object]) -> str:
+    """``config`` as a ragfault.toml: ``section.name`` keys in their section ("evaluation.workers" goes
+    to [evaluation]), the rest in [server]."""
+    sections: dict[str, list[str]] = {"server": []}
+    for key, value in config.items():
+        section, _, name = key.rpartition(".")
+        sections.setdefault(section or "server", []).append(f"{name} = {json.dumps(value)}")
+    return "".join(f"[{name}]\n" + "".join(line + "\n" for line in lines) for name, lines in sections.items())
+
+
 def start_ragfault(
     workdir: Path, config: dict[str, object], command: list[str] | None = None
 ) -> tuple[subprocess.Popen, int, Path]:
     port, grpc = free_ports(2)
     cfg = workdir / "ragfault.toml"
-    sections: dict[str, list[str]] = {"server": []}
-    for key, value in config.items():
-        section, _, name = key.rpartition(".")  # "evaluation.workers" goes to [evaluation]
-        sections.setdefault(section or "server", []).append(f"{name} = {json.dumps(value)}")
-    cfg.write_text(
-        "".join(f"[{name}]\n" + "".join(line + "\n" for line in lines) for name, lines in sections.items())
-    )
+    cfg.write_text(config_toml(config))
     log = workdir / "ragfault.log"
     cmd = (command or ragfault_bin()) + [
         "serve", "--db", str(workdir / "bench.duckdb"), "--http-port", str(port), "--grpc-port", str(grpc),

@@ -57,7 +57,6 @@ import argparse
 import gzip
 import json
 import os
-import random
 import sqlite3
 import subprocess
 import sys
@@ -70,9 +69,18 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.evaluate import export_requests, make_kb  # noqa: E402
-from bench.ingest import ensure_phoenix, free_ports, ragfault_bin, start_ragfault, stop_process, wait_http  # noqa: E402
-from bench.sustain import _write_refs  # noqa: E402
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
+
+from bench.ingest import (  # noqa: E402
+    config_toml,
+    ensure_phoenix,
+    free_ports,
+    ragfault_bin,
+    start_ragfault,
+    stop_process,
+    wait_http,
+)
+from bench.sustain import build  # noqa: E402
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 SHAPES = ("large", "small")
@@ -88,27 +96,18 @@ EVALUATED = 'ragfault_traces_evaluated_total{tier="cheap"}'
 def build_shape(
     shape: str, n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Path
 ) -> tuple[list[bytes], dict[str, float]]:
-    """Request bodies of ``n_traces`` traces of ``shape`` (``sustain.build``'s for ``large``), the
-    registry and gold cases written into ``workdir`` (kb.jsonl, gold.jsonl), and the raw OTLP bytes
-    of each span (by its name) a trace. ``small`` makes the same draws as ``large`` and shortens
-    only the texts: every registry document is its key sentence (which every quote and fact of the
-    gold cases is taken from), and the LLM call's system prompt is sent once instead of four times."""
-    rng = random.Random(seed)
-    kb = make_kb(rng, kb_docs)
-    if shape == "small":
-        for doc in kb:
-            doc["content"] = doc["_key"]
-    system_copies = 1 if shape == "small" else 4
-    t0 = time.time_ns()
-    bodies: list[bytes] = []
-    cases: list[dict] = []
+    """Request bodies of ``n_traces`` traces of ``shape`` (``sustain.build``; ``small``: the same draws
+    with every registry document its key sentence and the system prompt sent once), the registry and
+    gold cases written into ``workdir`` (kb.jsonl, gold.jsonl), and the raw OTLP bytes of each span
+    (by its name) a trace."""
+    small = shape == "small"
+    bodies = build(
+        n_traces, per_request, kb_docs, seed, workdir, key_sentences=small, system_copies=1 if small else 4
+    )
     span_bytes: dict[str, int] = {}
-    for req, req_cases in export_requests(rng, kb, n_traces, per_request, t0, system_copies=system_copies):
-        bodies.append(req.SerializeToString())
-        cases.extend(req_cases)
-        for span in req.resource_spans[0].scope_spans[0].spans:
+    for body in bodies:
+        for span in ExportTraceServiceRequest.FromString(body).resource_spans[0].scope_spans[0].spans:
             span_bytes[span.name] = span_bytes.get(span.name, 0) + span.ByteSize()
-    _write_refs(workdir, kb, cases)
     return bodies, {name: b / n_traces for name, b in span_bytes.items()}
 
 
@@ -245,15 +244,6 @@ def wait_evaluated(port: int, proc: subprocess.Popen, n_traces: int, log: Path) 
         if time.monotonic() > deadline or proc.poll() is not None:
             raise SystemExit(f"not every trace was evaluated: {log.read_text()[-2000:]}")
         time.sleep(0.5)
-
-
-def config_toml(config: dict[str, object]) -> str:
-    """``config`` as a ragfault.toml (``section.name`` keys in their section, the rest in [server])."""
-    sections: dict[str, list[str]] = {"server": []}
-    for key, value in config.items():
-        section, _, name = key.rpartition(".")
-        sections.setdefault(section or "server", []).append(f"{name} = {json.dumps(value)}")
-    return "".join(f"[{name}]\n" + "".join(line + "\n" for line in lines) for name, lines in sections.items())
 
 
 def ragfault_lake(bodies: list[bytes], n_traces: int, work: Path, refs: Path) -> dict[str, Any]:

@@ -325,16 +325,30 @@ def _load_refs(args: argparse.Namespace, workdir: Path, db: Path, kinds: tuple[s
 
 
 def build(
-    n_traces: int, per_request: int, kb_docs: int, seed: int, workdir: Path, start: int = 0
+    n_traces: int,
+    per_request: int,
+    kb_docs: int,
+    seed: int,
+    workdir: Path,
+    start: int = 0,
+    *,
+    key_sentences: bool = False,
+    system_copies: int = 4,
 ) -> list[bytes]:
     """Request bodies of ``n_traces`` traces (numbered from ``start``: after a prefilled store's), and
-    the registry and gold cases written as JSONL files into ``workdir`` (kb.jsonl, gold.jsonl)."""
+    the registry and gold cases written as JSONL files into ``workdir`` (kb.jsonl, gold.jsonl).
+    ``key_sentences``: every registry document is its key sentence alone (which every quote and fact
+    of the gold cases is taken from); ``system_copies``: how many times the LLM call's system message
+    repeats the system prompt (``evaluate.rag_trace``). Neither changes the random draws."""
     rng = random.Random(seed)
     kb = make_kb(rng, kb_docs)
+    if key_sentences:
+        for doc in kb:
+            doc["content"] = doc["_key"]
     t0 = time.time_ns()
     bodies: list[bytes] = []
     cases: list[dict] = []
-    for req, req_cases in export_requests(rng, kb, n_traces, per_request, t0, start):
+    for req, req_cases in export_requests(rng, kb, n_traces, per_request, t0, start, system_copies):
         bodies.append(req.SerializeToString())
         cases.extend(req_cases)
     _write_refs(workdir, kb, cases)
