@@ -59,10 +59,8 @@ candidates AS MATERIALIZED (
     WHERE t.settled_at IS NOT NULL
       AND ($service IS NULL OR t.service_name = $service)
       AND ($since IS NULL OR t.start_time >= $since)
-      -- a reason to look
-      AND (coalesce(f.negative_count, 0) > 0
-           OR coalesce(la.root_cause NOT IN ('none_seen', 'insufficient_trace'), false)
-           OR tr.triggers IS NOT NULL)
+      -- a reason to look (the flags above, by their names)
+      AND (by_feedback OR by_cause OR by_trigger)
       -- not a trace attribution covers (one with a gold case's verdict)
       AND t.trace_id NOT IN (SELECT a.trace_id FROM attribution a WHERE ($since IS NULL OR a.start_time >= $since))
       -- nor one promoted already
@@ -77,7 +75,6 @@ ranked AS (
                  'dropped_before_context', 'over_refusal', 'unsupported_claims', 'invalid_citation',
                  'insufficient_trace', 'none_seen'], root_cause), 11) AS priority
     FROM candidates
-    WHERE by_feedback OR by_cause OR by_trigger
 ),
 capped AS (
     SELECT
