@@ -8,7 +8,7 @@
 --   its candidate documents (0: none); candidate_ids: every candidate has an id; texted_candidates:
 --   those with text of their own; untexted_candidates: the distinct ids (doc_id, chunk_id) of the
 --   others, which only the knowledge-base registry can give text (coverage looks them up; a candidate
---   with neither id has none); rerank_input and rerank_output:
+--   with neither id is listed with both NULL, which nothing resolves); rerank_input and rerank_output:
 --   documents went into and came out of a rerank step; answer_llm_input: the answering LLM call
 --   recorded its input; context: what the model saw, as the evaluators read it (context documents, or
 --   the answering call's input); citations: the `ragfault.answer.citations` attribute, or a `[doc-id]`
