@@ -95,6 +95,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status  # noqa: E402
 
 from bench.evaluate import make_kb, rag_trace  # noqa: E402
 from bench.ingest import _kv, llm_attrs, ragfault_bin  # noqa: E402
+from bench.storage import tree_bytes  # noqa: E402
 from collector.ingest.batch import ArrowBatch  # noqa: E402
 from collector.ingest.span_rows import flatten  # noqa: E402
 from collector.normalize import DEFAULT_SOURCE_KEYS  # noqa: E402
@@ -475,7 +476,7 @@ def build(target: str | tuple[str, str], n: int, n_templates: int, seed: int, wo
             # which the lake's Parquet dictionaries keep once a row group, so its bytes a trace when full
             # are a floor (a file's are not measured here: its fixed blocks weigh on so few traces)
             maintain(local.store, 0)
-            size = sum(p.stat().st_size for p in Path(local.store.data_path).rglob("*") if p.is_file())
+            size = tree_bytes(Path(local.store.data_path))
             info["templates_bytes_per_trace"] = size / n_templates
         t = time.perf_counter()
         shift_us = n_templates * dt_ns // 1000
@@ -596,9 +597,16 @@ def call(http: httpx.Client, req: tuple[str, str, Any]) -> float:
         time.sleep(0.05)
     if r.status_code == 408:
         return TIMED_OUT
-    if r.status_code >= 400:
-        raise RuntimeError(f"{method} {path}: {r.status_code} {r.text[:300]}")
+    _answered(r)
     return (time.perf_counter() - t) * 1000
+
+
+def _answered(r: httpx.Response) -> httpx.Response:
+    """``r`` when the server answered it; a RuntimeError naming the call, the status and the start of
+    the body otherwise (the bench records it and goes on)."""
+    if r.status_code >= 400:
+        raise RuntimeError(f"{r.request.method} {r.request.url.raw_path.decode()}: {r.status_code} {r.text[:300]}")
+    return r
 
 
 def calls_of(http: httpx.Client) -> dict[str, tuple[str, str, Any]]:
@@ -667,9 +675,7 @@ def measure(store: list[str], work: Path, repeat: int, live_traces: int, seed: i
 
 
 def _sql(http: httpx.Client, text: str, params: dict[str, Any] | None = None) -> list[Any]:
-    r = http.post("/api/v1/sql", json={"sql": text, "params": params or {}})
-    if r.status_code >= 400:
-        raise RuntimeError(f"POST /api/v1/sql: {r.status_code} {r.text[:300]}")
+    r = _answered(http.post("/api/v1/sql", json={"sql": text, "params": params or {}}))
     return list(r.json()["rows"])
 
 
@@ -728,9 +734,7 @@ def rounds(srv: Server, work: Path, n_live: int, seed: int) -> dict[str, Any]:
         ids += [r[0] for r in _sql(http, "SELECT trace_id FROM traces WHERE evaluated_at IS NOT NULL "
                                    "ORDER BY start_time LIMIT 200 OFFSET $o", {"o": n // 10})]  # fmt: skip
         t = time.perf_counter()
-        r = http.post("/api/v1/evaluate", json={"trace_ids": ids})
-        if r.status_code >= 400:
-            raise RuntimeError(f"POST /api/v1/evaluate: {r.status_code} {r.text[:300]}")
+        _answered(http.post("/api/v1/evaluate", json={"trace_ids": ids}))
         out["evaluate_400_stored_s"] = time.perf_counter() - t
 
     def gauges() -> None:
@@ -752,9 +756,7 @@ def rounds(srv: Server, work: Path, n_live: int, seed: int) -> dict[str, Any]:
             body = {"out_dir": label, "since": start.isoformat(), "until": (start + timedelta(days=1)).isoformat(),
                     "delete_after": delete}  # fmt: skip
             t = time.perf_counter()
-            r = http.post("/api/v1/export", json=body)
-            if r.status_code >= 400:
-                raise RuntimeError(f"POST /api/v1/export: {r.status_code} {r.text[:300]}")
+            r = _answered(http.post("/api/v1/export", json=body))
             out[label] = {"s": time.perf_counter() - t, "result": r.json()}
 
         if first_day:
@@ -820,7 +822,7 @@ def disk(db: str) -> int:
 def lake_disk(pg: Any, database: str, data_path: Path) -> dict[str, int]:
     """A lake's bytes: its data path's files and its catalog's PostgreSQL database (and, for scale, an
     empty database of the same cluster: what PostgreSQL takes before the catalog holds anything)."""
-    files = sum(p.stat().st_size for p in data_path.rglob("*") if p.is_file())
+    files = tree_bytes(data_path)
     catalog = int(pg.query(database, "SELECT pg_database_size(current_database())").strip())
     empty = int(pg.query("postgres", "SELECT pg_database_size('template1')").strip())
     return {"data_path": files, "catalog": catalog, "total": files + catalog, "empty_database": empty}
