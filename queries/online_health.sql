@@ -6,9 +6,9 @@
 --   Rates are over the traces where the signal applies (their count is given); NULL when none. A
 --   retrieval that recorded neither documents nor an output value is unknown, not empty: the empty
 --   retrieval rate is over the retrieval traces whose output is known, and the others are counted.
---   $received_since (optional): a time no span of the traces counted was received before (the least
---   first_received_at of the window's traces, as the live page passes it); it changes no figure, it
---   lets the scan of traces skip older row groups. Each trace's signals are the trace_health view's.
+--   $received_since (optional): a time no span of the traces counted was received before; it changes
+--   no figure (the trace_health view it reads, not traces, now decides the work, so it only adds a
+--   filter; kept for callers that pass it). Each trace's signals are the trace_health view's.
 -- grain: one row per hour and service_name
 -- params: $since TIMESTAMP = NULL, $until TIMESTAMP = NULL, $service VARCHAR = NULL,
 --   $received_since TIMESTAMP = NULL
@@ -18,7 +18,7 @@
 --   retrieval_output_known_traces, retrieval_output_unrecorded_traces
 WITH h AS (
     -- each trace's signals (the trace_health view) in the window, but a trace with a gold case or a
-    -- verdict naming one; $received_since lets the scan of traces skip older row groups
+    -- verdict naming one
     SELECT * EXCLUDE (gold_verdicts), date_trunc('hour', start_time) AS hour
     FROM trace_health
     WHERE case_id IS NULL AND NOT gold_verdicts

@@ -10,8 +10,8 @@ names a trigger): a time filter on its output (the trace's start) does not cut i
 settled traces that started at or after ``since`` under that table's name: the views and the bundled
 queries run unchanged (the same text, so a bar and the trace list it links to still count the same
 traces) and give the same rows for those traces, since a trace's rows are all there. The least time the
-window's traces were first received is given too (``online_health``'s ``$received_since``, which lets
-its scan of traces skip older row groups). Every read inside must be about traces that started at or
+window's traces were first received, which bounds that read of the log, is given too. Every read inside
+must be about traces that started at or
 after ``since``: the live page's health, causes and triage rows all are. A lake's views may resolve the
 tables elsewhere: there nothing is registered and the reads run as before.
 """
@@ -32,7 +32,7 @@ from collector.store.verdicts import registered
 @dataclass(frozen=True)
 class Cut:
     """What ``window_reads`` did: whether the tables were cut, and a time none of the window's spans,
-    steps or documents was received before (``online_health``'s ``$received_since``; None: unknown)."""
+    steps or documents was received before (the bound of its read of the log; None: unknown)."""
 
     cut: bool
     received_since: datetime | None = None

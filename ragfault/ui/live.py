@@ -102,13 +102,12 @@ def live_page(
     params = {"since": since, "until": until, "service": service}
     health = load_query("online_health")
     # every read below is of traces started since `since`: the views read only their verdicts
-    with window_reads(con, since) as cut:
-        bound = health.bind({**params, "received_since": cut.received_since})
+    with window_reads(con, since):
         out: dict[str, Any] = {
             "since": since,
             "until": until,
             "service": service,
-            "health": _rows(run_select(con, health.sql, bound, row_cap=50_000)),
+            "health": _rows(run_select(con, health.sql, health.bind(params), row_cap=50_000)),
             "causes": _rows(store_live.causes(con, since, until, service, row_cap=50_000)),
         }
         # the queue is run once: the backlog counts its rows, the queue is its first rows
@@ -210,9 +209,8 @@ def hour_values(con: Any, now: datetime) -> dict[str, dict[Labels, float]]:
         return "current" if hour == current else "previous" if hour == start else None
 
     health = load_query("online_health")
-    with window_reads(con, start) as cut:  # the two hours' verdicts only
-        bound = health.bind({**params, "received_since": cut.received_since})
-        health_rows = _rows(run_select(con, health.sql, bound, row_cap=100_000))
+    with window_reads(con, start):  # the two hours' verdicts only
+        health_rows = _rows(run_select(con, health.sql, health.bind(params), row_cap=100_000))
         cause_rows = _rows(store_live.causes(con, start, None, None, row_cap=100_000))
     for row in health_rows:
         label = which(row["hour"])
