@@ -605,7 +605,9 @@ def _answered(r: httpx.Response) -> httpx.Response:
     """``r`` when the server answered it; a RuntimeError naming the call, the status and the start of
     the body otherwise (the bench records it and goes on)."""
     if r.status_code >= 400:
-        raise RuntimeError(f"{r.request.method} {r.request.url.raw_path.decode()}: {r.status_code} {r.text[:300]}")
+        raise RuntimeError(
+            f"{r.request.method} {r.request.url.raw_path.decode()}: {r.status_code} {r.text[:300]}"
+        )
     return r
 
 
