@@ -13,10 +13,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import pyarrow as pa
+
 from collector.store.base import Con, operation
-from collector.store.reader import QueryResult, run_select
+from collector.store.reader import QueryResult, TableResult, run_select, select_table
 from collector.store.sqlfiles import sql
 from collector.store.templates import filled
+from collector.store.verdicts import registered
 from queries import load_query
 
 ITEM_PARTS = ("live", "feedback", "promoted", "case")
@@ -55,10 +58,21 @@ def _triage(name: str) -> str:
 
 
 @operation
-def triage_queue(con: Con, params: dict[str, Any], row_cap: int) -> QueryResult:
+def triage_queue(con: Con, params: dict[str, Any], row_cap: int) -> TableResult:
     """The ``triage`` query's rows given ``params`` (its own: ``service``, ``since``, ``limit`` ...),
-    only the columns the live page shows, in the query's order."""
-    return run_select(con, _triage("triage_queue"), load_query("triage").bind(params), row_cap=row_cap)
+    only the columns the live page shows, in the query's order, kept as Arrow (``backlog_of`` counts
+    them; the page shows its first rows)."""
+    return select_table(con, _triage("triage_queue"), load_query("triage").bind(params), row_cap=row_cap)
+
+
+@operation
+def backlog_of(con: Con, queue: pa.Table, row_cap: int) -> QueryResult:
+    """``triage_queue``'s rows counted by service and reason: the statement ``triage_backlog`` counts
+    the query's rows with, over these rows (the query is not run again)."""
+    with registered(con, {"_triage_queue": queue}):
+        return run_select(
+            con, filled("live", "triage_backlog", body="SELECT * FROM _triage_queue"), row_cap=row_cap
+        )
 
 
 @operation

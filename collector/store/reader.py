@@ -12,7 +12,8 @@ import decimal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -27,6 +28,7 @@ from ragfault_core.errors import QueryRefused, QueryResultTooLarge, QueryTimeout
 
 ALLOWED = {duckdb.StatementType.SELECT}
 BATCH_ROWS = 256  # rows fetched from DuckDB at a time
+TABLE_BATCH_ROWS = 8192  # the same, for a caller that keeps them as Arrow (select_table)
 
 
 @dataclass
@@ -128,6 +130,112 @@ def _shape(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> 
     return con.sql(text, params=params)
 
 
+def _batches(
+    con: duckdb.DuckDBPyConnection, text: str, params: dict[str, Any] | None, batch_rows: int
+) -> pa.RecordBatchReader:
+    try:
+        return arrow_batches(con, text, params or None, batch_rows)
+    except NoRows as exc:
+        raise QueryRefused(str(exc)) from exc
+
+
+@contextmanager
+def _guarded(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: dict[str, Any] | None,
+    timeout: float,
+    max_bytes: int | None = None,
+    max_value_bytes: int | None = None,
+) -> Iterator[None]:
+    """Within: a READ ONLY transaction on ``con`` that DuckDB is interrupted in after ``timeout``
+    seconds, rolled back at the end; DuckDB's errors come out as ``QueryTimeout``,
+    ``QueryResultTooLarge`` (the result guards' marks) or ``QueryRefused`` with the statement's
+    location."""
+    timer = threading.Timer(timeout, con.interrupt)
+    con.execute("BEGIN TRANSACTION READ ONLY")
+    timer.start()
+    try:
+        yield
+    except duckdb.InterruptException as exc:
+        raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
+    except (pa.ArrowException, OSError, duckdb.InvalidInputException) as exc:
+        # DuckDB's errors while streaming come through Arrow; the guards' through error()
+        for mark in (sqlguard.RESULT_MARK, sqlguard.VALUE_MARK):
+            if mark in str(exc):
+                raise _too_large(max_bytes, max_value_bytes, mark) from exc
+        if isinstance(exc, duckdb.InvalidInputException):
+            if "read-only" in str(exc).lower() or "read only" in str(exc).lower():
+                raise QueryRefused(f"refused: {exc}") from exc
+            raise QueryRefused(f"{type(exc).__name__}: {exc}") from exc
+        if "INTERRUPT" in str(exc):
+            raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
+        raise QueryRefused(str(exc)) from exc
+    except duckdb.PermissionException as exc:
+        raise QueryRefused(f"refused: {exc}") from exc
+    except duckdb.Error as exc:
+        if "read-only" in str(exc).lower() or "read only" in str(exc).lower():
+            raise QueryRefused(f"refused: {exc}") from exc
+        raise QueryRefused(f"{type(exc).__name__}: {_located(con, sql, params, exc)}") from exc
+    finally:
+        timer.cancel()
+        rollback(con)  # a read-only transaction: nothing to keep
+
+
+@dataclass
+class TableResult:
+    """A statement's rows kept as Arrow (``select_table``), with its columns' DuckDB types."""
+
+    table: pa.Table
+    types: list[str]
+    truncated: bool
+
+    def head(self, n: int) -> QueryResult:
+        """The first ``n`` rows as ``run_select`` gives them: JSON-ready values."""
+        part = self.table.slice(0, n)
+        cols = [_column(part.column(i), self.types[i]) for i in range(part.num_columns)]
+        rows = list(map(list, zip(*cols, strict=True))) if cols else [[] for _ in range(part.num_rows)]
+        return QueryResult(columns=part.column_names, types=self.types, rows=rows, truncated=self.truncated)
+
+
+def select_table(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: dict[str, Any] | None = None,
+    *,
+    row_cap: int,
+    timeout: float = 30.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> TableResult:
+    """Run one read-only statement of the project's own on ``con`` as ``run_select`` does (a READ ONLY
+    transaction, the time limit) and keep its first ``row_cap`` rows as Arrow, for a caller that adds
+    the rows up or shows a few: converting every row to Python values costs more than running the
+    statement."""
+    started = clock()
+    check_statement(con, sql)
+    batches: list[pa.RecordBatch] = []
+    truncated = False
+    with _guarded(con, sql, params, timeout):
+        shape = _shape(con, sql, params) if params else con.sql(sql)
+        if shape is None:
+            raise QueryRefused("the statement returns no rows")
+        types = [str(t) for t in shape.types]
+        reader = _batches(con, sql, params, TABLE_BATCH_ROWS)
+        schema, n = reader.schema, 0
+        for batch in reader:
+            if n + batch.num_rows > row_cap:  # the rows beyond the cap are not read
+                batch = batch.slice(0, row_cap - n)
+                truncated = True
+            batches.append(batch)
+            n += batch.num_rows
+            if clock() - started > timeout:
+                raise duckdb.InterruptException("time limit")
+            if truncated:
+                break
+        reader.close()
+    return TableResult(pa.Table.from_batches(batches, schema=schema), types, truncated)
+
+
 def run_select(
     con: duckdb.DuckDBPyConnection,
     sql: str,
@@ -153,13 +261,10 @@ def run_select(
     check_statement(con, sql)
     if user:
         sqlguard.check(con, sql)
-    timer = threading.Timer(timeout, con.interrupt)
-    con.execute("BEGIN TRANSACTION READ ONLY")
-    timer.start()
     size = 0
     rows: list[list[Any]] = []
     truncated = False
-    try:
+    with _guarded(con, sql, params, timeout, max_bytes, max_value_bytes):
         cap = max_bytes if user else None
         # the names and types: of a LIMIT 0 of a statement with parameters (a relation made with them
         # may be the statement run: base.LAZY_PARAMETER_RELATIONS); the rows: the statement run once
@@ -174,10 +279,7 @@ def run_select(
             if cap is not None:
                 inner = sqlguard.cap_values(con, sql, max_value_bytes or cap)
                 text = sqlguard.cap_result(inner, list(shape.types), cap)
-            try:
-                reader = arrow_batches(con, text, params or None, BATCH_ROWS)
-            except NoRows as exc:
-                raise QueryRefused(str(exc)) from exc
+            reader = _batches(con, text, params, BATCH_ROWS)
         for batch in reader:
             if len(rows) + batch.num_rows > row_cap:  # the rows beyond the cap are not read
                 batch = batch.slice(0, row_cap - len(rows))
@@ -192,29 +294,6 @@ def run_select(
             if truncated:
                 break
         reader.close()
-    except duckdb.InterruptException as exc:
-        raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
-    except (pa.ArrowException, OSError, duckdb.InvalidInputException) as exc:
-        # DuckDB's errors while streaming come through Arrow; the guards' through error()
-        for mark in (sqlguard.RESULT_MARK, sqlguard.VALUE_MARK):
-            if mark in str(exc):
-                raise _too_large(max_bytes, max_value_bytes, mark) from exc
-        if isinstance(exc, duckdb.InvalidInputException):
-            if "read-only" in str(exc).lower() or "read only" in str(exc).lower():
-                raise QueryRefused(f"refused: {exc}") from exc
-            raise QueryRefused(f"{type(exc).__name__}: {exc}") from exc
-        if "INTERRUPT" in str(exc):
-            raise QueryTimeout(f"query exceeded the {timeout:g} s time limit", retry_after=0) from exc
-        raise QueryRefused(str(exc)) from exc
-    except duckdb.PermissionException as exc:
-        raise QueryRefused(f"refused: {exc}") from exc
-    except duckdb.Error as exc:
-        if "read-only" in str(exc).lower() or "read only" in str(exc).lower():
-            raise QueryRefused(f"refused: {exc}") from exc
-        raise QueryRefused(f"{type(exc).__name__}: {_located(con, sql, params, exc)}") from exc
-    finally:
-        timer.cancel()
-        rollback(con)  # a read-only transaction: nothing to keep
     return QueryResult(columns=columns, types=types, rows=rows, truncated=truncated)
 
 

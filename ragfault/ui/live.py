@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -63,19 +62,6 @@ def as_datetime(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value)).replace(tzinfo=None)
 
 
-def backlog_counts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Triage rows counted by service and reason, in the order ``store_live.triage_backlog`` gives
-    (NULLs last): the page's backlog from the same rows as its queue, not from a second run of the
-    query."""
-    counts = Counter((r["service_name"], reason) for r in rows for reason in r["reasons"])
-
-    def key(item: tuple[tuple[Any, Any], int]) -> tuple[bool, str, bool, str]:
-        (service, reason), _ = item
-        return (service is None, service or "", reason is None, reason or "")
-
-    return [{"service_name": s, "reason": r, "traces": n} for (s, r), n in sorted(counts.items(), key=key)]
-
-
 def window(
     con: Any, since: datetime | None, until: datetime | None
 ) -> tuple[datetime | None, datetime | None]:
@@ -110,12 +96,13 @@ def live_page(
             "health": _rows(run_select(con, health.sql, health.bind(params), row_cap=50_000)),
             "causes": _rows(store_live.causes(con, since, until, service, row_cap=50_000)),
         }
-        # the queue is run once: the backlog counts its rows, the queue is its first rows
+        # the queue is run once, its rows kept as Arrow: the backlog counts them, the queue is its
+        # first rows (only those become Python values)
         asked = {"service": service, "since": since, "limit": BACKLOG_CAP}
-        rows = _rows(store_live.triage_queue(con, asked, row_cap=BACKLOG_CAP))
-    out["backlog"] = backlog_counts(rows)
-    out["queue"] = rows[:BACKLOG_ROWS]
-    out["backlog_capped"] = len(rows) >= BACKLOG_CAP
+        queue = store_live.triage_queue(con, asked, row_cap=BACKLOG_CAP)
+    out["backlog"] = _rows(store_live.backlog_of(con, queue.table, row_cap=BACKLOG_CAP))
+    out["queue"] = _rows(queue.head(BACKLOG_ROWS))
+    out["backlog_capped"] = queue.table.num_rows >= BACKLOG_CAP
     return out
 
 
