@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from queries import Query, all_queries, parse  # noqa: E402
 
 REFERENCE = ROOT / "bench" / "reference"
-VIEWS = ("attribution", "live_attribution", "trace_health", "trace_coverage")
+VIEWS = ("attribution", "live_attribution", "trace_health", "trace_coverage", "case_verdicts")
 
 
 @dataclass(frozen=True)

@@ -355,6 +355,24 @@ TRACE_COVERAGE = Table(
     ),
 )
 
+CASE_VERDICTS = Table(
+    "case_verdicts_facts",
+    "one row per verdict queries/case_verdicts.sql selects: the gold-set reports' verdicts of a gold-case trace",
+    (
+        _id("trace_id", "the trace"),
+        _id("span_id", "the step a per-step metric is about; NULL for a per-trace metric", nullable=True),
+        _text("case_id", "the gold case"),
+        _text("run_id", "the trace's run"),
+        _id("metric", "the metric's name"),
+        _id("status", "ok, not_applicable, error or skipped"),
+        _score("value", "numerator / denominator, or the score"),
+        _score("numerator", "what was found"),
+        _score("denominator", "what could be found"),
+        _flag("passed", "the verdict under the configured policy"),
+        _text("label", "a categorical outcome"),
+    ),
+)
+
 TABLES: tuple[Table, ...] = (
     SPAN,
     STEP,
@@ -364,6 +382,7 @@ TABLES: tuple[Table, ...] = (
     LIVE_ATTRIBUTION,
     TRACE_HEALTH,
     TRACE_COVERAGE,
+    CASE_VERDICTS,
 )
 """Every table defined here, in the order the docs list them."""
 

@@ -82,6 +82,10 @@ PURPOSE = {
     "retrieval, candidates' ids and text, rerank, the answering call's input, context, answer, citations, "
     "model, tokens), from its own rows (the bundled query [`trace_coverage`](#trace_coverage); `coverage` "
     "adds them up per service and convention and looks the registry up).",
+    "case_verdicts": "the verdicts of each gold-case trace that the gold-set reports read (answerability, "
+    "recall@k, candidate and context recall, context retention, fact coverage, answer support, citation "
+    "validity), a row a verdict (the bundled query [`case_verdicts`](#case_verdicts); `case_results`, "
+    "`layer_metrics` and `refusal_table` read it rather than every verdict).",
     "attribution_facts": "on a single file, the rows `attribution` computes from each gold-case trace's "
     "verdicts, kept once computed (the view reads them, and computes those of the traces in `facts_changed`).",
     "live_attribution_facts": "on a single file, the rows `live_attribution` computes from each live "
@@ -90,6 +94,8 @@ PURPOSE = {
     "computed (the view reads them, and computes those in `facts_changed`).",
     "trace_coverage_facts": "on a single file, the rows `trace_coverage` computes for each trace, kept "
     "once computed (the view reads them, and computes those in `facts_changed`).",
+    "case_verdicts_facts": "on a single file, the rows `case_verdicts` selects for each gold-case trace, "
+    "kept once computed (the view reads them, and computes those in `facts_changed`).",
     "facts_pending": "on a single file, the facts tables still to be computed in full (after a migration).",
     "facts_changed": "on a single file, the traces whose verdicts or assembly a write changed: the facts "
     "views compute their rows when read, until a write flushes them (2,000 traces, or five minutes).",

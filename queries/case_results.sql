@@ -32,7 +32,7 @@ v AS (
             list_sort(list(struct_pack(n := len(e.metric), k := e.metric, v := e.value))  -- by n, then name
                 FILTER (WHERE e.span_id IS NULL AND e.metric LIKE 'recall@%')),
             lambda x: struct_pack(k := x.k, v := x.v)))) AS recall_at
-    FROM evaluations e
+    FROM case_verdicts e
     WHERE e.status = 'ok' AND e.trace_id IN (SELECT trace_id FROM a)
       AND (e.metric IN ('answerability', 'candidate_recall', 'context_recall', 'context_retention', 'answer_support',
                         'fact_coverage', 'citation_validity')

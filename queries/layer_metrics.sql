@@ -15,7 +15,7 @@ WITH m AS (
         e.value,
         e.numerator,
         e.denominator
-    FROM evaluations e
+    FROM case_verdicts e
     JOIN gold_cases g ON g.case_id = e.case_id
     WHERE (e.span_id IS NULL OR e.metric IN ('answer_support', 'judge_answer_support'))
       AND (e.metric LIKE 'recall@%'  -- every configured k ([evaluation.evaluators.retrieval] ks)

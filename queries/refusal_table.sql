@@ -18,9 +18,9 @@ WITH cells AS (
         coalesce(g.category, '(none)') AS category,
         e.label AS cell,
         coalesce(fc.passed, fc.status = 'not_applicable') AS all_facts
-    FROM evaluations e
+    FROM case_verdicts e
     JOIN gold_cases g ON g.case_id = e.case_id
-    LEFT JOIN evaluations fc
+    LEFT JOIN case_verdicts fc
         ON fc.trace_id = e.trace_id AND fc.metric = 'fact_coverage' AND fc.span_id IS NULL
     WHERE e.metric = 'answerability' AND e.status = 'ok'
 ),

@@ -21,22 +21,17 @@ from collector.normalize import DEFAULT_SOURCE_KEYS
 from collector.settling.settle import Settler
 from collector.store import Store
 from collector.store import references as refs
-from collector.store.file import facts
 from collector.store.schema import batch_to_arrow
 from evaluators.gold import KBDocument, kb_row
 from queries import all_queries
 from tests.collector.otlp_build import new_span_id, request, span
 from tests.store.contract.build import ns
-from tests.store.contract.stored import T0, rows
+from tests.store.contract.stored import FLUSH_MODES, T0, rows, set_flushing
 
 
-@pytest.fixture(params=("each write flushes", "no write flushes"))
+@pytest.fixture(params=FLUSH_MODES)
 def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    if request.param == "each write flushes":
-        monkeypatch.setattr(facts, "FLUSH_TRACES", 1)
-    else:
-        monkeypatch.setattr(facts, "FLUSH_TRACES", 10**9)
-        monkeypatch.setattr(facts, "FLUSH_AGE", timedelta(days=365_000))
+    set_flushing(monkeypatch, str(request.param))
     s = Store(tmp_path / "coverage.duckdb")
     yield s
     s.close()

@@ -29,6 +29,8 @@ def test_every_rewritten_statement_has_its_reference() -> None:
         "why_no_score",
         "follows_stale",
         "coverage",
+        "layer_metrics",
+        "refusal_table",
     }
     assert rewritten | {"kb_affected"} <= set(references())
 
@@ -36,7 +38,14 @@ def test_every_rewritten_statement_has_its_reference() -> None:
 def test_bundled_outputs_equal_the_references(demo_db: Path) -> None:  # noqa: F811
     outcomes = {o.name: o for o in compare(demo_db)}
     assert set(references()) <= set(outcomes)
-    for view_reader in ("root_causes", "quadrant", "case_results", "triage"):
+    for view_reader in (
+        "root_causes",
+        "quadrant",
+        "case_results",
+        "triage",
+        "layer_metrics",
+        "refusal_table",
+    ):
         assert view_reader in outcomes  # the statements reading the views are compared too
     assert outcomes["attribution"].rows > 0 and outcomes["live_attribution"].rows > 0
     assert outcomes["case_results"].rows > 0 and outcomes["root_causes"].rows > 0
@@ -50,6 +59,7 @@ def test_views_computing_changed_traces_equal_the_references(demo_db: Path) -> N
     outcomes = {o.name: o for o in compare(demo_db, changed=10**6)}
     assert outcomes["attribution"].rows > 0 and outcomes["live_attribution"].rows > 0
     assert outcomes["trace_health"].rows > 0 and outcomes["trace_coverage"].rows > 0
+    assert outcomes["case_verdicts"].rows > 0 and outcomes["layer_metrics"].rows > 0
     assert not {o.name: o.first_difference for o in outcomes.values() if not o.same}
 
 

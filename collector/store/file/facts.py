@@ -6,9 +6,10 @@ the metric values and the missing fields; ``live_attribution_facts`` the row
 ``queries/live_attribution.sql`` computes for a trace of live traffic; ``trace_health_facts`` the row
 ``queries/trace_health.sql`` computes from a trace's steps, documents and verdicts;
 ``trace_coverage_facts`` (migration 030) the row ``queries/trace_coverage.sql`` computes from a trace's
-steps and documents and the gold cases its verdicts name. What only the registry decides stays out of
-them (``coverage`` looks it up when read); a registry load that gives stored documents their text
-computes those traces' facts again (``refresh_traces``).
+steps and documents and the gold cases its verdicts name; ``case_verdicts_facts`` (migration 031) the
+rows ``queries/case_verdicts.sql`` selects: a gold-case trace's verdicts that the gold-set reports read.
+What only the registry decides stays out of them (``coverage`` looks it up when read); a registry load
+that gives stored documents their text computes those traces' facts again (``refresh_traces``).
 
 **Changed, then computed in batches** (migration 028). The transaction that writes a batch's verdicts
 (``verdicts.write_verdicts``) or its assembly (``settling.write_settled``) names its traces in
@@ -39,7 +40,7 @@ from datetime import datetime, timedelta
 
 import pyarrow as pa
 
-from collector.model import ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_COVERAGE, TRACE_HEALTH, Table
+from collector.model import ATTRIBUTION, CASE_VERDICTS, LIVE_ATTRIBUTION, TRACE_COVERAGE, TRACE_HEALTH, Table
 from collector.store.base import Con
 from collector.store.templates import filled
 from collector.store.tx import transaction
@@ -47,7 +48,7 @@ from collector.store.tx import transaction
 AREA = "file/facts"
 
 
-FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH, TRACE_COVERAGE)
+FACTS: tuple[Table, ...] = (ATTRIBUTION, LIVE_ATTRIBUTION, TRACE_HEALTH, TRACE_COVERAGE, CASE_VERDICTS)
 """Every facts table: ``<view>_facts`` keeps the rows of the bundled view ``<view>`` (``view_of``)."""
 
 
@@ -104,16 +105,27 @@ def changed(con: Con, since: datetime | None, received_since: datetime | None, n
     return True
 
 
+SOURCES = ("evaluations", "traces", "steps", "step_documents")
+"""The tables the facts statements read a changed trace's rows of (``sql/facts/changed_rows``)."""
+
+
 def flush(con: Con) -> None:
-    """Compute the facts of every trace in ``facts_changed``, in the caller's transaction, and empty it."""
+    """Compute the facts of every trace in ``facts_changed``, in the caller's transaction, and empty it.
+    The changed traces' rows of each source table are read once and kept for the flush
+    (``sql/facts/flush_take``): each facts statement reads its table in several narrow passes, and
+    traces evaluated again long after their first verdicts make each pass scan the table from then on
+    (at 1M traces, 64 such traces took 7 s with a scan a pass)."""
+    for source in SOURCES:
+        rows = filled(AREA, "changed_rows", columns="*", body=f"SELECT * FROM {source}")
+        con.execute(filled(AREA, "flush_take", table=source, rows=rows))
     for table in FACTS:
         con.execute(filled(AREA, "delete_changed", table=table.name))
-        con.execute(
-            filled(
-                AREA, "insert_changed", table=table.name, columns=_columns(table), body=changed_rows(table)
-            )
-        )
+        body = filled(AREA, "flush_rows", columns=_columns(table), body=definition(table))
+        con.execute(filled(AREA, "insert_changed", table=table.name, columns=_columns(table), body=body))
     con.execute(filled(AREA, "clear_changed"))
+    # (a flush that fails leaves them to the caller's rollback, which drops what its transaction made)
+    for source in SOURCES:
+        con.execute(filled(AREA, "flush_drop", table=source))
 
 
 def refresh_cases(con: Con) -> int:

@@ -167,16 +167,22 @@ def rows(store: Any, sql: str, **params: Any) -> list[tuple[Any, ...]]:
 
 
 def write_results(
-    backend: Any, trace_ids: list[str], results: dict[str, bool], gen: int, now: datetime
+    backend: Any,
+    trace_ids: list[str],
+    results: dict[str, bool],
+    gen: int,
+    now: datetime,
+    *,
+    gold: bool = True,
 ) -> None:
     """One evaluator per metric in ``results`` ran on each trace (gold case ``c-<trace's first letter>``,
-    run ``r1``); its verdict passed or failed as given."""
+    none when not ``gold``; run ``r1``); its verdict passed or failed as given."""
     evals: dict[str, list[Any]] = {f.name: [] for f in EVAL_SCHEMA}
     ran: dict[str, list[str]] = {"trace_id": [], "evaluator": []}
     for t in trace_ids:
         for metric, passed in results.items():
             row = dict(
-                trace_id=t, span_id=None, case_id=f"c-{t[0]}", run_id="r1", evaluator=metric,
+                trace_id=t, span_id=None, case_id=f"c-{t[0]}" if gold else None, run_id="r1", evaluator=metric,
                 evaluator_version="1", tier="cheap", metric=metric, value=1.0 if passed else 0.0,
                 numerator=1.0 if passed else 0.0, denominator=1.0, status="ok", reason=None, passed=passed,
                 label=None, details=None if passed else f'{{"metric": "{metric}", "gen": {gen}}}',
@@ -199,3 +205,20 @@ def write_results(
         pa.table({"trace_id": pa.array(trace_ids, pa.string())}),
         now,
     )
+
+
+FLUSH_MODES = ("each write flushes", "no write flushes")
+"""How a file store's facts are written in a test: every write flushes its changed traces' facts, or
+none does (the facts views compute the changed traces when read). A lake keeps no facts."""
+
+
+def set_flushing(monkeypatch: pytest.MonkeyPatch, mode: str) -> str:
+    """Make every write flush, or none (``FLUSH_MODES``); returns ``mode``."""
+    from collector.store.file import facts
+
+    if mode == "each write flushes":
+        monkeypatch.setattr(facts, "FLUSH_TRACES", 1)
+    else:
+        monkeypatch.setattr(facts, "FLUSH_TRACES", 10**9)
+        monkeypatch.setattr(facts, "FLUSH_AGE", timedelta(days=365_000))
+    return mode

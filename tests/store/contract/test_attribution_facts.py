@@ -17,26 +17,29 @@ import pytest
 
 from collector.settling.settle import Settler
 from collector.store import references, retention
-from collector.store.file import facts
 from evaluators.gold import GoldCase, case_row
 from queries import all_queries
 from tests.store.contract.build import spans_batch
 from tests.store.contract.conftest import requires
-from tests.store.contract.stored import T0, add_trace, is_lake, needs_tables, rows, write_results
+from tests.store.contract.stored import (
+    FLUSH_MODES,
+    T0,
+    add_trace,
+    is_lake,
+    needs_tables,
+    rows,
+    set_flushing,
+    write_results,
+)
 
 TABLES = ("traces", "evaluations", "evaluation_history", "eval_log", "gold_cases")
 A, B = "a" * 32, "b" * 32
 
 
-@pytest.fixture(autouse=True, params=("each write flushes", "no write flushes"))
+@pytest.fixture(autouse=True, params=FLUSH_MODES)
 def flushing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """(A lake keeps no facts: there both runs are the same.)"""
-    if request.param == "each write flushes":
-        monkeypatch.setattr(facts, "FLUSH_TRACES", 1)
-    else:
-        monkeypatch.setattr(facts, "FLUSH_TRACES", 10**9)
-        monkeypatch.setattr(facts, "FLUSH_AGE", timedelta(days=365_000))
-    return str(request.param)
+    return set_flushing(monkeypatch, str(request.param))
 
 
 def _defined(backend: Any) -> list[tuple[Any, ...]]:

@@ -19,7 +19,7 @@ SELECT
     e.value,
     e.numerator,
     e.denominator
-FROM evaluations e
+FROM case_verdicts e
 JOIN gold_cases g ON g.case_id = e.case_id
 LEFT JOIN traces t ON t.trace_id = e.trace_id
 WHERE (e.span_id IS NULL OR e.metric IN ('answer_support', 'judge_answer_support'))
