@@ -71,7 +71,7 @@ def backlog_of(con: Con, queue: pa.Table, row_cap: int) -> QueryResult:
     the query's rows with, over these rows (the query is not run again)."""
     with registered(con, {"_triage_queue": queue}):
         return run_select(
-            con, filled("live", "triage_backlog", body="SELECT * FROM _triage_queue"), row_cap=row_cap
+            con, filled("live", "triage_backlog", body=sql("live", "queue_rows")), row_cap=row_cap
         )
 
 
