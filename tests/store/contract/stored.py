@@ -207,17 +207,22 @@ def write_results(
     )
 
 
-FLUSH_MODES = ("each write flushes", "no write flushes")
-"""How a file store's facts are written in a test: every write flushes its changed traces' facts, or
-none does (the facts views compute the changed traces when read). A lake keeps no facts."""
+FLUSH_MODES = ("each write flushes", "each write flushes from kept rows", "no write flushes")
+"""How a file store's facts are written in a test: every write flushes its changed traces' facts
+(reading the source tables in each statement, as a flush of recent rows does, or from the rows kept
+once for the flush, as one reaching further back does), or none does (the facts views compute the
+changed traces when read). A lake keeps no facts."""
 
 
 def set_flushing(monkeypatch: pytest.MonkeyPatch, mode: str) -> str:
-    """Make every write flush, or none (``FLUSH_MODES``); returns ``mode``."""
+    """Make every write flush, one way or the other, or none (``FLUSH_MODES``); returns ``mode``."""
     from collector.store.file import facts
 
-    if mode == "each write flushes":
+    if mode.startswith("each write flushes"):
         monkeypatch.setattr(facts, "FLUSH_TRACES", 1)
+        if mode.endswith("from kept rows"):
+            flush = facts.flush
+            monkeypatch.setattr(facts, "flush", lambda con, reach_back=True: flush(con, reach_back=True))
     else:
         monkeypatch.setattr(facts, "FLUSH_TRACES", 10**9)
         monkeypatch.setattr(facts, "FLUSH_AGE", timedelta(days=365_000))
