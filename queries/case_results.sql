@@ -16,7 +16,8 @@ WITH a AS (
 ),
 -- each trace's verdict values, from the small columns of its verdicts, aggregated before the join, in
 -- one pass: the scalar metrics and the trace-level recall@k of every configured k (keys in the order
--- of k: recall@1, recall@3, ..., recall@10)
+-- of k: recall@1, recall@3, ..., recall@10); every gold-case trace's (case_verdicts holds only those),
+-- the join below keeps those of `a` (a semi-join to `a` here cost more than it saved)
 v AS (
     SELECT
         e.trace_id,
@@ -33,7 +34,7 @@ v AS (
                 FILTER (WHERE e.span_id IS NULL AND e.metric LIKE 'recall@%')),
             lambda x: struct_pack(k := x.k, v := x.v)))) AS recall_at
     FROM case_verdicts e
-    WHERE e.status = 'ok' AND e.trace_id IN (SELECT trace_id FROM a)
+    WHERE e.status = 'ok'
       AND (e.metric IN ('answerability', 'candidate_recall', 'context_recall', 'context_retention', 'answer_support',
                         'fact_coverage', 'citation_validity')
            OR (e.span_id IS NULL AND e.metric LIKE 'recall@%'))
