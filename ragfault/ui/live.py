@@ -80,30 +80,61 @@ def window(
     return end - timedelta(hours=DEFAULT_HOURS), None
 
 
+def page_health(
+    con: Any, since: datetime | None, until: datetime | None, service: str | None
+) -> dict[str, Any]:
+    """The live page's ``online_health`` rows over its window."""
+    health = load_query("online_health")
+    # the query reads only the verdicts of the traces started since `since`
+    with window_reads(con, since):
+        params = health.bind({"since": since, "until": until, "service": service})
+        return {"health": _rows(run_select(con, health.sql, params, row_cap=50_000))}
+
+
+def page_causes(
+    con: Any, since: datetime | None, until: datetime | None, service: str | None
+) -> dict[str, Any]:
+    """The causes ``live_attribution`` proves by hour and service over the page's window."""
+    return {"causes": _rows(store_live.causes(con, since, until, service, row_cap=50_000))}
+
+
+def page_queue(
+    con: Any, since: datetime | None, until: datetime | None, service: str | None
+) -> dict[str, Any]:
+    """The triage backlog and the first rows of its queue: ``triage`` run once over the window's traces
+    (it takes no end), its rows kept as Arrow; the backlog counts them, only the queue's first rows
+    become Python values."""
+    asked = {"service": service, "since": since, "limit": BACKLOG_CAP}
+    with window_reads(con, since):
+        queue = store_live.triage_queue(con, asked, row_cap=BACKLOG_CAP)
+    return {
+        "backlog": _rows(store_live.backlog_of(con, queue.table, row_cap=BACKLOG_CAP)),
+        "queue": _rows(queue.head(BACKLOG_ROWS)),
+        "backlog_capped": queue.table.num_rows >= BACKLOG_CAP,
+    }
+
+
+PAGE_PARTS = (page_queue, page_health, page_causes)
+"""What the live page draws, each part read on a cursor of its own: the server reads them at once
+(each of DuckDB's queries runs on the thread that calls it), the longest first."""
+
+
 def live_page(
     con: Any, since: datetime | None, until: datetime | None, service: str | None
 ) -> dict[str, Any]:
-    """Everything the live page draws, from the bundled queries."""
+    """Everything the live page draws, from the bundled queries, read one part after the other on
+    ``con`` (the server reads the parts at once: ``router``)."""
     since, until = window(con, since, until)
-    params = {"since": since, "until": until, "service": service}
-    health = load_query("online_health")
-    # every read below is of traces started since `since`: the views read only their verdicts
-    with window_reads(con, since):
-        out: dict[str, Any] = {
-            "since": since,
-            "until": until,
-            "service": service,
-            "health": _rows(run_select(con, health.sql, health.bind(params), row_cap=50_000)),
-            "causes": _rows(store_live.causes(con, since, until, service, row_cap=50_000)),
-        }
-        # the queue is run once, its rows kept as Arrow: the backlog counts them, the queue is its
-        # first rows (only those become Python values)
-        asked = {"service": service, "since": since, "limit": BACKLOG_CAP}
-        queue = store_live.triage_queue(con, asked, row_cap=BACKLOG_CAP)
-    out["backlog"] = _rows(store_live.backlog_of(con, queue.table, row_cap=BACKLOG_CAP))
-    out["queue"] = _rows(queue.head(BACKLOG_ROWS))
-    out["backlog_capped"] = queue.table.num_rows >= BACKLOG_CAP
-    return out
+    out: dict[str, Any] = {"since": since, "until": until, "service": service}
+    for part in PAGE_PARTS:
+        out.update(part(con, since, until, service))
+    return page_order(out)
+
+
+def page_order(out: dict[str, Any]) -> dict[str, Any]:
+    """The live page's keys in the order of its answer."""
+    keys = ("since", "until", "service", "health", "causes", "backlog", "queue", "backlog_capped")
+    return {k: out[k] for k in keys}
 
 
 def triage_item(con: Any, trace_id: str) -> dict[str, Any]:
@@ -125,11 +156,12 @@ def router(ctx: Context) -> APIRouter:
     r = APIRouter(prefix="/api/v1/ui", dependencies=[Depends(auth)])
     limiter = anyio.CapacityLimiter(2)
 
-    async def read(fn: Callable[..., Any], *args: Any) -> Any:
+    async def read(fn: Callable[..., Any], *args: Any, as_json: bool = True) -> Any:
         def work() -> Any:
             con = ctx.store.cursor()
             try:
-                return jsonable(fn(con, *args))
+                out = fn(con, *args)
+                return jsonable(out) if as_json else out
             finally:
                 con.close()
 
@@ -139,13 +171,23 @@ def router(ctx: Context) -> APIRouter:
     async def get_live(
         since: datetime | None = None, until: datetime | None = None, service: str | None = None
     ) -> Any:
-        def page(con: Any) -> dict[str, Any]:
-            try:
-                return live_page(con, since, until, service or None)
-            except ValueError as exc:
-                raise HTTPException(400, str(exc)) from exc
+        try:
+            since, until = await read(window, since, until, as_json=False)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from exc
+        out: dict[str, Any] = {"since": since, "until": until, "service": service or None}
 
-        return await read(page)
+        async def part(fn: Callable[..., dict[str, Any]]) -> None:
+            out.update(await read(fn, since, until, service or None))
+
+        # the parts at once, each on a cursor and a thread of its own (two at a time: the limiter)
+        try:
+            async with anyio.create_task_group() as tg:
+                for fn in PAGE_PARTS:
+                    tg.start_soon(part, fn)
+        except ExceptionGroup as failed:  # the first part's error, as a read of one part would raise it
+            raise failed.exceptions[0] from None
+        return jsonable(page_order(out))
 
     @r.get("/triage/item", summary="One triage screen: the suspected cause, its evidence, the feedback")
     async def get_triage_item(trace_id: str) -> Any:

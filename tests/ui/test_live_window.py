@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from collector.store.live_window import window_reads
+from collector.store.reader import jsonable
 from collector.store.templates import filled
 from queries import load_query
-from ragfault.ui.live import BACKLOG_REFRESH_SECONDS, REFRESH_SECONDS, LiveGauges
+from ragfault.ui.live import BACKLOG_REFRESH_SECONDS, REFRESH_SECONDS, LiveGauges, live_page
 from tests.clock import ManualClock
 from tests.live.conftest import DOCS, LiveServer
 from tests.tracegen import rag_trace
@@ -84,6 +85,29 @@ def test_live_page_figures_are_the_bundled_queries_over_the_whole_store(
     assert [q["trace_id"] for q in page["queue"]] == [q["trace_id"] for q in queue]
     assert page["queue"][0]["trace_id"] == late["wrong"] and early["wrong"] not in str(page["queue"])
     assert page["backlog_capped"] is False
+
+
+def test_the_page_read_in_parts_at_once_is_the_page_read_on_one_cursor(
+    two_ages: tuple[LiveServer, dict[str, str], dict[str, str], str],
+) -> None:
+    """The server reads the page's parts at once, each on a cursor of its own; the answer is the one
+    ``live_page`` composes on one cursor, part after part, for the default window and a given one. A
+    window wider than the page shows is refused with what to do."""
+    srv, _, _, between = two_ages
+    for params in ({}, {"since": between}, {"since": between, "service": "shop"}):
+        r = srv.http.get("/api/v1/ui/live", params=params)
+        assert r.status_code == 200, r.text
+        con = srv.runtime.store.cursor()
+        try:
+            since = datetime.fromisoformat(params["since"]) if "since" in params else None
+            want = jsonable(live_page(con, since, None, params.get("service")))
+        finally:
+            con.close()
+        assert list(r.json()) == list(want) and r.json() == want
+        assert r.json()["health"] and r.json()["backlog"]
+    wide = {"since": "2026-01-01T00:00:00", "until": "2026-03-01T00:00:00"}
+    r = srv.http.get("/api/v1/ui/live", params=wide)
+    assert r.status_code == 400 and "narrow from/to" in r.text
 
 
 def _inside(srv: LiveServer, since: datetime) -> tuple[set[str], set[str], tuple[int, int]]:
