@@ -2,7 +2,8 @@
 ``live_attribution`` proves by hour and service, when the latest live trace started, what one triage
 screen shows beside the trace view, and the ``triage`` query's rows as the page's queue and as the
 backlog counted by service and reason. Each runs through ``reader.run_select`` (one SELECT in a
-read-only transaction, a row cap); the statements are ``sql/live/*.sql``.
+read-only transaction, a row cap), the page's queue through ``reader.select_table`` (the same, its rows
+kept as Arrow: ``backlog_of`` counts them); the statements are ``sql/live/*.sql``.
 
 The queue and the backlog are the bundled ``triage`` query itself put in their ``{body}`` and run with
 its own parameters, so the page, the gauges and a user's query of it count the same traces.

@@ -4,7 +4,8 @@ facts, and the same figures as Prometheus gauges.
 The live page (``GET /api/v1/ui/live``) draws ``online_health`` by hour and service, the causes
 ``live_attribution`` proves by hour and service, the triage backlog (``triage``) and feedback; every
 number is one of those bundled queries' rows, so a bar and the trace list it links to count the same
-traces. A triage screen (``GET /api/v1/ui/triage/item``) adds to the trace view what live
+traces. The server reads the page's parts (``PAGE_PARTS``) at once, each on a cursor of its own.
+A triage screen (``GET /api/v1/ui/triage/item``) adds to the trace view what live
 attribution suspects, the feedback and whether the trace was promoted already.
 
 ``LiveGauges`` refreshes the gauges in a thread of its own every ``REFRESH_SECONDS`` (or
