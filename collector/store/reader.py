@@ -87,6 +87,12 @@ def _column(values: pa.ChunkedArray | pa.Array, duck_type: str) -> list[Any]:
     return [jsonable(v) for v in out]
 
 
+def _json_rows(part: pa.RecordBatch | pa.Table, types: list[str]) -> list[list[Any]]:
+    """Arrow rows as lists of JSON-ready values (``_column``; ``types``: the columns' DuckDB types)."""
+    cols = [_column(part.column(i), types[i]) for i in range(part.num_columns)]
+    return list(map(list, zip(*cols, strict=True))) if cols else [[] for _ in range(part.num_rows)]
+
+
 _BINDING_ERRORS = (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)
 
 
@@ -193,8 +199,7 @@ class TableResult:
     def head(self, n: int) -> QueryResult:
         """The first ``n`` rows as ``run_select`` gives them: JSON-ready values."""
         part = self.table.slice(0, n)
-        cols = [_column(part.column(i), self.types[i]) for i in range(part.num_columns)]
-        rows = list(map(list, zip(*cols, strict=True))) if cols else [[] for _ in range(part.num_rows)]
+        rows = _json_rows(part, self.types)
         return QueryResult(columns=part.column_names, types=self.types, rows=rows, truncated=self.truncated)
 
 
@@ -287,8 +292,7 @@ def run_select(
             size += batch.nbytes
             if max_bytes is not None and size > max_bytes:
                 raise _too_large(max_bytes, max_value_bytes, sqlguard.RESULT_MARK)
-            cols = [_column(batch.column(i), types[i]) for i in range(batch.num_columns)]
-            rows.extend(map(list, zip(*cols, strict=True)) if cols else [[] for _ in range(batch.num_rows)])
+            rows.extend(_json_rows(batch, types))
             if clock() - started > timeout:
                 raise duckdb.InterruptException("time limit")
             if truncated:
