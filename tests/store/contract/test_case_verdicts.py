@@ -2,19 +2,20 @@
 verdict) on every backend, through writes, a later write of one evaluator, and retention; and the three
 gold-set reports that read it (``layer_metrics``, ``refusal_table``, ``case_results``) give what their
 formulations over every verdict give (``bench/reference/``). A file store keeps the rows as facts
-(``collector.store.file.facts``); each test runs with every write flushing them and with none."""
+(``collector.store.file.facts``); each test runs with every write flushing them (either way) and with
+none (``stored.FLUSH_MODES``)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.same_results import references as formulations
 from collector.store import references, retention
 from evaluators.gold import GoldCase, case_row
-from queries import all_queries, parse
+from queries import all_queries
 from tests.store.contract.stored import (
     FLUSH_MODES,
     T0,
@@ -26,7 +27,6 @@ from tests.store.contract.stored import (
     write_results,
 )
 
-REFERENCE = Path(__file__).resolve().parents[3] / "bench" / "reference"
 A, B, C = "a" * 32, "b" * 32, "c" * 32
 
 
@@ -49,7 +49,7 @@ def _defined(backend: Any) -> list[tuple[Any, ...]]:
 def _reports_equal_their_references(backend: Any) -> None:
     for name in ("layer_metrics", "refusal_table", "case_results"):
         bundled = all_queries()[name]
-        ref = parse((REFERENCE / f"{name}.sql").read_text(encoding="utf-8"), name)
+        ref = formulations()[name]
         got = rows(backend, bundled.sql, **{k: None for k in bundled.used_params()})
         want = rows(backend, ref.sql, **{k: None for k in ref.used_params()})
         assert got == want, name
