@@ -4,7 +4,8 @@ document (``bench/reference/coverage.sql``), gives, on the cases only the regist
 without text whose ids the registry has (by doc id or by chunk id) or has not, a candidate with no id at
 all, and ``[doc-id]`` markers naming a document of the trace (by id or by a metadata key), one of the
 registry, or nothing. A registry loaded after the facts were computed counts at once. Each test runs
-with every write flushing its changed traces' facts and with none flushing (the view computes them)."""
+with every write flushing its changed traces' facts (from the tables, or from their rows kept once for
+the flush) and with none flushing (the view computes them): ``stored.FLUSH_MODES``."""
 
 from __future__ import annotations
 

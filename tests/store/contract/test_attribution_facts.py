@@ -4,7 +4,8 @@ only (the trace's other verdicts were written before), a write that clears a lay
 store keeps the rows as facts written with the verdicts (``collector.store.file.facts``); a lake's view
 is the statement itself. On a file store, facts a migration left pending are computed when it opens.
 
-Each test runs twice on a file store: with every write flushing its changed traces' facts, and with none
+Each test runs three times on a file store (``stored.FLUSH_MODES``): with every write flushing its
+changed traces' facts, from the tables or from their rows kept once for the flush, and with none
 flushing (the views compute the changed traces when read); ``test_a_write_flushes_...`` holds the rule
 that decides between them."""
 
